@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "validate": "validate",
     "doctor": "doctor",
     "compare": "compare",
+    "build-tiny": "build_tiny",
 }
 
 
@@ -44,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         p = sub.add_parser(
             name,
-            help=module.HELP,
+            help=module.HELP,  # HELP strings escape % as %%
             description=(module.__doc__ or module.HELP).strip(),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )

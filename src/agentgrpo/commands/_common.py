@@ -1,0 +1,49 @@
+"""Helpers shared by the training commands: config lookup and the TRL-style override flags."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+
+def shipped_configs() -> dict[str, Path]:
+    return {p.stem: p for p in sorted(CONFIGS.glob("*.yaml"))}
+
+
+def config_path(name_or_path: str | None) -> Path | None:
+    """A YAML path, or the name of a shipped config (``demo`` -> the packaged demo.yaml)."""
+    if name_or_path is None:
+        return None
+    path = Path(name_or_path)
+    if path.exists() or path.suffix in (".yaml", ".yml") and "/" in name_or_path:
+        return path
+    return shipped_configs().get(Path(name_or_path).stem, path)
+
+
+def add_override_help(parser: argparse.ArgumentParser) -> None:
+    """Document the free-form overrides and the agentgrpo options (TRL's fields are documented by TRL)."""
+    from agentgrpo.config import RunConfig
+
+    import dataclasses
+
+    group = parser.add_argument_group(
+        "options (YAML keys, overridable as --name value)",
+        "Any TRL GRPOConfig field is accepted under its TRL name (e.g. --num_generations 8 --beta 0.04 "
+        "--loss_type dapo --learning_rate 1e-6 --use_vllm true --report_to trackio). agentgrpo's own:")
+    for f in dataclasses.fields(RunConfig):
+        default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        group.add_argument(f"--{f.name}", dest=f"_doc_{f.name}", metavar="VALUE", nargs="?", const="true",
+                           default=argparse.SUPPRESS,
+                           help=f"{f.metadata.get('help', '')} (default: {default})")
+    parser.set_defaults(_accepts_overrides=True)
+
+
+def collect_overrides(args: argparse.Namespace) -> list[str]:
+    """The overrides as ``--name value`` tokens: documented ones argparse parsed, plus unknown extras."""
+    tokens = []
+    for key, value in vars(args).items():
+        if key.startswith("_doc_"):
+            tokens += [f"--{key[5:]}", value]
+    return tokens + list(getattr(args, "overrides", []) or [])

@@ -1,0 +1,33 @@
+"""Train an agent with GRPO: YAML config plus TRL-style flag overrides.
+
+    agentgrpo train --config configs/demo.yaml --learning_rate 1e-4 --run_name lr1e-4
+    agentgrpo train --config demo --model ./my_saved_model        # a save_pretrained directory
+    agentgrpo train --config qwen2.5-0.5b-1gpu                     # real model, 1 GPU, vLLM colocate
+
+Steps: [SFT warm start if sft: true] -> held-out eval before -> GRPO (TRL GRPOTrainer with the task's
+tools through environment_factory) -> held-out eval after -> curves. Everything lands in runs/<name>/.
+The config is checked in full before any model is loaded; all problems are reported at once.
+On several GPUs, launch the same command with `accelerate launch -m agentgrpo.cli train ...`.
+"""
+
+from __future__ import annotations
+
+from agentgrpo.commands._common import add_override_help, collect_overrides, config_path
+
+HELP = "train with GRPO from a YAML config (+ --option value overrides)"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--config", required=True, help="YAML file, or a shipped config name (see `agentgrpo ls`).")
+    add_override_help(parser)
+
+
+def run(args) -> int:
+    from agentgrpo.config import load_config
+    from agentgrpo.pipeline import run as run_pipeline, say, summary_lines
+
+    cfg = load_config(config_path(args.config), collect_overrides(args))
+    result = run_pipeline(cfg)
+    for line in summary_lines(result):
+        say(line)
+    return 0

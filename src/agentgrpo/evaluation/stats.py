@@ -1,0 +1,59 @@
+"""Statistics for evaluation: confidence intervals, pass@k, and a paired test between two models."""
+
+from __future__ import annotations
+
+import math
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion (95% by default).
+
+    >>> lo, hi = wilson_interval(48, 100)
+    >>> round(lo, 3), round(hi, 3)
+    (0.385, 0.577)
+    >>> wilson_interval(0, 0)
+    (0.0, 1.0)
+    """
+    if n == 0:
+        return 0.0, 1.0
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k from ``n`` samples of which ``c`` are correct (Chen et al., 2021).
+
+    >>> pass_at_k(10, 0, 1), pass_at_k(10, 10, 5), round(pass_at_k(10, 3, 1), 3)
+    (0.0, 1.0, 0.3)
+    """
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.prod((n - c - i) / (n - i) for i in range(k))
+
+
+def mcnemar_exact(a_only: int, b_only: int) -> float:
+    """Two-sided exact McNemar p-value from the discordant pairs (A right/B wrong, A wrong/B right).
+
+    >>> mcnemar_exact(0, 0)
+    1.0
+    >>> round(mcnemar_exact(2, 20), 5)
+    0.00012
+    """
+    n = a_only + b_only
+    if n == 0:
+        return 1.0
+    k = min(a_only, b_only)
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def intervals_overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    """Whether two intervals share any point.
+
+    >>> intervals_overlap((0.1, 0.3), (0.4, 0.6)), intervals_overlap((0.1, 0.45), (0.4, 0.6))
+    (False, True)
+    """
+    return a[0] <= b[1] and b[0] <= a[1]

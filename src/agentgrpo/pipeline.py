@@ -1,0 +1,148 @@
+"""One run, end to end: [SFT warm start] -> eval before -> GRPO -> eval after -> curves -> summary.
+
+Every step writes into the run directory (see `agentgrpo.rundir`), so a run can be inspected, resumed or
+diagnosed (`agentgrpo doctor runs/<name>`) at any point.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentgrpo import rundir
+from agentgrpo.config import ResolvedConfig
+from agentgrpo.tasks import get_task
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    model_path: str
+    eval: dict = field(default_factory=dict)
+    timings: dict = field(default_factory=dict)
+    curves: Path | None = None
+
+
+def say(message: str) -> None:
+    print(f"[agentgrpo] {message}", flush=True)
+
+
+def run(cfg: ResolvedConfig) -> RunResult:
+    """Execute the whole run described by ``cfg``; returns where everything is."""
+    import torch
+
+    from agentgrpo.training.models import resolve_model
+
+    task = get_task(cfg.run.task)
+    run_dir = rundir.new_run_dir(cfg.run.runs_dir, cfg.run.run_name, task.name, exist_ok=cfg.run.resume)
+    rundir.write_config(run_dir, cfg.to_dict())
+    say(f"run directory: {run_dir}")
+    torch.manual_seed(cfg.grpo.get("seed", 42))
+    result = RunResult(run_dir=run_dir, model_path=resolve_model(cfg.run.model, task))
+    if cfg.run.sft:
+        result.model_path = _timed(result, "sft", lambda: _sft(cfg, task, result.model_path, run_dir))
+    if cfg.run.eval_before and not (cfg.run.resume and "before" in rundir.read_eval(run_dir)):
+        _timed(result, "eval_before", lambda: _evaluate(cfg, task, result.model_path, run_dir, "before"))
+    final = _timed(result, "grpo", lambda: _grpo(cfg, task, result.model_path, run_dir))
+    if cfg.run.eval_after:
+        _timed(result, "eval_after", lambda: _evaluate(cfg, task, str(final), run_dir, "after"))
+    result.eval = rundir.read_eval(run_dir)
+    result.curves = _draw(run_dir)
+    return result
+
+
+def _timed(result: RunResult, name: str, fn):
+    start = time.perf_counter()
+    value = fn()
+    result.timings[name] = round(time.perf_counter() - start, 1)
+    return value
+
+
+def _sft(cfg: ResolvedConfig, task, model_path: str, run_dir: Path) -> str:
+    from agentgrpo.training.models import load_model, load_tokenizer
+    from agentgrpo.training.sft import SFTSettings, run_sft
+
+    r = cfg.run
+    say(f"SFT warm start: {r.sft_steps} steps of {r.sft_batch_size} demonstrations "
+        f"({r.sft_tool_fraction:.0%} use the tool)")
+    settings = SFTSettings(steps=r.sft_steps, batch_size=r.sft_batch_size, learning_rate=r.sft_learning_rate,
+                           tool_fraction=r.sft_tool_fraction, seed=cfg.grpo.get("seed", 42))
+    out = run_dir / "sft"
+    run_sft(load_model(model_path), load_tokenizer(model_path), task, settings, out,
+            use_cpu=bool(cfg.grpo.get("use_cpu")), report_to=cfg.grpo.get("report_to", "none"))
+    return str(out)
+
+
+def _evaluate(cfg: ResolvedConfig, task, model_path: str, run_dir: Path, stage: str) -> dict:
+    from agentgrpo.evaluation.evaluate import evaluate
+    from agentgrpo.training.models import load_model, load_tokenizer
+
+    say(f"held-out eval ({stage}): {cfg.run.eval_size} problems, {' + '.join(cfg.run.eval_modes)}")
+    results = evaluate(
+        load_model(model_path), load_tokenizer(model_path), task, task.eval_problems(cfg.run.eval_size),
+        modes=cfg.run.eval_modes, temperature=cfg.grpo.get("temperature", 1.0),
+        max_completion_length=cfg.grpo.get("max_completion_length", 512),
+        max_tool_calling_iterations=cfg.grpo.get("max_tool_calling_iterations"),
+        batch_size=cfg.run.eval_batch_size, seed=cfg.grpo.get("seed", 42), desc=f"eval {stage}",
+    )
+    rundir.write_eval(run_dir, stage, {"model": model_path, **results})
+    for mode, res in results.items():
+        lo, hi = res["ci95"]
+        say(f"  {stage} {mode:>7}: success {res['success_rate']:.1%} [{lo:.1%}, {hi:.1%}], "
+            f"tool calls {res['tool_call_rate']:.1%}")
+    return results
+
+
+def _grpo(cfg: ResolvedConfig, task, model_path: str, run_dir: Path) -> Path:
+    from agentgrpo.training.grpo import build_grpo_trainer, train
+
+    steps = cfg.grpo.get("max_steps", -1)
+    say(f"GRPO: {steps if steps > 0 else 'epoch-based'} steps, {cfg.grpo.get('num_generations', 8)} "
+        f"completions per prompt, metrics -> {run_dir / rundir.METRICS}")
+    trainer = build_grpo_trainer(cfg, task, model_path, run_dir, callbacks=_live_doctor(cfg, run_dir))
+    return train(trainer, run_dir, resume=cfg.run.resume)
+
+
+def _live_doctor(cfg: ResolvedConfig, run_dir: Path) -> list:
+    if not cfg.run.doctor_every:
+        return []
+    try:
+        from agentgrpo.doctor.live import LiveDoctorCallback
+    except ImportError:
+        return []
+    return [LiveDoctorCallback(every=cfg.run.doctor_every, stop_on=set(cfg.run.stop_on), run_dir=run_dir)]
+
+
+def _draw(run_dir: Path) -> Path | None:
+    from agentgrpo.report.curves import plot_run_curves
+
+    return plot_run_curves(run_dir, run_dir / rundir.CURVES)
+
+
+def summary_lines(result: RunResult) -> list[str]:
+    """The few lines a user wants at the end: before/after success with CIs, and where to look."""
+    from agentgrpo.evaluation.stats import intervals_overlap
+
+    lines = []
+    before, after = result.eval.get("before", {}), result.eval.get("after", {})
+    for mode in ("sampled", "greedy"):
+        if mode in before and mode in after:
+            b, a = before[mode], after[mode]
+            sep = "CIs do not overlap" if not intervals_overlap(b["ci95"], a["ci95"]) else "CIs overlap"
+            lines.append(
+                f"{mode:>7}: success {b['success_rate']:.1%} [{b['ci95'][0]:.1%}, {b['ci95'][1]:.1%}] -> "
+                f"{a['success_rate']:.1%} [{a['ci95'][0]:.1%}, {a['ci95'][1]:.1%}] "
+                f"({(a['success_rate'] - b['success_rate']) * 100:+.1f} pp, {sep}); tool calls "
+                f"{b['tool_call_rate']:.0%} -> {a['tool_call_rate']:.0%}")
+    lines.append(f"run directory: {result.run_dir}")
+    if result.curves:
+        lines.append(f"curves: {result.curves}")
+    lines.append(f"diagnose it: agentgrpo doctor {result.run_dir}")
+    lines.append("time: " + ", ".join(f"{k} {v:.0f}s" for k, v in result.timings.items()))
+    return lines
+
+
+def as_dict(result: RunResult) -> dict:
+    return {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(result).items()}

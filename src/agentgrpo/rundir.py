@@ -1,0 +1,88 @@
+"""The run directory: everything one run leaves behind, as plain files.
+
+    runs/<name>/
+      config.yaml         the resolved config (agentgrpo options + the GRPOConfig fields set)
+      metrics.jsonl       one JSON object per logged step, appended and flushed as it happens
+      completions.jsonl   samples of completions with their per-reward scores
+      summary.json        the trainer's end-of-run summary (runtime, ...)
+      eval.json           held-out results: {stage: {mode: summary}}
+      checkpoints/        TRL checkpoints (resume from here); final/ holds the trained model
+      curves.png          the main training curves
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+METRICS = "metrics.jsonl"
+COMPLETIONS = "completions.jsonl"
+EVAL = "eval.json"
+CONFIG = "config.yaml"
+SUMMARY = "summary.json"
+CHECKPOINTS = "checkpoints"
+FINAL = "final"
+CURVES = "curves.png"
+
+
+def new_run_dir(runs_dir: str | Path, run_name: str | None, task: str, *, exist_ok: bool = False) -> Path:
+    """Create ``runs_dir/run_name`` (default name: ``<task>-<YYYYmmdd-HHMMSS>``)."""
+    name = run_name or f"{task}-{time.strftime('%Y%m%d-%H%M%S')}"
+    path = Path(runs_dir) / name
+    path.mkdir(parents=True, exist_ok=exist_ok or run_name is not None)
+    return path
+
+
+def write_config(run_dir: Path, config: dict[str, Any]) -> Path:
+    path = Path(run_dir) / CONFIG
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def append_jsonl(path: Path, record: dict[str, Any]) -> None:
+    """Append one record and flush it to the OS, so a killed run keeps every line written so far."""
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(record, default=_jsonable) + "\n")
+        f.flush()
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Records up to the last complete line (a run killed mid-write leaves a partial last line)."""
+    records = []
+    if not Path(path).exists():
+        return records
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            break
+    return records
+
+
+def write_eval(run_dir: Path, stage: str, results: dict[str, Any]) -> Path:
+    """Merge ``{stage: results}`` into eval.json."""
+    path = Path(run_dir) / EVAL
+    data = json.loads(path.read_text()) if path.exists() else {}
+    data[stage] = results
+    path.write_text(json.dumps(data, indent=1, default=_jsonable))
+    return path
+
+
+def read_eval(run_dir: Path) -> dict[str, Any]:
+    path = Path(run_dir) / EVAL
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def last_checkpoint(run_dir: Path) -> Path | None:
+    ckpts = sorted((Path(run_dir) / CHECKPOINTS).glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
+    return ckpts[-1] if ckpts else None
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "item"):
+        return value.item()
+    return str(value)

@@ -1,0 +1,48 @@
+"""What an agent task is: problems, an environment with tools, and verifiable rewards.
+
+Tasks do not know how they are trained. A task is plain data plus functions; `agentgrpo.training`
+turns it into TRL datasets and trainers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    version: int
+    description: str
+    environment_factory: Callable[[], object]
+    reward_funcs: dict[str, Callable]  # the task's own verifiable rewards, by name (TRL signature)
+    default_rewards: list[dict]  # [{"name", "weight"}]; weight 0 = shadow reward (logged, not trained on)
+    train_problems: Callable[[int, int], list[dict]]  # (n, seed) -> rows, disjoint from the held-out set
+    eval_problems: Callable[[int], list[dict]]  # (n) -> the fixed held-out rows
+    demonstration: Callable[[dict, bool], dict]  # (row, use_tool) -> {"messages": [...]} for SFT
+    gold_completion: Callable[[dict], list[dict]]  # row -> the completion a perfect agent writes
+    success_reward: str = "correct_answer"  # the reward whose value 1.0 means "solved" (for eval)
+    columns: tuple[str, ...] = field(default=("id", "prompt", "answer"))
+
+    def tools(self) -> list[Callable]:
+        """The tool methods of one environment instance, as TRL exposes them to the model."""
+        env = self.environment_factory()
+        return [getattr(env, n) for n in dir(type(env))
+                if not n.startswith("_") and n not in ("reset", "get_reward") and callable(getattr(env, n))]
+
+    def validate(self, n: int = 50) -> list[str]:
+        """Check the verifier with no model: the gold completion earns every reward's maximum.
+
+        Returns a list of problems (empty when the task is sound).
+        """
+        rows = self.eval_problems(n)
+        completions = [self.gold_completion(r) for r in rows]
+        columns = {k: [r[k] for r in rows] for k in rows[0] if k != "prompt"}
+        problems = []
+        for name, func in self.reward_funcs.items():
+            scores = func(completions=completions, prompts=[r["prompt"] for r in rows], **columns)
+            worst = min(scores)
+            if worst < 1.0:
+                problems.append(f"reward {name!r}: the gold completion scored {worst} (< 1.0, the maximum)")
+        return problems

@@ -1,0 +1,54 @@
+"""Build the embedded default model: tokenizer, random init, and the SFT'd starting checkpoint.
+
+The shipped checkpoint (``agentgrpo/tiny/assets/calculator-sft``) is what `agentgrpo demo` starts from,
+like a model from an earlier SFT session. `agentgrpo build-tiny` rebuilds it from scratch, reproducibly
+(same seed, same data, same tokenizer), and `agentgrpo demo --sft` redoes the SFT inside a demo run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentgrpo.tasks.base import Task
+
+ASSETS = Path(__file__).parent / "assets"
+SHIPPED_SFT = ASSETS / "calculator-sft"
+TOKENIZER_CORPUS = 2000  # rendered demonstrations the BPE is trained on
+TOKENIZER_SEED = 0
+
+
+def build_tokenizer(task: Task):
+    """The task-fitted tokenizer (deterministic): BPE trained on rendered demonstrations, both kinds."""
+    from agentgrpo.tiny.tokenizer import template_renderer, train_tokenizer
+    from agentgrpo.training.sft import demonstrations
+
+    renderer = template_renderer()
+    demos = demonstrations(task, TOKENIZER_CORPUS, tool_fraction=0.5, seed=TOKENIZER_SEED)
+    texts = [renderer.apply_chat_template(d["messages"], tools=d["tools"], tokenize=False) for d in demos]
+    return train_tokenizer(texts)
+
+
+def build_random(task: Task, out_dir: str | Path, seed: int = 0) -> Path:
+    """Save an untrained tiny model and its tokenizer to ``out_dir``."""
+    from agentgrpo.tiny.model import build_tiny_model
+
+    tokenizer = build_tokenizer(task)
+    model = build_tiny_model(tokenizer, seed=seed)
+    out = Path(out_dir)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+def build_sft(task: Task, out_dir: str | Path, settings=None, seed: int = 0, show_progress: bool = True) -> Path:
+    """Random init, then the SFT warm start on the task's mixed demonstrations; saved to ``out_dir``."""
+    import torch
+
+    from agentgrpo.tiny.model import build_tiny_model
+    from agentgrpo.training.sft import SFTSettings, run_sft
+
+    torch.manual_seed(seed)
+    tokenizer = build_tokenizer(task)
+    model = build_tiny_model(tokenizer, seed=seed)
+    run_sft(model, tokenizer, task, settings or SFTSettings(seed=seed), out_dir, show_progress=show_progress)
+    return Path(out_dir)

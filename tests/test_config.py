@@ -1,0 +1,90 @@
+"""Bad config input gets one clear message per problem, all at once, before any model is loaded."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentgrpo.config import load_config
+from agentgrpo.errors import ConfigError
+
+
+def problems(overrides, path=None, cuda=False):
+    with pytest.raises(ConfigError) as info:
+        load_config(path, overrides, cuda_available=cuda)
+    return info.value.problems
+
+
+def test_demo_config_is_valid():
+    from agentgrpo.commands._common import config_path
+
+    cfg = load_config(config_path("demo"), [], cuda_available=False)
+    assert cfg.run.task == "calculator" and cfg.grpo["num_generations"] == 8
+    assert cfg.grpo["use_cpu"] is True and cfg.grpo["bf16"] is False
+
+
+def test_unknown_key_suggests_the_close_one():
+    (msg,) = problems(["--num_generation", "8"])
+    assert msg.startswith("num_generation: unknown option") and "Did you mean 'num_generations'" in msg
+
+
+def test_wrong_types_name_the_field():
+    msgs = problems(["--learning_rate", "fast", "--max_steps", "1.5", "--sft", "maybe"])
+    assert any(m.startswith("learning_rate: expected float") for m in msgs)
+    assert any(m.startswith("max_steps: expected int") for m in msgs)
+    assert any(m.startswith("sft: expected true or false") for m in msgs)
+
+
+def test_num_generations_must_divide_generation_batch():
+    (msg,) = problems(["--num_generations", "3", "--per_device_train_batch_size", "8"])
+    assert "num_generations: 3 does not divide the generation batch of 8" in msg and "multiple of 3" in msg
+
+
+def test_bf16_on_cpu_only_machine():
+    (msg,) = problems(["--bf16", "true"], cuda=False)
+    assert msg.startswith("bf16: true needs a CUDA GPU") and "bf16: false" in msg
+    load_config(None, ["--bf16", "true", "--use_cpu", "false"], cuda_available=True)  # fine with a GPU
+
+
+def test_unknown_task_and_reward_say_did_you_mean():
+    (msg,) = problems(["--task", "calculater"])
+    assert "Did you mean 'calculator'" in msg
+    (msg,) = problems(["--rewards", "[correct_answr]"])
+    assert "Did you mean 'correct_answer'" in msg
+
+
+def test_reward_needing_a_missing_column(tmp_path):
+    module = tmp_path / "my_rewards.py"
+    module.write_text("def needs_solution(completions, solution, **kw):\n    return [0.0] * len(completions)\n")
+    import sys
+
+    sys.path.insert(0, str(tmp_path))
+    try:
+        (msg,) = problems(["--rewards", "[my_rewards:needs_solution]"])
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert "needs dataset column(s) ['solution']" in msg and "calculator" in msg
+
+
+def test_all_problems_reported_at_once(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("task: calculator\nnum_generatons: 8\nlearning_rate: abc\nbf16: true\nstop_on: [colapse]\n")
+    msgs = problems([], path=path)
+    assert len(msgs) == 4
+    assert [m.split(":")[0] for m in msgs] == ["num_generatons", "learning_rate", "bf16", "stop_on"]
+
+
+def test_config_errors_come_before_any_model_load(monkeypatch):
+    import transformers
+
+    def boom(*a, **k):
+        raise AssertionError("a model was loaded before the config was checked")
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", boom)
+    from agentgrpo.cli import main
+
+    assert main(["train", "--config", "demo", "--num_generations", "3", "--bf16", "true"]) == 2
+
+
+def test_missing_config_file():
+    (msg,) = problems([], path="no/such/config.yaml")
+    assert "does not exist" in msg
