@@ -1,0 +1,85 @@
+"""Diagnose a GRPO run from its logs: name failure modes, when they began, the evidence, and a fix.
+
+PATH is a run directory (metrics.jsonl, or trainer_state.json / checkpoint-*/trainer_state.json, plus
+config.yaml for shadow rewards), or one log file: our metrics.jsonl, a TRL trainer_state.json of any TRL
+version, a JSON array of step records, a tracker's CSV export, or console text with the printed metric dicts.
+A log cut short (a run killed mid-write) is read up to its last complete record.
+
+Detectors: kl (KL blow-up), collapse, hacking (needs a shadow reward for a failure verdict), length
+(length gaming, truncation), tools (tool misuse), stall, convergence (converged / saturated). docs/doctor.md
+lists each one's signal, thresholds and onset definition.
+
+Prints a summary and writes report.html (self-contained: inline SVG charts with the onsets marked, opens
+offline) into --out (default: <run dir>/doctor, or doctor-<file name> beside a log file, or in the current
+directory when that is read-only). --png also writes one PNG per chart (slower: matplotlib).
+
+Exit status: 0 healthy, converged or saturated (saturation is a warning); 1 when a failure is diagnosed;
+2 for bad input (missing path, no readable record, no reward metric).
+
+  agentgrpo doctor runs/my-run
+  agentgrpo doctor outputs/checkpoint-500/trainer_state.json --out /tmp/dr --png
+  agentgrpo doctor wandb_export.csv --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+HELP = "diagnose a run's curves: hacking, collapse, length gaming, KL blow-up, stall, tool misuse"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", help="run directory, trainer_state.json, metrics.jsonl, CSV export or console log")
+    parser.add_argument("--out", help="folder for report.html (and PNGs); default beside the run")
+    parser.add_argument("--json", action="store_true", help="print the diagnosis as JSON instead of text")
+    parser.add_argument("--png", action="store_true", help="also write one PNG per chart (matplotlib)")
+    parser.add_argument("--no-report", action="store_true", help="print only; write no files")
+
+
+def default_out(path: Path) -> Path:
+    """Where the report goes when --out is not given."""
+    target = path / "doctor" if path.is_dir() else path.parent / f"doctor-{path.stem}"
+    base = target.parent
+    return target if os.access(base, os.W_OK) else Path.cwd() / target.name
+
+
+def run(args) -> int:
+    from agentgrpo.doctor.diagnose import diagnose
+    from agentgrpo.doctor.readers import read_run
+    from agentgrpo.doctor.summary import text
+
+    source = read_run(args.path)
+    report = diagnose(source.table)
+    written = [] if args.no_report else write_report(source, report, args.out, args.png)
+    if args.json:
+        payload = report.to_dict() | {"source": str(source.source), "format": source.fmt, "notes": source.notes,
+                                      "files": [str(p) for p in written]}
+        json.dump(payload, sys.stdout, indent=2, default=str)
+        print()
+    else:
+        print(text(source, report))
+        for path in written[:1]:
+            print(f"\nreport: {path}" + (f" (+ {len(written) - 1} PNGs)" if len(written) > 1 else ""))
+    return 1 if report.failures else 0
+
+
+def write_report(source, report, out: str | None, png: bool) -> list[Path]:
+    """Write report.html (and PNGs); returns the paths written."""
+    from agentgrpo.errors import UserError
+    from agentgrpo.report import charts, html
+
+    out_dir = Path(out) if out else default_out(source.source)
+    panels = charts.build(source.table, report.findings)
+    try:
+        paths = [html.write(source, report, out_dir, panels)]
+        if png:
+            from agentgrpo.report import png as pngs
+
+            paths += pngs.write(panels, out_dir / "png")
+    except OSError as exc:
+        raise UserError(f"cannot write the report to {out_dir}: {exc.strerror or exc}; pass --out DIR") from exc
+    return paths

@@ -1,0 +1,86 @@
+"""Collapse: entropy falls toward zero and groups stop differing, while the reward is NOT at its ceiling.
+
+A run whose entropy fell because it *converged* (reward at the top of its range, groups all correct) is
+reported as converged here, not collapsed.
+"""
+
+from __future__ import annotations
+
+from agentgrpo.doctor import names
+from agentgrpo.doctor import thresholds as th
+from agentgrpo.doctor.detectors.text import moved, num
+from agentgrpo.doctor.finding import FAILURE, OK, Finding, confidence, not_judged
+from agentgrpo.doctor.signals import Signals
+
+NAME = "collapse"
+FIX = (
+    "lower the learning rate; raise the sampling temperature and/or num_generations (group size); "
+    "add an entropy bonus or keep beta > 0; resume from a checkpoint before the onset"
+)
+DISTINCT = "completions/distinct_frac"
+
+
+def _fall(sig: Signals, metric: str, ratio: float):
+    """(ramp, evidence) when the metric fell significantly to below ``ratio`` of its level before."""
+    curve = sig.curve(metric)
+    if curve is None:
+        return None
+    r = curve.ramp(-1)
+    if r is None or r.t > -th.T_CHANGE:
+        return None
+    before = max(curve.early, r.before)
+    if before <= 0 or curve.late > ratio * before:
+        return None
+    return r, moved(metric, r)
+
+
+def _zero_std_rise(sig: Signals):
+    curve = sig.curve(names.FRAC_ZERO_STD)
+    if curve is None:
+        return None
+    r = curve.ramp(+1)
+    if r is None or r.t < th.T_CHANGE:
+        return None
+    if curve.late_mean < th.ZERO_STD_COLLAPSED or curve.late_mean - r.before < th.ZERO_STD_RISE:
+        return None
+    return r, moved(names.FRAC_ZERO_STD, r, "climbed")
+
+
+def detect(sig: Signals) -> Finding:
+    facts = sig.reward
+    if facts is None:
+        return not_judged(NAME, "reward (need it to tell collapse from convergence)")
+    entropy = _fall(sig, names.ENTROPY, th.ENTROPY_DROP)
+    supports = {
+        names.FRAC_ZERO_STD: _zero_std_rise(sig),
+        names.REWARD_STD: _fall(sig, names.REWARD_STD, th.DIVERSITY_DROP),
+        DISTINCT: _fall(sig, DISTINCT, th.DIVERSITY_DROP),
+        names.LENGTH: _fall(sig, names.LENGTH, th.LENGTH_COLLAPSE),
+    }
+    present = [v for v in supports.values() if v]
+    has_entropy = sig.curve(names.ENTROPY) is not None
+    collapsed = (entropy and present) if has_entropy else len(present) >= 2
+    if not collapsed:
+        judged = "entropy, " if has_entropy else "(no entropy logged) "
+        return Finding(NAME, OK, "no collapse", 0.0, None,
+                       [f"checked {judged}reward_std, frac_reward_zero_std, length"], "", [])
+    signals = ([entropy] if entropy else []) + present
+    evidence = [text for _, text in signals]
+    rf = facts.curve
+    if facts.converged:
+        return Finding(
+            NAME, OK, "converged, not collapsed: the reward is at its ceiling", 0.0, None,
+            evidence + [f"reward rose to {num(rf.late)} (the top of its range {num(facts.low)}–{num(facts.peak)})"],
+            "", [],
+        )
+    if facts.fell:
+        evidence.append(f"reward fell from {num(facts.peak)} to {num(rf.late)}")
+    else:
+        evidence.append(f"reward not at a ceiling: {num(rf.early)} early → {num(rf.late)} late "
+                        f"(peak {num(facts.peak)})")
+    primary = entropy or min(present, key=lambda v: v[0].onset)
+    onset = primary[0].onset
+    t = abs(primary[0].t)
+    share = [bool(v) for metric, v in supports.items() if sig.curve(metric) is not None]
+    return Finding(NAME, FAILURE, "collapse", confidence(t, th.T_CHANGE, share), int(round(onset)), evidence, FIX,
+                   [names.ENTROPY, names.REWARD_STD, names.FRAC_ZERO_STD, names.LENGTH])

@@ -1,0 +1,84 @@
+"""Length gaming: completion length (and truncation) rise with the reward, not with correctness.
+
+Correctness is a shadow reward when the run has one. Without it, rising length with rising truncation is
+still a failure (truncated answers are rarely right); rising length alone is a warning. Separately, a run
+whose completions mostly hit the length cap gets a truncation warning.
+"""
+
+from __future__ import annotations
+
+from agentgrpo.doctor import names, stats
+from agentgrpo.doctor import thresholds as th
+from agentgrpo.doctor.detectors.text import moved, num, pct
+from agentgrpo.doctor.finding import FAILURE, OK, WARNING, Finding, confidence, not_judged
+from agentgrpo.doctor.signals import Signals
+
+NAME = "length"
+FIX = (
+    "add a length penalty or cap (e.g. a soft overlong penalty), lower max_completion_length, "
+    "reward correctness rather than effort, and watch a correctness shadow reward"
+)
+FIX_TRUNCATION = "raise max_completion_length, or penalise overlong completions so the model learns to stop"
+METRICS = [names.LENGTH, names.CLIPPED, names.REWARD]
+
+
+def detect(sig: Signals) -> Finding:
+    length = sig.curve(names.LENGTH)
+    if length is None:
+        return not_judged(NAME, f"{names.LENGTH} (or completion_length)")
+    clipped = sig.curve(names.CLIPPED)
+    rise = length.ramp(+1)
+    grew = (rise is not None and rise.t >= th.T_CHANGE
+            and length.late >= (1 + th.LENGTH_RISE) * max(min(length.early, rise.before), 1e-9))
+    if grew:
+        found = _gaming(sig, rise, clipped)
+        if found is not None:
+            return found
+    if clipped is not None and clipped.late_mean >= th.TRUNCATION_HIGH:
+        return Finding(NAME, WARNING, "truncation: most completions hit the length cap", 0.8,
+                       _truncation_onset(clipped),
+                       [f"{pct(clipped.late_mean)} of late completions truncated "
+                        f"(mean length {num(length.late)})"], FIX_TRUNCATION, [names.CLIPPED, names.LENGTH])
+    verdict = "no length gaming" + (": length grew but the reward did not follow it" if grew else "")
+    return Finding(NAME, OK, verdict, 0.0, None, [f"mean length {num(length.early)} early → {num(length.late)} late"],
+                   "", [])
+
+
+def _gaming(sig: Signals, rise: stats.Ramp, clipped) -> Finding | None:
+    facts = sig.reward
+    pair = sig.pair(names.LENGTH, names.REWARD)
+    if facts is None or pair is None:
+        return None
+    corr = stats.pearson(pair[1], pair[2])
+    if not facts.learned or corr < th.LENGTH_REWARD_CORR:
+        return None
+    evidence = [moved("mean length", rise), f"length and reward move together (r = {corr:.2f})"]
+    truncating = clipped is not None and clipped.late_mean >= th.CLIPPED_GAMING and clipped.late > clipped.early
+    if truncating:
+        evidence.append(f"truncated share {num(clipped.early)} early → {num(clipped.late)} late")
+    shadows = [s for s in sig.shadows if sig.curve(f"rewards/{s}/mean") is not None]
+    lagging = []
+    for s in shadows:
+        curve = sig.curve(f"rewards/{s}/mean")
+        keep = curve.x >= rise.onset
+        follow = stats.trend(curve.x[keep], curve.y[keep]) if keep.sum() >= 4 else None
+        if follow is not None and follow.t < th.T_TREND:
+            lagging.append(s)
+            evidence.append(f"correctness (shadow {s}) did not rise: {num(follow.start)} → {num(follow.end)} "
+                            f"(trend t = {follow.t:.1f})")
+    onset = int(round(rise.onset))
+    if lagging or (not shadows and truncating):
+        conf = confidence(rise.t, th.T_CHANGE, [bool(lagging), truncating])
+        return Finding(NAME, FAILURE, "length gaming", conf, onset, evidence, FIX, METRICS)
+    if shadows:
+        return None  # correctness rose with length: longer reasoning that pays off
+    evidence.append("no shadow correctness reward to tell gaming from longer, useful reasoning")
+    return Finding(NAME, WARNING, "length rising with reward (possible length gaming)", 0.6, onset, evidence,
+                   FIX, METRICS)
+
+
+def _truncation_onset(clipped) -> int | None:
+    r = clipped.ramp(+1)
+    if r is not None and r.t >= th.T_CHANGE:
+        return int(round(r.onset))
+    return int(clipped.x[0])

@@ -1,0 +1,98 @@
+"""`diagnose(table) -> Report`: run every detector and reach one verdict for the run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agentgrpo.doctor import detectors
+from agentgrpo.doctor.finding import FAILURE, STATUS_ORDER, WARNING, Finding
+from agentgrpo.doctor.signals import Signals
+from agentgrpo.doctor.table import MetricTable
+
+# A failure of the key is a consequence of a failure of any of the values (reported, but not as a failure).
+EXPLAINED_BY = {"stall": ("kl", "collapse", "tools"), "hacking": ("length",)}
+
+HEALTHY, CONVERGED, SATURATED, FAILED = "healthy", "converged", "saturated", "failure"
+
+
+@dataclass
+class Report:
+    """All findings on a run, and the verdict: ``failure``, ``saturated``, ``converged`` or ``healthy``."""
+
+    findings: list[Finding]
+    steps: int
+    first_step: int
+    last_step: int
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def failures(self) -> list[Finding]:
+        """Failure findings, earliest onset first (ties: detector precedence)."""
+        order = {name: i for i, name in enumerate(detectors.NAMES)}
+        found = [f for f in self.findings if f.status == FAILURE]
+        return sorted(found, key=lambda f: (f.onset if f.onset is not None else 1 << 62, order[f.detector]))
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return [f for f in self.findings if f.status == WARNING]
+
+    @property
+    def verdict(self) -> str:
+        if self.failures:
+            return FAILED
+        conv = self.get("convergence")
+        if conv is not None and conv.status == WARNING:
+            return SATURATED
+        if conv is not None and conv.verdict.startswith("converged"):
+            return CONVERGED
+        return HEALTHY
+
+    @property
+    def headline(self) -> str:
+        """One line: the verdict and the first failure (or the convergence finding)."""
+        if self.failures:
+            first, rest = self.failures[0], self.failures[1:]
+            also = f" (also: {', '.join(f.verdict for f in rest)})" if rest else ""
+            return f"FAILURE: {first.verdict} from step {first.onset}{also}"
+        conv = self.get("convergence")
+        if self.verdict in (SATURATED, CONVERGED):
+            return f"{self.verdict.upper()}: {conv.verdict}"
+        stall = self.get("stall")
+        detail = stall.verdict if stall is not None else "no failure found"
+        return f"HEALTHY: {detail}"
+
+    def get(self, detector: str) -> Finding | None:
+        return next((f for f in self.findings if f.detector == detector), None)
+
+    def to_dict(self) -> dict:
+        return {
+            "verdict": self.verdict,
+            "headline": self.headline,
+            "steps": self.steps,
+            "first_step": self.first_step,
+            "last_step": self.last_step,
+            "failures": [f.detector for f in self.failures],
+            "warnings": [f.detector for f in self.warnings],
+            "findings": [f.to_dict() for f in self.findings],
+            "meta": {k: v for k, v in self.meta.items() if k != "summary"},
+        }
+
+
+def diagnose(table: MetricTable, only: tuple[str, ...] | None = None) -> Report:
+    """Run the detectors (all, or those named in ``only``) on a table. Never raises for missing metrics."""
+    signals = Signals(table)
+    findings = [d.detect(signals) for d in detectors.DETECTORS if only is None or d.NAME in only]
+    _explain(findings)
+    findings.sort(key=lambda f: STATUS_ORDER[f.status])
+    steps = table.steps
+    return Report(findings, len(table), int(steps[0]) if len(steps) else 0,
+                  int(steps[-1]) if len(steps) else 0, dict(table.meta))
+
+
+def _explain(findings: list[Finding]) -> None:
+    failed = {f.detector for f in findings if f.status == FAILURE}
+    for f in findings:
+        causes = [c for c in EXPLAINED_BY.get(f.detector, ()) if c in failed]
+        if f.status == FAILURE and causes:
+            f.status = WARNING
+            f.verdict += f" (a consequence of the {' and '.join(causes)} failure)"

@@ -1,0 +1,156 @@
+"""`LiveDoctorCallback`: the doctor's detectors during training, on the history of logged metrics.
+
+Add it to a Trainer (``callbacks=[LiveDoctorCallback(every=10, stop_on=("hacking", "collapse"))]``). Every
+``every`` logged training steps it runs the same detectors as ``agentgrpo doctor`` on what has been logged
+so far; new warnings and failures are printed, sent to the ``agentgrpo.doctor`` logger, and appended to
+``<run_dir>/doctor_live.jsonl`` when a run directory is given. When a failure named in ``stop_on`` is seen
+on ``patience`` consecutive checks, it asks the Trainer to save a checkpoint and stop.
+
+This is the only doctor module that imports transformers (for the `TrainerCallback` base class).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+
+import numpy as np
+from transformers.trainer_callback import TrainerCallback
+
+from agentgrpo.doctor import detectors, names
+from agentgrpo.doctor.diagnose import Report, diagnose
+from agentgrpo.doctor.finding import FAILURE, WARNING
+from agentgrpo.doctor.table import MetricTable, to_float
+
+log = logging.getLogger("agentgrpo.doctor")
+
+
+class History:
+    """Logged metrics as growing columns (cheap to turn into a `MetricTable` at every check)."""
+
+    def __init__(self):
+        self.steps: list[int] = []
+        self.columns: dict[str, list[float]] = {}
+        self._names: dict[str, str] = {}
+
+    def add(self, step: int, logs: Mapping) -> None:
+        """Append one log (merged into the last row when it is for the same step, e.g. an eval log)."""
+        if not self.steps or self.steps[-1] != step:
+            self.steps.append(step)
+            for col in self.columns.values():
+                col.append(math.nan)
+        row = len(self.steps) - 1
+        for key, value in logs.items():
+            name = self._names.get(key) or self._names.setdefault(key, names.canonical(key))
+            number = to_float(value)
+            if number is None or name == "step":
+                continue
+            col = self.columns.get(name)
+            if col is None:
+                col = self.columns[name] = [math.nan] * len(self.steps)
+            col[row] = number
+
+    def table(self, meta: dict) -> MetricTable:
+        return MetricTable(np.array(self.steps, dtype=np.int64),
+                           {k: np.array(v, dtype=float) for k, v in self.columns.items()}, dict(meta))
+
+
+class LiveDoctorCallback(TrainerCallback):
+    """Run the doctor's detectors every ``every`` logged steps during training.
+
+    Args:
+        every: logged training steps between checks.
+        stop_on: failure modes that stop training (detector names or aliases: hacking, collapse, length,
+            kl, tools, stall). Empty: never stop, only warn.
+        run_dir: where to append ``doctor_live.jsonl`` (None: no file).
+        reward_weights: ``{reward name: weight}``; weight 0 marks shadow rewards for the hacking detector.
+        min_steps: logged steps before the first check (short histories say little).
+        patience: consecutive checks a finding must persist before it is reported, and a failure before
+            training is stopped (a single check's finding may be noise in a short history).
+        print_fn: where warnings are printed (default ``print``; None to print nothing).
+    """
+
+    def __init__(self, every: int = 10, stop_on: Iterable[str] = (), run_dir: str | Path | None = None,
+                 reward_weights: Mapping[str, float] | None = None, min_steps: int = 20, patience: int = 2,
+                 print_fn: Callable[[str], None] | None = print):
+        if every < 1 or patience < 1:
+            raise ValueError("every and patience must be >= 1")
+        self.every, self.min_steps, self.patience = every, min_steps, patience
+        self.stop_on = {detectors.resolve(s) for s in stop_on}
+        self.run_dir = Path(run_dir) if run_dir is not None else None
+        weights = dict(reward_weights or {})
+        self.meta = {"reward_weights": weights, "shadow": sorted(k for k, w in weights.items() if w == 0),
+                     "source": "live", "format": "live"}
+        self.print_fn = print_fn
+        self.history = History()
+        self.report: Report | None = None
+        self.stopped_by: str | None = None
+        self._train_logs = 0
+        self._seen: set[tuple[str, str]] = set()  # (detector, status) already reported
+        self._streak: dict[str, int] = {}  # detector -> consecutive checks it was flagged
+
+    # ---- Trainer events -----------------------------------------------------------------------------------
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if not logs or names.SUMMARY_KEYS & logs.keys():
+            return control
+        self.history.add(int(state.global_step), logs)
+        if names.REWARD not in logs and not any(k.startswith("rewards/") for k in logs):
+            return control
+        self._train_logs += 1
+        if self._train_logs >= self.min_steps and self._train_logs % self.every == 0:
+            self.check(int(state.global_step), control)
+        return control
+
+    def on_train_end(self, args, state, control, **kwargs):
+        if self._train_logs >= 2:
+            self.check(int(state.global_step), None, final=True)
+        return control
+
+    # ---- checks ---------------------------------------------------------------------------------------------
+    def check(self, step: int, control=None, final: bool = False) -> Report:
+        """Diagnose the history now; report what is new; stop training if asked to. Returns the report."""
+        report = diagnose(self.history.table(self.meta))
+        self.report = report
+        flagged = {f.detector: f for f in report.findings if f.status in (FAILURE, WARNING)}
+        self._streak = {d: self._streak.get(d, 0) + 1 for d in flagged}
+        for f in flagged.values():
+            key = (f.detector, f.status)
+            if key not in self._seen and (self._streak[f.detector] >= self.patience or final):
+                self._seen.add(key)
+                self._emit(step, f, "detected")
+        if control is not None and not final:
+            self._maybe_stop(step, report, control)
+        if final:
+            self._write({"step": step, "event": "final", "verdict": report.verdict, "headline": report.headline})
+        return report
+
+    def _maybe_stop(self, step: int, report: Report, control) -> None:
+        for f in report.failures:
+            if f.detector in self.stop_on and self._streak.get(f.detector, 0) >= self.patience:
+                control.should_save = True
+                control.should_training_stop = True
+                self.stopped_by = f.detector
+                self._emit(step, f, "stopping training (checkpoint saved first)")
+                return
+
+    def _emit(self, step: int, finding, action: str) -> None:
+        onset = f", onset step {finding.onset}" if finding.onset is not None else ""
+        line = (f"[agentgrpo doctor] step {step}: {finding.status.upper()} {finding.detector}: {finding.verdict}"
+                f" (confidence {finding.confidence:.2f}{onset}) — {action}")
+        detail = "; ".join(finding.evidence[:3])
+        log.info("%s | %s", line, detail)
+        if self.print_fn is not None:
+            self.print_fn(line + (f"\n    {detail}" if detail else "") + (f"\n    fix: {finding.fix}" if finding.fix else ""))
+        self._write({"step": step, "event": action, **finding.to_dict()})
+
+    def _write(self, record: dict) -> None:
+        if self.run_dir is None:
+            return
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.run_dir / "doctor_live.jsonl", "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"time": time.time(), **record}, default=str) + "\n")
+            fh.flush()

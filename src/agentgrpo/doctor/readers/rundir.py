@@ -1,0 +1,89 @@
+"""The side files of an agentgrpo run directory: ``config.yaml``, ``eval.json``, ``completions.jsonl``."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+from agentgrpo.doctor.readers.jsontext import read_jsonl
+
+
+def read_config(path: Path) -> tuple[dict, list[str]]:
+    """The resolved run config, or {} with a note when it is missing or unreadable."""
+    if not path.is_file():
+        return {}, []
+    try:
+        import yaml
+
+        config = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
+    except Exception as exc:  # noqa: BLE001 - a broken side file must not stop the diagnosis
+        return {}, [f"{path.name}: unreadable ({type(exc).__name__}: {exc}); reward weights unknown"]
+    if not isinstance(config, dict):
+        return {}, [f"{path.name}: not a mapping; reward weights unknown"]
+    return config, []
+
+
+def reward_weights(config: dict) -> dict[str, float]:
+    """``{reward name: weight}`` from a config's ``rewards: [{name, weight}]`` list (top level or one down),
+    or from parallel ``reward_funcs``/``reward_weights`` lists. Weight 0 marks a shadow reward.
+
+    >>> reward_weights({"rewards": [{"name": "proxy", "weight": 1}, {"name": "correct", "weight": 0}]})
+    {'proxy': 1.0, 'correct': 0.0}
+    >>> reward_weights({"training": {"reward_funcs": ["a", "b"], "reward_weights": [1.0, 0.0]}})
+    {'a': 1.0, 'b': 0.0}
+    """
+    candidates = [config] + [v for v in config.values() if isinstance(v, dict)]
+    for section in candidates:
+        rewards = section.get("rewards")
+        if isinstance(rewards, list) and all(isinstance(r, dict) and "name" in r for r in rewards):
+            return {str(r["name"]): float(r.get("weight", 1.0)) for r in rewards}
+        funcs, weights = section.get("reward_funcs"), section.get("reward_weights")
+        if isinstance(funcs, list) and all(isinstance(f, str) for f in funcs):
+            if not isinstance(weights, list) or len(weights) != len(funcs):
+                weights = [1.0] * len(funcs)
+            return {f: float(w) for f, w in zip(funcs, weights)}
+    return {}
+
+
+def read_eval(path: Path) -> tuple[dict, list[str]]:
+    """``eval.json`` as a dict ({} when absent); a note when it cannot be read."""
+    if not path.is_file():
+        return {}, []
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return {}, [f"{path.name}: unreadable JSON ({exc}); evaluation results not used"]
+    if not isinstance(data, dict):
+        return {}, [f"{path.name}: expected a mapping of stage -> mode -> results; ignored"]
+    return data, []
+
+
+def distinct_fraction(path: Path, max_bytes: int = 50_000_000) -> dict[int, float]:
+    """Per step, the fraction of distinct completions among the samples of ``completions.jsonl``.
+
+    Within each prompt's samples when a prompt has several (a GRPO group), else across the step's samples.
+    Only steps with at least 2 comparable samples; {} when the file is absent or over ``max_bytes``.
+    """
+    if not path.is_file() or path.stat().st_size > max_bytes:
+        return {}
+    records, _ = read_jsonl(path.read_text(encoding="utf-8", errors="replace"))
+    groups: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for r in records:
+        if not isinstance(r.get("step"), (int, float)) or "completion" not in r:
+            continue
+        groups[int(r["step"])][_text(r.get("prompt"))].append(_text(r["completion"]))
+    out = {}
+    for step, by_prompt in groups.items():
+        sets = [c for c in by_prompt.values() if len(c) >= 2]
+        if sets:
+            out[step] = sum(len(set(c)) / len(c) for c in sets) / len(sets)
+        else:
+            flat = [c for cs in by_prompt.values() for c in cs]
+            if len(flat) >= 2:
+                out[step] = len(set(flat)) / len(flat)
+    return out
+
+
+def _text(value) -> str:
+    return value.strip() if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)

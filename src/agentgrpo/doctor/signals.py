@@ -1,0 +1,156 @@
+"""`Signals`: the table's curves binned and summarised once, shared by all detectors.
+
+Also :class:`RewardFacts`, the reading of the reward curve that several detectors need: did the run
+learn, is the reward at the top of its range now, did it fall from a peak.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from agentgrpo.doctor import names, stats
+from agentgrpo.doctor import thresholds as th
+from agentgrpo.doctor.table import MetricTable
+
+
+@dataclass(eq=False)
+class Curve:
+    """A binned metric curve with its early/late levels, smoothed values, trend and ramps (cached)."""
+
+    name: str
+    x: np.ndarray
+    y: np.ndarray
+    _ramps: dict = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def edges(self) -> tuple[np.ndarray, np.ndarray]:
+        return stats.windows(self.y, th.EDGE_FRAC)
+
+    @property
+    def early(self) -> float:
+        return stats.level(self.edges[0])
+
+    @property
+    def late(self) -> float:
+        return stats.level(self.edges[1])
+
+    @property
+    def late_mean(self) -> float:
+        return float(np.mean(self.edges[1]))
+
+    @property
+    def early_mean(self) -> float:
+        return float(np.mean(self.edges[0]))
+
+    @cached_property
+    def smooth(self) -> np.ndarray:
+        """Rolling median over ~5% of the points (at least 3): the curve without single bumps."""
+        k = max(3, len(self.y) // 20) | 1
+        pad = np.pad(self.y, k // 2, mode="edge")
+        return np.median(np.lib.stride_tricks.sliding_window_view(pad, k), axis=1)
+
+    @cached_property
+    def trend(self) -> stats.Trend:
+        return stats.trend(self.x, self.y)
+
+    def ramp(self, direction: int) -> stats.Ramp | None:
+        """Best rising (+1) or falling (-1) flat-ramp-flat fit; see `stats.ramp`."""
+        if direction not in self._ramps:
+            self._ramps[direction] = stats.ramp(self.x, self.y, direction)
+        return self._ramps[direction]
+
+    def at(self, step: float) -> float:
+        """The smoothed value at (the bin containing) ``step``."""
+        i = int(np.searchsorted(self.x, step, side="right")) - 1
+        return float(self.smooth[max(i, 0)])
+
+
+class Signals:
+    """Binned curves of a `MetricTable`, computed on first use."""
+
+    def __init__(self, table: MetricTable):
+        self.table = table
+        self._curves: dict[str, Curve | None] = {}
+
+    def count(self, name: str) -> int:
+        """Logged (finite) points of a metric."""
+        col = self.table.columns.get(name)
+        return 0 if col is None else int(np.isfinite(col).sum())
+
+    def curve(self, name: str) -> Curve | None:
+        """The binned curve of a metric, or None when it has fewer than ``MIN_POINTS`` logged steps."""
+        if name not in self._curves:
+            x, y = self.table.series(name)
+            if len(y) < th.MIN_POINTS:
+                self._curves[name] = None
+            else:
+                bx, by = stats.bin_means(x, y)
+                self._curves[name] = Curve(name, bx, by)
+        return self._curves[name]
+
+    def pair(self, a: str, b: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Steps where both metrics are logged, binned: (x, a, b); None when too few."""
+        ca, cb = self.table.columns.get(a), self.table.columns.get(b)
+        if ca is None or cb is None:
+            return None
+        ok = np.isfinite(ca) & np.isfinite(cb)
+        if ok.sum() < th.MIN_POINTS:
+            return None
+        x, ya = stats.bin_means(self.table.steps[ok], ca[ok])
+        _, yb = stats.bin_means(self.table.steps[ok], cb[ok])
+        return x, ya, yb
+
+    @cached_property
+    def reward(self) -> RewardFacts | None:
+        curve = self.curve(names.REWARD)
+        return RewardFacts.of(curve) if curve is not None else None
+
+    @property
+    def shadows(self) -> list[str]:
+        """Shadow reward components (weight 0 in the run's config) that were logged."""
+        comps = set(self.table.components())
+        return [s for s in self.table.meta.get("shadow", []) if s in comps]
+
+    @property
+    def span(self) -> float:
+        """Steps from the first to the last logged step (at least 1)."""
+        return float(max(self.table.steps[-1] - self.table.steps[0], 1)) if len(self.table) else 1.0
+
+
+@dataclass(frozen=True)
+class RewardFacts:
+    """What the reward curve says: learned (a significant sustained rise), near its peak now, fell."""
+
+    curve: Curve
+    rise: stats.Ramp | None
+    fall: stats.Ramp | None
+    learned: bool
+    near_peak: bool
+    fell: bool
+    peak: float
+    low: float
+
+    @classmethod
+    def of(cls, curve: Curve) -> RewardFacts:
+        rise, fall = curve.ramp(+1), curve.ramp(-1)
+        s = curve.smooth
+        peak, low = float(s.max()), float(s.min())
+        span = peak - low
+        late = float(np.median(s[-len(curve.edges[1]):]))
+        near = span <= 0 or (late - low) >= th.NEAR_PEAK * span
+        learned = rise is not None and rise.t >= th.T_CHANGE and curve.late > curve.early
+        fell = (
+            fall is not None
+            and fall.t <= -th.T_CHANGE
+            and not near
+            and fall.onset > curve.x[0] + 0.05 * (curve.x[-1] - curve.x[0])
+        )
+        return cls(curve, rise, fall, learned, near, fell, peak, low)
+
+    @property
+    def converged(self) -> bool:
+        """Learned, and the reward sits at the top of its range now."""
+        return self.learned and self.near_peak

@@ -1,0 +1,297 @@
+"""Synthetic GRPO runs with one planted failure each (or none), for validating the detectors.
+
+Rewards come from a small GRPO simulation, not from curves with noise painted on: every step samples
+``prompts`` groups of ``group`` completions, each prompt with its own difficulty, so ``reward_std`` and
+``frac_reward_zero_std`` move with the success rate the way they do in a real run (a converging run has
+all-correct groups; a collapsed policy answers every prompt the same way every time).
+
+Each scenario plants its change at step ``onset`` (``None`` for healthy, converged and stalled-from-start
+runs) and names the detector expected to fire. ``cases()`` yields the whole suite.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+
+@dataclass
+class Case:
+    """One labelled synthetic run: its records, config, and what the doctor should say."""
+
+    name: str
+    expect: str | None  # detector that must fire; None for healthy / converged runs
+    onset: int | None  # step where the planted change begins (None: from the start or none)
+    records: list[dict]
+    rewards: list[dict] = field(default_factory=list)  # config `rewards` list: [{name, weight}]
+    level: str = "failure"  # "failure", or "warning" for signs that are only ever warnings
+    steps: int = 0
+
+    def write(self, directory: Path) -> Path:
+        """Write it as an agentgrpo run directory (metrics.jsonl + config.yaml); returns the directory."""
+        run = Path(directory) / self.name
+        run.mkdir(parents=True, exist_ok=True)
+        with open(run / "metrics.jsonl", "w", encoding="utf-8") as fh:
+            for record in self.records:
+                fh.write(json.dumps(record) + "\n")
+        lines = ["rewards:"] + [f"  - {{name: {r['name']}, weight: {r['weight']}}}" for r in self.rewards]
+        (run / "config.yaml").write_text("\n".join(lines) + "\n" if self.rewards else "{}\n", encoding="utf-8")
+        return run
+
+
+def ease(t: np.ndarray, start: float, duration: float) -> np.ndarray:
+    """0 before ``start``, a smooth rise to 1 over ``duration`` steps, 1 after.
+
+    >>> ease(np.array([0.0, 10.0, 15.0, 20.0, 30.0]), 10, 10).round(2).tolist()
+    [0.0, 0.0, 0.5, 1.0, 1.0]
+    """
+    u = np.clip((t - start) / max(duration, 1e-9), 0.0, 1.0)
+    return u * u * (3 - 2 * u)
+
+
+class Sim:
+    """Per-step GRPO statistics from success probabilities: groups of Bernoulli rewards per prompt."""
+
+    def __init__(self, n: int, seed: int, prompts: int = 8, group: int = 8, spread: float = 1.5):
+        self.n, self.rng = n, np.random.default_rng(seed)
+        self.prompts, self.group = prompts, group
+        self.difficulty = self.rng.normal(0.0, spread, size=(n, prompts))
+        self.t = np.arange(n, dtype=float)
+
+    def bernoulli(self, p: np.ndarray, determinism: np.ndarray | None = None) -> np.ndarray:
+        """Rewards (n, prompts, group) with success rate p[t] shaped by prompt difficulty.
+
+        ``determinism`` in [0, 1] per step pushes each prompt's success probability to 0 or 1: a collapsed
+        policy answers each prompt the same way every time.
+        """
+        logit = np.log(np.clip(p, 1e-4, 1 - 1e-4) / (1 - np.clip(p, 1e-4, 1 - 1e-4)))[:, None]
+        q = 1.0 / (1.0 + np.exp(-(logit + self.difficulty)))
+        if determinism is not None:
+            hard = (q > 0.5).astype(float)
+            q = (1 - determinism[:, None]) * q + determinism[:, None] * hard
+        return (self.rng.random((self.n, self.prompts, self.group)) < q[:, :, None]).astype(float)
+
+    def noisy(self, curve: np.ndarray, rel: float) -> np.ndarray:
+        return curve * np.exp(self.rng.normal(0.0, rel, self.n))
+
+
+def assemble(sim: Sim, components: dict[str, np.ndarray], weights: dict[str, float], **curves) -> list[dict]:
+    """TRL-style records from per-sample component rewards (n, prompts, group) and per-step curves."""
+    total = sum(weights[c] * r for c, r in components.items())
+    flat = total.reshape(sim.n, -1)
+    zero = np.isclose(total.std(axis=2), 0.0).mean(axis=1)
+    records = []
+    for i in range(sim.n):
+        rec = {"step": i + 1, "epoch": (i + 1) / sim.n, "loss": float(sim.rng.normal(0, 0.01)),
+               "learning_rate": 1e-5, "reward": float(flat[i].mean()), "reward_std": float(flat[i].std()),
+               "frac_reward_zero_std": float(zero[i])}
+        for name, r in components.items():
+            rec[f"rewards/{name}/mean"] = float(r[i].mean())
+            rec[f"rewards/{name}/std"] = float(r[i].std())
+        for key, values in curves.items():
+            if values is not None:
+                rec[key.replace("__", "/")] = float(values[i])
+        records.append(rec)
+    return records
+
+
+def _lengths(sim: Sim, mean: np.ndarray, cap: float) -> dict[str, np.ndarray]:
+    samples = sim.rng.normal(mean[:, None], 0.3 * mean[:, None], size=(sim.n, sim.prompts * sim.group))
+    samples = np.clip(samples, 1, cap)
+    return {"completions__mean_length": samples.mean(axis=1),
+            "completions__clipped_ratio": (samples >= cap).mean(axis=1),
+            "completions__max_length": samples.max(axis=1)}
+
+
+def _base(sim: Sim, entropy: np.ndarray, length: np.ndarray, kl: np.ndarray, cap: float = 512) -> dict:
+    grad = sim.noisy(np.full(sim.n, 0.3), 0.3)
+    return {"entropy": sim.noisy(entropy, 0.05), "kl": sim.noisy(kl, 0.3), "grad_norm": grad,
+            **_lengths(sim, length, cap)}
+
+
+# ---- scenarios: each returns (expect, onset, records, rewards config, level) -------------------------------
+
+def healthy(n: int, seed: int, onset_frac: float):
+    sim = Sim(n, seed)
+    p = 0.15 + 0.45 * ease(sim.t, 0.05 * n, 0.7 * n)
+    correct = sim.bernoulli(p)
+    fmt = sim.bernoulli(0.5 + 0.45 * ease(sim.t, 0, 0.3 * n))
+    shadow = sim.bernoulli(p * 0.9)
+    comps = {"correct": correct, "format": fmt, "heldout_correct": shadow}
+    weights = {"correct": 1.0, "format": 0.2, "heldout_correct": 0.0}
+    curves = _base(sim, 1.2 - 0.4 * sim.t / n, np.full(n, 150.0), 0.002 + 0.05 * sim.t / n)
+    return None, None, assemble(sim, comps, weights, **curves), _cfg(weights), "failure"
+
+
+def healthy_noisy(n: int, seed: int, onset_frac: float):
+    sim = Sim(n, seed, prompts=4, group=4, spread=1.0)
+    p = 0.15 + 0.4 * ease(sim.t, 0, n)
+    comps = {"correct": sim.bernoulli(p)}
+    curves = _base(sim, 1.0 - 0.2 * sim.t / n, np.full(n, 200.0), 0.01 + 0.03 * sim.t / n)
+    curves["entropy"] = sim.noisy(1.0 - 0.2 * sim.t / n, 0.15)
+    return None, None, assemble(sim, comps, {"correct": 1.0}, **curves), [], "failure"
+
+
+def converged(n: int, seed: int, onset_frac: float):
+    sim = Sim(n, seed, spread=0.7)
+    p = 0.2 + 0.797 * ease(sim.t, 0.05 * n, 0.45 * n)
+    comps = {"correct": sim.bernoulli(p)}
+    entropy = 1.0 - 0.93 * ease(sim.t, 0.05 * n, 0.5 * n)  # the policy becomes sure
+    curves = _base(sim, entropy, 180 - 60 * ease(sim.t, 0.05 * n, 0.5 * n), 0.002 + 0.04 * ease(sim.t, 0, n))
+    return None, None, assemble(sim, comps, {"correct": 1.0}, **curves), [], "failure"
+
+
+def collapse(n: int, seed: int, onset_frac: float):
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    p = 0.2 + 0.3 * ease(sim.t, 0, start) - 0.25 * ease(sim.t, start, 0.1 * n)
+    det = ease(sim.t, start, 0.08 * n)
+    comps = {"correct": sim.bernoulli(p, det)}
+    entropy = 1.1 - 0.2 * sim.t / n - 1.05 * det
+    length = 160 - (140 if seed % 2 else 0) * det
+    curves = _base(sim, np.maximum(entropy, 0.01), length, 0.002 + 0.02 * sim.t / n)
+    return "collapse", start + 1, assemble(sim, comps, {"correct": 1.0}, **curves), [], "failure"
+
+
+def hacking(n: int, seed: int, onset_frac: float):
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    proxy = sim.bernoulli(0.1 + 0.85 * ease(sim.t, start, 0.3 * n))
+    true_p = 0.3 - (0.15 if seed % 2 else 0.0) * ease(sim.t, start, 0.3 * n)
+    comps = {"keyword_proxy": proxy, "correct": sim.bernoulli(np.full(n, 1.0) * true_p)}
+    weights = {"keyword_proxy": 1.0, "correct": 0.0}
+    curves = _base(sim, 1.0 - 0.3 * sim.t / n, np.full(n, 150.0), 0.002 + 0.05 * sim.t / n)
+    return "hacking", start + 1, assemble(sim, comps, weights, **curves), _cfg(weights), "failure"
+
+
+def hacking_diverge(n: int, seed: int, onset_frac: float):
+    """Both rewards rise together, then the proxy keeps rising while the true objective falls back."""
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    rise = ease(sim.t, 0, 0.5 * start)
+    proxy = sim.bernoulli(0.1 + 0.3 * rise + 0.55 * ease(sim.t, start, 0.3 * n))
+    true = sim.bernoulli(0.1 + 0.3 * rise - 0.3 * ease(sim.t, start, 0.3 * n))
+    weights = {"proxy": 1.0, "correct": 0.0}
+    curves = _base(sim, 1.0 - 0.3 * sim.t / n, np.full(n, 150.0), 0.002 + 0.05 * sim.t / n)
+    return "hacking", start + 1, assemble(sim, {"proxy": proxy, "correct": true}, weights, **curves), \
+        _cfg(weights), "failure"
+
+
+def length_gaming(n: int, seed: int, onset_frac: float, shadow: bool = True):
+    sim = Sim(n, seed)
+    start, cap = int(onset_frac * n), 512.0
+    length = 120 + 420 * ease(sim.t, start, 0.4 * n)
+    curves = _base(sim, np.full(n, 1.0), length, 0.002 + 0.05 * sim.t / n, cap)
+    frac = np.clip(curves["completions__mean_length"] / cap, 0, 1)
+    long_reward = sim.bernoulli(0.1 + 0.85 * frac)
+    comps = {"length_bonus": long_reward}
+    weights = {"length_bonus": 1.0}
+    if shadow:
+        comps["correct"] = sim.bernoulli(np.full(n, 0.3))
+        weights["correct"] = 0.0
+    return "length", start + 1, assemble(sim, comps, weights, **curves), _cfg(weights), "failure"
+
+
+def length_gaming_no_shadow(n: int, seed: int, onset_frac: float):
+    return length_gaming(n, seed, onset_frac, shadow=False)
+
+
+def kl_blowup(n: int, seed: int, onset_frac: float):
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    after = np.maximum(sim.t - start, 0)
+    kl = 0.003 * np.exp(np.minimum(after / (0.06 * n), 12.0))
+    p = 0.2 + 0.2 * ease(sim.t, 0, start) - 0.3 * ease(sim.t, start + 0.2 * n, 0.1 * n)
+    comps = {"correct": sim.bernoulli(np.clip(p, 0.02, 1))}
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), kl)
+    curves["grad_norm"] = curves["grad_norm"] * (1 + 100 * (kl > 1))
+    return "kl", start + 1, assemble(sim, comps, {"correct": 1.0}, **curves), [], "failure"
+
+
+def stall(n: int, seed: int, onset_frac: float):
+    sim = Sim(n, seed)
+    comps = {"correct": sim.bernoulli(np.full(n, 0.3))}
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 200.0), 0.002 + 0.01 * sim.t / n)
+    return "stall", 1, assemble(sim, comps, {"correct": 1.0}, **curves), [], "failure"
+
+
+def stall_no_signal(n: int, seed: int, onset_frac: float):
+    sim = Sim(n, seed, spread=0.5)
+    comps = {"correct": sim.bernoulli(np.full(n, 0.004))}
+    curves = _base(sim, np.full(n, 0.8), np.full(n, 90.0), 0.001 + 0.001 * sim.t / n)
+    return "stall", 1, assemble(sim, comps, {"correct": 1.0}, **curves), [], "failure"
+
+
+def tool_failures(n: int, seed: int, onset_frac: float):
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    fails = np.clip(0.05 + 0.55 * ease(sim.t, start, 0.25 * n) + sim.rng.normal(0, 0.04, n), 0, 1)
+    calls = sim.noisy(np.full(n, 1.2), 0.1)
+    comps = {"correct": sim.bernoulli(0.15 + 0.45 * ease(sim.t, 0, 0.8 * n))}
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 200.0), 0.002 + 0.03 * sim.t / n)
+    return "tools", start + 1, assemble(sim, comps, {"correct": 1.0}, tools__call_frequency=calls,
+                                        tools__failure_frequency=fails, **curves), [], "failure"
+
+
+def tool_calls_gone(n: int, seed: int, onset_frac: float):
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    calls = sim.noisy(1.5 - 1.45 * ease(sim.t, start, 0.2 * n), 0.1)
+    fails = np.clip(0.1 + sim.rng.normal(0, 0.03, n), 0, 1)
+    comps = {"correct": sim.bernoulli(0.15 + 0.35 * ease(sim.t, 0, start))}
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 200.0), 0.002 + 0.03 * sim.t / n)
+    return "tools", start + 1, assemble(sim, comps, {"correct": 1.0}, tools__call_frequency=calls,
+                                        tools__failure_frequency=fails, **curves), [], "failure"
+
+
+def shortcut(n: int, seed: int, onset_frac: float):
+    """No shadow: the easy format component saturates while the reasoning component is abandoned."""
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    fmt = sim.bernoulli(0.2 + 0.79 * ease(sim.t, start, 0.2 * n))
+    reason = sim.bernoulli(0.5 - 0.4 * ease(sim.t, start, 0.3 * n))
+    weights = {"format": 1.0, "reasoning": 1.0}
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), 0.002 + 0.03 * sim.t / n)
+    return "hacking", start + 1, assemble(sim, {"format": fmt, "reasoning": reason}, weights, **curves), \
+        _cfg(weights), "warning"
+
+
+def _cfg(weights: dict[str, float]) -> list[dict]:
+    return [{"name": k, "weight": v} for k, v in weights.items()]
+
+
+SCENARIOS: dict[str, Callable] = {
+    "healthy": healthy,
+    "healthy_noisy": healthy_noisy,
+    "converged": converged,
+    "collapse": collapse,
+    "hacking": hacking,
+    "hacking_diverge": hacking_diverge,
+    "length_gaming": length_gaming,
+    "length_gaming_no_shadow": length_gaming_no_shadow,
+    "kl_blowup": kl_blowup,
+    "stall": stall,
+    "stall_no_signal": stall_no_signal,
+    "tool_failures": tool_failures,
+    "tool_calls_gone": tool_calls_gone,
+    "shortcut": shortcut,
+}
+
+
+def make(scenario: str, n: int, seed: int = 0, onset_frac: float = 0.4) -> Case:
+    """One case. ``n`` logged steps (one per step), change planted at ``onset_frac`` of the run."""
+    expect, onset, records, rewards, level = SCENARIOS[scenario](n, seed * 1000 + int(onset_frac * 100), onset_frac)
+    return Case(f"{scenario}-n{n}-s{seed}-o{int(onset_frac * 100)}", expect, onset, records, rewards, level, n)
+
+
+def cases(lengths=(60, 200, 1000), seeds=(0, 1), onsets=(0.3, 0.55)) -> Iterator[Case]:
+    """The synthetic suite: every scenario x run length x seed x onset position."""
+    for scenario in SCENARIOS:
+        for n in lengths:
+            for seed in seeds:
+                for frac in onsets:
+                    yield make(scenario, n, seed, frac)

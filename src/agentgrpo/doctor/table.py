@@ -1,0 +1,131 @@
+"""`MetricTable`: one row per logged training step, one float column per canonical metric name.
+
+Every reader produces one; the detectors, the report and the live doctor read only this. Missing values
+are NaN, so a metric logged on some steps only (evaluation, tools) sits beside the others.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from agentgrpo.doctor import names
+
+
+def to_float(value) -> float | None:
+    """A logged value as a float, or None when it is not a number (strings like ``'0.5'`` count).
+
+    >>> to_float("0.5"), to_float(True), to_float(None), to_float("n/a"), to_float([1])
+    (0.5, 1.0, None, None, None)
+    """
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+@dataclass
+class MetricTable:
+    """Columns of metrics against sorted, unique training steps.
+
+    >>> t = MetricTable.from_records([{"step": 2, "reward": "0.5"}, {"step": 1, "reward": 0.1, "kl": 0.0}])
+    >>> t.steps.tolist(), t["reward"].tolist(), t.has("kl"), t.has("entropy")
+    ([1, 2], [0.1, 0.5], True, False)
+    """
+
+    steps: np.ndarray
+    columns: dict[str, np.ndarray]
+    meta: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_records(cls, records: Iterable[Mapping], meta: dict | None = None) -> MetricTable:
+        """Build from dicts that each carry a step (``step``, ``global_step``, ``Step``, ...).
+
+        Any known spelling of a metric is mapped to its canonical name. Records for the same step are merged
+        (later values win), e.g. a train and an eval row.
+        """
+        records = list(records)
+        raw_keys = list(dict.fromkeys(k for r in records for k in r))
+        by_name: dict[str, list[str]] = {}
+        for key in raw_keys:
+            by_name.setdefault(names.canonical(key), []).append(key)
+        if "step" not in by_name:
+            return cls(np.empty(0, dtype=np.int64), {}, dict(meta or {}))
+        columns = {name: _column(records, keys) for name, keys in by_name.items()}
+        steps = columns.pop("step")
+        keep = np.isfinite(steps)
+        steps = steps[keep].astype(np.int64)
+        columns = {k: v[keep] for k, v in columns.items()}
+        order = np.argsort(steps, kind="stable")
+        steps = steps[order]
+        columns = {k: v[order] for k, v in columns.items()}
+        if len(steps) > 1 and np.any(steps[1:] == steps[:-1]):
+            steps, columns = _merge_duplicates(steps, columns)
+        columns = {k: v for k, v in columns.items() if np.isfinite(v).any()}
+        return cls(steps, columns, dict(meta or {}))
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.columns[name]
+
+    def has(self, name: str) -> bool:
+        """True when the column exists and has at least one finite value."""
+        col = self.columns.get(name)
+        return col is not None and bool(np.isfinite(col).any())
+
+    def series(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """(steps, values) of a column with the missing values dropped; empty arrays when absent."""
+        col = self.columns.get(name)
+        if col is None:
+            return np.empty(0, dtype=np.int64), np.empty(0)
+        ok = np.isfinite(col)
+        return self.steps[ok], col[ok]
+
+    def names(self) -> list[str]:
+        """Column names that hold data, sorted."""
+        return sorted(k for k in self.columns if self.has(k))
+
+    def components(self) -> list[str]:
+        """Reward functions with a ``rewards/<f>/mean`` column (training rows), in name order."""
+        return sorted(c for k in self.names() if (c := names.component_of(k)))
+
+    def train_names(self) -> list[str]:
+        """Names of training (not evaluation) metrics."""
+        return [k for k in self.names() if not k.startswith("eval/")]
+
+
+def _column(records: list[Mapping], keys: list[str]) -> np.ndarray:
+    """One float column from the records: the first of ``keys`` each record has; NaN when none is a number."""
+    out = None
+    for key in keys:
+        values = [r.get(key) for r in records]
+        try:
+            col = np.array(values, dtype=float)
+        except (TypeError, ValueError):
+            col = np.array([math.nan if (v := to_float(x)) is None else v for x in values], dtype=float)
+        out = col if out is None else np.where(np.isnan(out), col, out)
+    return out
+
+
+def _merge_duplicates(steps: np.ndarray, columns: dict[str, np.ndarray]):
+    """Collapse rows that share a step: per column, the last finite value wins."""
+    unique, first = np.unique(steps, return_index=True)
+    group = np.searchsorted(unique, steps)
+    merged = {}
+    for key, col in columns.items():
+        out = np.full(len(unique), np.nan)
+        ok = np.isfinite(col)
+        out[group[ok]] = col[ok]  # later rows overwrite earlier ones (fancy assignment keeps the last)
+        merged[key] = out
+    return unique, merged

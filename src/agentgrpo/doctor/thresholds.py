@@ -1,0 +1,51 @@
+"""Every threshold the detectors use, in one place. docs/doctor.md explains each.
+
+Trends are judged against the run's own noise (t-statistics); the ratios below only say how big a
+*significant* change must be to matter.
+"""
+
+from __future__ import annotations
+
+# --- judging trends against noise ------------------------------------------------------------------------
+MIN_POINTS = 10  # fewer logged steps of a metric: the detectors that need it say "not judged"
+EDGE_FRAC = 0.2  # "early" and "late" windows: the first and last 20% of the logged steps
+T_TREND = 3.0  # |t| of a linear trend (autocorrelation-corrected) that counts as real
+T_FLAT = 2.0  # a rising trend with T_FLAT <= t and no significant ramp: "inconclusive", not a stall
+MATERIAL_RISE = 0.5  # ... and only if the fitted rise is at least half the per-step noise (else: a stall)
+T_CHANGE = 4.0  # |t| of a ramp (flat-ramp-flat) change; stricter, since its breakpoints are searched
+NEAR_PEAK = 0.8  # reward "at its ceiling": late level in the top 20% of the run's smoothed range
+
+# --- convergence / saturation ----------------------------------------------------------------------------
+CONVERGED_ZERO_STD = 0.5  # late frac_reward_zero_std (mean) from which "groups mostly agree"
+SATURATED_ZERO_STD = 0.9  # late mean of frac_reward_zero_std: 9 in 10 groups carry no learning signal
+
+# --- collapse ---------------------------------------------------------------------------------------------
+ENTROPY_DROP = 0.25  # late entropy below 25% of early entropy
+DIVERSITY_DROP = 0.4  # late reward_std below 40% of early, or late distinct-completion share below 40%
+ZERO_STD_RISE = 0.3  # frac_reward_zero_std rises by at least 0.3 ...
+ZERO_STD_COLLAPSED = 0.7  # ... to at least 0.7 (late mean)
+LENGTH_COLLAPSE = 0.3  # mean completion length falls below 30% of its early level
+
+# --- stall ------------------------------------------------------------------------------------------------
+NO_SIGNAL_ZERO_STD = 0.8  # late frac_reward_zero_std from which a flat run "has no learning signal"
+
+# --- length gaming and truncation -------------------------------------------------------------------------
+LENGTH_RISE = 0.5  # mean length rises by at least 50% of its early level
+LENGTH_REWARD_CORR = 0.6  # correlation of (binned) length and reward curves
+CLIPPED_GAMING = 0.3  # late truncated share that makes rising length a failure even without a shadow
+TRUNCATION_HIGH = 0.5  # late truncated share that earns a truncation warning
+
+# --- KL ---------------------------------------------------------------------------------------------------
+KL_BLOWUP = 1.0  # per-token KL (median of 3 consecutive logs) above which the policy has left the reference
+KL_SMOOTH = 3  # points in the rolling median that keeps single spikes from counting
+
+# --- hacking ----------------------------------------------------------------------------------------------
+SHADOW_FOLLOWS = 0.3  # shadow gain (in units of its own range) below 30% of the proxy's: not following
+COMPONENT_SATURATED = 0.9  # a component "saturated": late level in the top 10% of its range ...
+COMPONENT_SAT_STD = 0.25  # ... and its within-batch std fell below 25% of its early std
+
+# --- tools ------------------------------------------------------------------------------------------------
+TOOL_FAIL_HIGH = 0.3  # late share of failing tool calls that matters
+TOOL_FAIL_RISE = 0.15  # ... after rising by at least this much
+TOOL_CALLS_MIN = 0.2  # early calls per sample from which a fall can be called a collapse
+TOOL_CALLS_GONE = 0.2  # late calls below 20% of early: tool use collapsed
