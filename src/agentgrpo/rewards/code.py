@@ -1,0 +1,78 @@
+"""Code reward: the share of a row's tests that the model's program passes, run in `agentgrpo.sandbox`."""
+
+from __future__ import annotations
+
+import atexit
+import re
+import threading
+
+from agentgrpo.rewards._base import check_params, finish, positive
+from agentgrpo.rewards._text import completion_text
+from agentgrpo.sandbox import SANDBOX_ERROR, Limits, Sandbox
+
+_FENCE = re.compile(r"```[ \t]*(?:python|py|python3)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
+_pools: dict[tuple, Sandbox] = {}
+_pools_lock = threading.Lock()
+
+
+def extract_code(text: str) -> str:
+    """The program in a reply: the last fenced code block, else the whole text.
+
+    >>> extract_code("Here:\\n```python\\ndef f(): return 1\\n```\\nDone.")
+    'def f(): return 1\\n'
+    """
+    blocks = _FENCE.findall(text)
+    return blocks[-1] if blocks else text
+
+
+def shared_sandbox(workers: int, limits: Limits, isolation: str) -> Sandbox:
+    """One started pool per configuration, shared by every reward that asks, closed at exit."""
+    key = (workers, limits, isolation)
+    with _pools_lock:
+        if key not in _pools:
+            _pools[key] = Sandbox(workers=workers, limits=limits, isolation=isolation)
+        return _pools[key]
+
+
+@atexit.register
+def _close_pools() -> None:
+    with _pools_lock:
+        for box in _pools.values():
+            box.close()
+        _pools.clear()
+
+
+def code_tests_passed(column: str = "tests", workers: int = 2, limits: dict | None = None,
+                      isolation: str = "auto"):
+    """Fraction of the row's tests (a list of asserts, or one test script) the final code passes.
+
+    None for rows without tests. The sandbox status of each run is logged as the ``sandbox_status`` column.
+
+    >>> reward = code_tests_passed(workers=1)
+    >>> reward(["```python\\ndef add(a, b):\\n    return a + b\\n```", "def add(a, b): return a - b",
+    ...         "import os; os._exit(0)"],
+    ...        tests=[["assert add(1, 2) == 3", "assert add(0, 0) == 0"]] * 3)
+    [1.0, 0.5, 0.0]
+    """
+    check_params("code_tests_passed", workers=(isinstance(workers, int) and positive(workers), "must be an int > 0"),
+                 limits=(limits is None or isinstance(limits, dict), "must be a mapping of Limits fields"))
+    box_limits = Limits(**(limits or {}))
+
+    def reward(completions, log_extra=None, **kwargs):
+        if column not in kwargs:
+            raise KeyError(f"reward 'code_tests_passed' needs the dataset column {column!r} with each row's tests; "
+                           f"add it or pass params {{'column': ...}}")
+        rows = [(i, extract_code(completion_text(c)), t) for i, (c, t) in enumerate(zip(completions, kwargs[column],
+                                                                                         strict=True)) if t]
+        verdicts = shared_sandbox(workers, box_limits, isolation).run_many([(p, t) for _, p, t in rows])
+        out: list[float | None] = [None] * len(completions)
+        statuses = [None] * len(completions)
+        for (i, _, _), verdict in zip(rows, verdicts, strict=True):
+            # our own failure is not the model's: no score (None) rather than a silent 0
+            out[i] = None if verdict.status == SANDBOX_ERROR else verdict.fraction
+            statuses[i] = verdict.status
+        if log_extra is not None:
+            log_extra("sandbox_status", statuses)
+        return out
+
+    return finish(reward, "code_tests_passed", code_tests_passed.__doc__, required=(column,))

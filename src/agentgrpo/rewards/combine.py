@@ -1,0 +1,161 @@
+"""Combine rewards: a weighted sum for training, and shadow rewards (weight 0) that are only watched.
+
+`build_rewards` turns a config's list of specs into a `RewardSet`: guarded functions and weights, ready
+for ``GRPOTrainer(reward_funcs=rs.funcs, args=GRPOConfig(reward_weights=rs.weights))``. TRL logs each one
+as ``rewards/<name>/mean`` and ``/std`` and sums them with the weights; a weight-0 reward is logged beside
+the proxy but never moves the policy.
+
+One TRL detail is handled here: TRL treats a completion as unscorable (advantage 0) only when *every*
+reward is None. A shadow reward with a value would make such a row look scorable (trained reward 0), so
+shadow rewards return None on rows where every trained reward did.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from agentgrpo.errors import ConfigError, UserError
+from agentgrpo.rewards.guard import GuardedReward
+from agentgrpo.rewards.registry import get_reward
+
+_SPEC_KEYS = {"name", "weight", "params", "alias"}
+
+
+@dataclass
+class RewardSet:
+    funcs: list[GuardedReward]  # trained rewards first, then shadow rewards
+    weights: list[float]
+    names: list[str]
+    shadow_names: list[str]
+
+    @property
+    def trained_names(self) -> list[str]:
+        return [n for n in self.names if n not in self.shadow_names]
+
+    def score(self, completions, **kwargs) -> dict[str, list]:
+        """Every reward's values, plus ``"total"``: the weighted sum of trained rewards (None where all are).
+
+        The same arithmetic as TRL's ``sum_then_normalize`` before normalisation; for eval and audits.
+        """
+        values = {f.__name__: f(completions=completions, **kwargs) for f in self.funcs}
+        totals = []
+        for i in range(len(completions)):
+            row = [(w, values[n][i]) for n, w in zip(self.names, self.weights, strict=True)
+                   if n not in self.shadow_names]
+            present = [w * v for w, v in row if v is not None]
+            totals.append(sum(present) if present else None)
+        return {**values, "total": totals}
+
+
+class _Ledger:
+    """Which rows of the current batch got a value from at least one trained reward."""
+
+    def __init__(self, n_trained: int):
+        self.n_trained, self.key, self.seen, self.scorable = n_trained, None, 0, []
+
+    def record(self, completions, out: list) -> list:
+        key = (id(completions), len(completions))
+        if key != self.key:
+            self.key, self.seen, self.scorable = key, 0, [False] * len(completions)
+        self.seen += 1
+        self.scorable = [s or v is not None for s, v in zip(self.scorable, out, strict=True)]
+        return out
+
+    def mask(self, completions, out: list) -> list:
+        if (id(completions), len(completions)) != self.key or self.seen != self.n_trained:
+            return out  # called on its own (not after the trained rewards of this batch): nothing to align
+        return [v if s else None for v, s in zip(out, self.scorable, strict=True)]
+
+
+def build_rewards(specs, strict: bool = False, weights: list[float] | None = None) -> RewardSet:
+    """A `RewardSet` from specs: names, or ``{"name", "weight", "params", "alias"}`` dicts.
+
+    ``weights`` (optional) gives every spec's weight as one list instead. All problems are reported at once.
+
+    >>> rs = build_rewards(["exact_answer", {"name": "tool_call_count", "weight": 0}])
+    >>> rs.names, rs.weights, rs.shadow_names
+    (['exact_answer', 'tool_call_count'], [1.0, 0.0], ['tool_call_count'])
+    >>> build_rewards(["exact_answer", "tool_success"], weights=[1.0])
+    Traceback (most recent call last):
+    ...
+    agentgrpo.errors.ConfigError: 1 problem in the config:
+      - reward weights: 1 weights for 2 rewards; give one weight per reward
+    """
+    problems: list[str] = []
+    entries = _entries(specs, weights, problems)
+    built = []
+    for index, (name, weight, params, alias) in enumerate(entries):
+        try:
+            func = get_reward(name, **params)
+        except ConfigError as exc:
+            problems.extend(f"rewards[{index}] ({name}): {p}" for p in exc.problems)
+            continue
+        except (UserError, TypeError, ValueError) as exc:
+            problems.append(f"rewards[{index}] ({name}): {exc}")
+            continue
+        built.append((alias or getattr(func, "__name__", name), weight, func))
+    _check_names(built, problems)
+    if built and all(w == 0 for _, w, _ in built):
+        problems.append("reward weights: every weight is 0, so nothing would be trained; give one a weight > 0")
+    if problems:
+        raise ConfigError(problems)
+    built.sort(key=lambda entry: entry[1] == 0)  # trained first: shadows look at their rows (see _Ledger)
+    ledger = _Ledger(sum(w != 0 for _, w, _ in built))
+    funcs = []
+    for name, weight, func in built:
+        guarded = GuardedReward(func, name=name, strict=strict)
+        guarded.after = ledger.record if weight != 0 else ledger.mask
+        funcs.append(guarded)
+    return RewardSet(funcs, [w for _, w, _ in built], [n for n, _, _ in built],
+                     [n for n, w, _ in built if w == 0])
+
+
+def _entries(specs, weights, problems: list[str]) -> list[tuple[str, float, dict, str | None]]:
+    if not isinstance(specs, list | tuple) or not specs:
+        problems.append(f"rewards: must be a non-empty list of names or {{name, weight, params}}, got {specs!r}")
+        return []
+    if weights is not None and (not isinstance(weights, list | tuple) or len(weights) != len(specs)):
+        count = len(weights) if isinstance(weights, list | tuple) else type(weights).__name__
+        problems.append(f"reward weights: {count} weights for {len(specs)} rewards; give one weight per reward")
+        weights = None
+    entries = []
+    for i, spec in enumerate(specs):
+        entry = _entry(i, spec, None if weights is None else weights[i], problems)
+        if entry:
+            entries.append(entry)
+    return entries
+
+
+def _entry(i: int, spec, list_weight, problems: list[str]):
+    spec = {"name": spec} if isinstance(spec, str) else spec
+    if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+        problems.append(f"rewards[{i}]: {spec!r} is not a name or a mapping with a 'name'")
+        return None
+    unknown = set(spec) - _SPEC_KEYS
+    if unknown:
+        problems.append(f"rewards[{i}] ({spec['name']}): unknown keys {sorted(unknown)}; use {sorted(_SPEC_KEYS)}")
+    if list_weight is not None and "weight" in spec:
+        problems.append(f"rewards[{i}] ({spec['name']}): weight given both in the spec and in weights; keep one")
+    weight = spec.get("weight", 1.0) if list_weight is None else list_weight
+    if isinstance(weight, bool) or not isinstance(weight, int | float) or not math.isfinite(weight):
+        problems.append(f"rewards[{i}] ({spec['name']}): weight must be a finite number, got {weight!r}")
+        weight = 1.0
+    params = spec.get("params") or {}
+    if not isinstance(params, dict):
+        problems.append(f"rewards[{i}] ({spec['name']}): params must be a mapping, got {params!r}")
+        params = {}
+    alias = spec.get("alias")
+    if alias is not None and not (isinstance(alias, str) and alias):
+        problems.append(f"rewards[{i}] ({spec['name']}): alias must be a non-empty string")
+        alias = None
+    return spec["name"], float(weight), params, alias
+
+
+def _check_names(built, problems: list[str]) -> None:
+    seen = set()
+    for name, _, _ in built:
+        if name in seen:
+            problems.append(f"rewards: {name!r} appears twice and TRL would log both as rewards/{name}/...; "
+                            f"give one an 'alias'")
+        seen.add(name)

@@ -1,0 +1,59 @@
+"""What a sandboxed program may see of the trainer: a short environment allowlist, and the paths to hide.
+
+Computed in the trainer's process (which knows HOME, HF_HOME, ...) and handed to the workers, which start
+with nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+
+# Variables copied from the trainer; everything else (HF_TOKEN, AWS_*, WANDB_API_KEY, ...) is dropped.
+ALLOWED = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+# Always set, whatever the trainer has, so every worker behaves the same.
+FIXED = {"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8"}
+
+# Where secrets live by convention: homes, HF caches/tokens, XDG config and cache.
+_SECRET_VARS = ("HOME", "HF_HOME", "HF_TOKEN_PATH", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE",
+                "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME")
+_SECRET_DIRS = ("/root", "/home")
+# Never hidden: the system itself (hiding "/" or /usr would leave nothing to run).
+_SYSTEM = ("/", "/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc", "/proc", "/sys", "/dev", "/opt", "/var",
+           "/tmp", "/srv", "/mnt", "/run", "/boot")
+
+
+def clean_env(environ: dict[str, str] | None = None, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The worker's whole environment: the allowlist, the fixed values and what the caller adds on purpose.
+
+    >>> env = clean_env({"PATH": "/usr/bin", "HF_TOKEN": "hf_secret", "HOME": "/root"})
+    >>> sorted(env)
+    ['PATH', 'PYTHONDONTWRITEBYTECODE', 'PYTHONHASHSEED', 'PYTHONIOENCODING']
+    """
+    environ = os.environ if environ is None else environ
+    env = {k: environ[k] for k in ALLOWED if k in environ}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.update(FIXED)
+    env.update(extra or {})
+    return env
+
+
+def secret_paths(environ: dict[str, str] | None = None, cwd: str | None = None,
+                 extra: tuple[str, ...] = ()) -> list[str]:
+    """Existing paths to hide from programs: homes, HF/XDG locations, the trainer's cwd, and ``extra``.
+
+    System directories are never hidden. Paths are absolute and real, sorted, without duplicates.
+
+    >>> paths = secret_paths({"HOME": "/", "HF_HOME": "/usr"}, cwd="/", extra=("/etc",))
+    >>> [p for p in paths if p in ("/", "/usr", "/etc")]  # system dirs are never hidden
+    []
+    """
+    environ = os.environ if environ is None else environ
+    candidates = [environ.get(v) for v in _SECRET_VARS] + list(_SECRET_DIRS) + [cwd] + list(extra)
+    out = set()
+    for path in candidates:
+        if not path or not os.path.isabs(path):
+            continue
+        real = os.path.realpath(path)
+        if os.path.exists(real) and real not in _SYSTEM:
+            out.add(real)
+    return sorted(out)

@@ -1,0 +1,204 @@
+"""`Sandbox`: a pool of warm worker processes that run untrusted programs and return `Verdict`s.
+
+    with Sandbox(workers=2, limits=Limits(wall_s=5)) as box:
+        verdict = box.run("def f(x): return x * 2", ["assert f(2) == 4", "assert f(0) == 0"])
+        verdicts = box.run_many([(program, tests), ...])  # in order, spread over the workers
+
+A worker that dies or stops answering is killed and replaced, and the job is retried once on the new one.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import weakref
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from agentgrpo.errors import ConfigError, UserError
+from agentgrpo.sandbox import jobs, protocol
+from agentgrpo.sandbox.env import clean_env, secret_paths
+from agentgrpo.sandbox.limits import Limits
+from agentgrpo.sandbox.verdict import INVALID, SANDBOX_ERROR, Verdict
+
+ISOLATION_MODES = ("auto", "namespaces", "userns", "basic")
+_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from agentgrpo.sandbox.worker import main; sys.exit(main())"
+_SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class SandboxUnavailable(UserError):
+    """The isolation that was asked for cannot be had on this machine."""
+
+
+class _WorkerProcess:
+    """One worker: a clean interpreter started with the allowlisted environment."""
+
+    def __init__(self, config: dict, env: dict, timeout: float):
+        self.proc = subprocess.Popen([sys.executable, "-s", "-P", "-c", _BOOT, _SRC], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, env=env, cwd="/", start_new_session=True)
+        self.reader = protocol.Reader(self.proc.stdout.fileno())
+        try:
+            protocol.send(self.proc.stdin.fileno(), config)
+            self.report = self.reader.recv(timeout)["isolation"]
+        except (OSError, protocol.ChannelClosed, protocol.ChannelTimeout) as exc:
+            self.kill()
+            raise SandboxUnavailable(f"a sandbox worker did not start ({exc}); run `python -c "
+                                     f"'from agentgrpo.sandbox.worker import main'` to see why") from exc
+
+    def call(self, job: dict, timeout: float) -> dict:
+        protocol.send(self.proc.stdin.fileno(), job)
+        return self.reader.recv(timeout)
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.proc.wait()
+        self.proc.stdin.close()
+        self.proc.stdout.close()
+
+    def stop(self) -> None:
+        """Ask politely (close its input), then kill."""
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=2)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        self.kill()
+
+
+class Sandbox:
+    """A pool of ``workers`` sandbox processes. Use as a context manager, or call `close()`.
+
+    ``isolation``: "auto" (the strongest the kernel allows), "namespaces" (fail unless namespaces work),
+    "userns" (unprivileged user namespaces), "basic" (process limits only). ``hide_paths`` adds paths to
+    the hidden ones (homes, HF/XDG dirs, the cwd). ``env`` adds variables to the allowlisted environment.
+    """
+
+    def __init__(self, workers: int = 2, limits: Limits | None = None, isolation: str = "auto",
+                 hide_paths: Sequence[str] = (), env: dict[str, str] | None = None,
+                 worker_timeout_s: float | None = None, start_timeout_s: float = 60.0):
+        problems = []
+        if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+            problems.append(f"sandbox workers: must be an int >= 1, got {workers!r}; e.g. workers=2")
+        if isolation not in ISOLATION_MODES:
+            problems.append(f"sandbox isolation: {isolation!r} is not one of {', '.join(ISOLATION_MODES)}")
+        if limits is not None and not isinstance(limits, Limits):
+            problems.append(f"sandbox limits: must be a Limits, got {type(limits).__name__}")
+        if problems:
+            raise ConfigError(problems)
+        self.workers, self.limits, self.requested = workers, limits or Limits(), isolation
+        self._config = {"isolation": isolation, "hide": secret_paths(cwd=os.getcwd(), extra=tuple(hide_paths)),
+                        "scratch_mb": self.limits.scratch_mb}
+        self._env = clean_env(extra=env)
+        self._worker_timeout, self._start_timeout = worker_timeout_s, start_timeout_s
+        self._live: list[_WorkerProcess] = []
+        self._idle: queue.Queue[_WorkerProcess] = queue.Queue()
+        self._lock = threading.Lock()
+        self._executor: ThreadPoolExecutor | None = None
+        self._report: dict | None = None
+        self._finalizer = weakref.finalize(self, _shutdown, self._live)
+
+    # lifecycle ----------------------------------------------------------------------------------------
+    def __enter__(self) -> Sandbox:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def start(self) -> None:
+        with self._lock:
+            if self._executor is not None:
+                return
+            if not self._finalizer.alive:
+                raise RuntimeError("this Sandbox was closed; create a new one")
+            for _ in range(self.workers):
+                self._idle.put(self._spawn())
+            self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="agentgrpo-sandbox")
+
+    def close(self) -> None:
+        with self._lock:
+            if self._executor is not None:
+                self._executor.shutdown(wait=True)
+            self._finalizer()
+
+    @property
+    def isolation(self) -> dict:
+        """What is enforced on this machine (see docs/sandbox.md): mode, network, namespaces, hidden paths."""
+        self.start()
+        return dict(self._report)
+
+    def pids(self) -> list[int]:
+        """Process ids of the live workers (for diagnostics and tests)."""
+        return [w.proc.pid for w in list(self._live)]
+
+    # running ------------------------------------------------------------------------------------------
+    def run(self, program, tests, limits: Limits | None = None) -> Verdict:
+        """Run ``program`` then ``tests`` (a list of test sources, or one test script) in a fresh child."""
+        steps = jobs.prepare(program, tests)
+        if isinstance(steps, Verdict):
+            return steps
+        self.start()
+        limits = limits or self.limits
+        job = {"program": program, "steps": steps, "limits": limits.to_dict()}
+        timeout = self._worker_timeout or limits.wall_s + 15.0
+        for _attempt in range(2):
+            worker = self._checkout(timeout)
+            try:
+                result = worker.call(job, timeout)
+            except (OSError, ValueError, protocol.ChannelClosed, protocol.ChannelTimeout) as exc:
+                self._replace(worker)
+                lost = f"worker lost ({type(exc).__name__}: {exc})"
+                continue
+            self._idle.put(worker)
+            return Verdict(**{**result, "tests": tuple(result["tests"])})
+        return Verdict(status=SANDBOX_ERROR, passed=0, total=sum(t for t, _ in steps), reason=lost + " twice")
+
+    def run_many(self, items: Iterable, limits: Limits | None = None) -> list[Verdict]:
+        """Verdicts for ``(program, tests)`` pairs (or ``{"program", "tests"}`` dicts), in input order."""
+        self.start()
+        return list(self._executor.map(lambda item: self._run_item(item, limits), list(items)))
+
+    def _run_item(self, item, limits: Limits | None) -> Verdict:
+        if isinstance(item, dict) and {"program", "tests"} <= set(item):
+            return self.run(item["program"], item["tests"], limits)
+        if isinstance(item, tuple | list) and len(item) == 2:
+            return self.run(item[0], item[1], limits)
+        return Verdict(status=INVALID, passed=0, total=0,
+                       reason=f"a job must be (program, tests) or {{'program', 'tests'}}, got {type(item).__name__}")
+
+    # workers ------------------------------------------------------------------------------------------
+    def _checkout(self, timeout: float) -> _WorkerProcess:
+        try:
+            return self._idle.get(timeout=timeout * (self.workers + 1) + self._start_timeout)
+        except queue.Empty:
+            raise SandboxUnavailable("no sandbox worker became free; workers could not be restarted") from None
+
+    def _spawn(self) -> _WorkerProcess:
+        worker = _WorkerProcess(self._config, self._env, self._start_timeout)
+        if self.requested == "namespaces" and not worker.report["pid_namespace"]:
+            worker.stop()
+            raise SandboxUnavailable("isolation='namespaces' was asked for but the kernel refused: "
+                                     + "; ".join(worker.report["problems"]) + ". Run as root, allow user "
+                                     "namespaces, or pass isolation='auto'.")
+        self._report = self._report or worker.report
+        self._live.append(worker)
+        return worker
+
+    def _replace(self, worker: _WorkerProcess) -> None:
+        worker.kill()
+        with self._lock:
+            if worker in self._live:
+                self._live.remove(worker)
+            self._idle.put(self._spawn())
+
+
+def _shutdown(live: list[_WorkerProcess]) -> None:
+    while live:
+        live.pop().stop()
