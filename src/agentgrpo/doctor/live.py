@@ -68,6 +68,7 @@ class LiveDoctorCallback(TrainerCallback):
             kl, tools, stall). Empty: never stop, only warn.
         run_dir: where to append ``doctor_live.jsonl`` (None: no file).
         reward_weights: ``{reward name: weight}``; weight 0 marks shadow rewards for the hacking detector.
+            Default: the ``rewards`` list of ``<run_dir>/config.yaml`` when there is one.
         min_steps: logged steps before the first check (short histories say little).
         patience: consecutive checks a finding must persist before it is reported, and a failure before
             training is stopped (a single check's finding may be noise in a short history).
@@ -82,9 +83,8 @@ class LiveDoctorCallback(TrainerCallback):
         self.every, self.min_steps, self.patience = every, min_steps, patience
         self.stop_on = {detectors.resolve(s) for s in stop_on}
         self.run_dir = Path(run_dir) if run_dir is not None else None
-        weights = dict(reward_weights or {})
-        self.meta = {"reward_weights": weights, "shadow": sorted(k for k, w in weights.items() if w == 0),
-                     "source": "live", "format": "live"}
+        self._weights = dict(reward_weights) if reward_weights is not None else None
+        self.meta = {"source": "live", "format": "live"}
         self.print_fn = print_fn
         self.history = History()
         self.report: Report | None = None
@@ -113,6 +113,8 @@ class LiveDoctorCallback(TrainerCallback):
     # ---- checks ---------------------------------------------------------------------------------------------
     def check(self, step: int, control=None, final: bool = False) -> Report:
         """Diagnose the history now; report what is new; stop training if asked to. Returns the report."""
+        if "shadow" not in self.meta:
+            self._set_weights()
         report = diagnose(self.history.table(self.meta))
         self.report = report
         flagged = {f.detector: f for f in report.findings if f.status in (FAILURE, WARNING)}
@@ -127,6 +129,17 @@ class LiveDoctorCallback(TrainerCallback):
         if final:
             self._write({"step": step, "event": "final", "verdict": report.verdict, "headline": report.headline})
         return report
+
+    def _set_weights(self) -> None:
+        """Reward weights as given, else from ``<run_dir>/config.yaml`` (written before training starts)."""
+        weights = self._weights
+        if weights is None and self.run_dir is not None:
+            from agentgrpo.doctor.readers import rundir
+
+            weights = rundir.reward_weights(rundir.read_config(self.run_dir / "config.yaml")[0])
+        weights = weights or {}
+        self.meta["reward_weights"] = weights
+        self.meta["shadow"] = sorted(k for k, w in weights.items() if w == 0)
 
     def _maybe_stop(self, step: int, report: Report, control) -> None:
         for f in report.failures:

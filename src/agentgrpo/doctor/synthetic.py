@@ -145,6 +145,16 @@ def converged(n: int, seed: int, onset_frac: float):
     return None, None, assemble(sim, comps, {"correct": 1.0}, **curves), [], "failure"
 
 
+def converged_fast(n: int, seed: int, onset_frac: float):
+    """Solves the task within the first 15% of the run, then sits at the ceiling (the tiny demo's shape)."""
+    sim = Sim(n, seed, spread=0.5)
+    p = 0.3 + 0.699 * ease(sim.t, 0, 0.15 * n)
+    comps = {"correct": sim.bernoulli(p)}
+    entropy = 0.9 - 0.85 * ease(sim.t, 0, 0.2 * n)
+    curves = _base(sim, entropy, np.full(n, 40.0), 0.001 + 0.05 * ease(sim.t, 0, 0.3 * n))
+    return None, None, assemble(sim, comps, {"correct": 1.0}, **curves), [], "failure"
+
+
 def collapse(n: int, seed: int, onset_frac: float):
     sim = Sim(n, seed)
     start = int(onset_frac * n)
@@ -155,6 +165,17 @@ def collapse(n: int, seed: int, onset_frac: float):
     length = 160 - (140 if seed % 2 else 0) * det
     curves = _base(sim, np.maximum(entropy, 0.01), length, 0.002 + 0.02 * sim.t / n)
     return "collapse", start + 1, assemble(sim, comps, {"correct": 1.0}, **curves), [], "failure"
+
+
+def collapse_no_entropy(n: int, seed: int, onset_frac: float):
+    """A collapse logged without entropy (TRL < 0.19), with the old ``completion_length`` / ``rewards/<f>``
+    names: only the group statistics, length and reward tell."""
+    _, onset, records, rewards, level = collapse(n, seed, onset_frac)
+    keep = {"step", "epoch", "loss", "learning_rate", "grad_norm", "reward", "reward_std", "kl",
+            "frac_reward_zero_std"}
+    old = [{**{k: v for k, v in r.items() if k in keep}, "completion_length": r["completions/mean_length"],
+            "rewards/correct": r["rewards/correct/mean"]} for r in records]
+    return "collapse", onset, old, rewards, level
 
 
 def hacking(n: int, seed: int, onset_frac: float):
@@ -260,6 +281,17 @@ def shortcut(n: int, seed: int, onset_frac: float):
         _cfg(weights), "warning"
 
 
+def saturated_component(n: int, seed: int, onset_frac: float):
+    """No shadow: an easy format component climbs to 1 for every sample; correctness never moves."""
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    fmt = sim.bernoulli(0.2 + 0.7999 * ease(sim.t, start, 0.2 * n), ease(sim.t, start, 0.2 * n))
+    weights = {"format": 1.0, "correct": 1.0}
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), 0.002 + 0.03 * sim.t / n)
+    comps = {"format": fmt, "correct": sim.bernoulli(np.full(n, 0.3))}
+    return "hacking", start + 1, assemble(sim, comps, weights, **curves), _cfg(weights), "warning"
+
+
 def _cfg(weights: dict[str, float]) -> list[dict]:
     return [{"name": k, "weight": v} for k, v in weights.items()]
 
@@ -268,7 +300,9 @@ SCENARIOS: dict[str, Callable] = {
     "healthy": healthy,
     "healthy_noisy": healthy_noisy,
     "converged": converged,
+    "converged_fast": converged_fast,
     "collapse": collapse,
+    "collapse_no_entropy": collapse_no_entropy,
     "hacking": hacking,
     "hacking_diverge": hacking_diverge,
     "length_gaming": length_gaming,
@@ -279,6 +313,7 @@ SCENARIOS: dict[str, Callable] = {
     "tool_failures": tool_failures,
     "tool_calls_gone": tool_calls_gone,
     "shortcut": shortcut,
+    "saturated_component": saturated_component,
 }
 
 

@@ -40,7 +40,6 @@ KL_BLOWUP = 1.0  # per-token KL (median of 3 consecutive logs) above which the p
 KL_SMOOTH = 3  # points in the rolling median that keeps single spikes from counting
 
 # --- hacking ----------------------------------------------------------------------------------------------
-SHADOW_FOLLOWS = 0.3  # shadow gain (in units of its own range) below 30% of the proxy's: not following
 COMPONENT_SATURATED = 0.9  # a component "saturated": late level in the top 10% of its range ...
 COMPONENT_SAT_STD = 0.25  # ... and its within-batch std fell below 25% of its early std
 

@@ -85,7 +85,7 @@ def build(table: MetricTable, findings=(), max_points: int = 600) -> list[Chart]
     shadows = set(table.meta.get("shadow", []))
     charts = []
     for key, title, metrics in PANELS:
-        present = expand(table, metrics)
+        present = [m for m in expand(table, metrics) if not _repeats_total(table, m)]
         if not present:
             continue
         series = []
@@ -93,9 +93,18 @@ def build(table: MetricTable, findings=(), max_points: int = 600) -> list[Chart]
             x, y = table.series(metric)
             x, y = thin(x, y, max_points)
             label, dashed = series_label(metric, shadows)
-            series.append(Series(label, x, y, PALETTE[i % len(PALETTE)] if i else "#000000", dashed))
+            series.append(Series(label, x, y, PALETTE[(i - 1) % len(PALETTE)] if i else "#000000", dashed))
         charts.append(Chart(key, title, series, markers_for(present, findings), wants_log(series)))
     return charts
+
+
+def _repeats_total(table: MetricTable, metric: str) -> bool:
+    """A lone reward component equal to the total reward (drawn once, as the total)."""
+    if names.component_of(metric) is None or len(table.components()) != 1 or not table.has(names.REWARD):
+        return False
+    a, b = table[metric], table[names.REWARD]
+    ok = np.isfinite(a) & np.isfinite(b)
+    return bool(ok.any() and np.allclose(a[ok], b[ok]))
 
 
 def markers_for(present: list[str], findings) -> list[Marker]:

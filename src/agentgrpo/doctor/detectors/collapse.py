@@ -59,7 +59,11 @@ def detect(sig: Signals) -> Finding:
     }
     present = [v for v in supports.values() if v]
     has_entropy = sig.curve(names.ENTROPY) is not None
-    collapsed = (entropy and present) if has_entropy else len(present) >= 2
+    if has_entropy:
+        collapsed = bool(entropy and present)
+    else:  # no entropy logged: groups that stop differing, or two other signs, or one with a falling reward
+        zero = supports[names.FRAC_ZERO_STD]
+        collapsed = bool(zero or len(present) >= 2 or (present and facts.fell))
     if not collapsed:
         judged = "entropy, " if has_entropy else "(no entropy logged) "
         return Finding(NAME, OK, "no collapse", 0.0, None,

@@ -105,23 +105,44 @@ def _smooth(y):
 
 
 def _shortcut(sig: Signals, comps: list[str]) -> Finding:
-    rising, falling = [], []
+    """Without a shadow: a component rose while another was abandoned, or all the gain is one component
+    that saturated (every sample gets it) while the others stayed flat. Warnings: no shadow says which
+    component is the objective."""
+    rising, falling = {}, {}
     for c in comps:
         curve = sig.curve(_comp(c))
         up, down = curve.ramp(+1), curve.ramp(-1)
         if up is not None and up.t >= th.T_CHANGE and curve.late > curve.early:
-            rising.append((c, up))
+            rising[c] = up
         if down is not None and down.t <= -th.T_CHANGE and curve.late < curve.early:
-            falling.append((c, down))
-    pairs = [(r, f) for r in rising for f in falling if r[0] != f[0]]
-    if not pairs:
-        return Finding(NAME, OK, "no shortcut among the reward components (no shadow reward to judge by)",
-                       0.0, None, [f"components: {', '.join(comps)}"], "", [])
-    (up_name, up), (down_name, down) = max(pairs, key=lambda p: abs(p[1][1].t))
-    onset = max(up.onset, down.onset)
-    evidence = [moved(f"rewards/{up_name}", up), moved(f"rewards/{down_name}", down),
-                "no shadow reward: cannot say which is the true objective"]
-    return Finding(NAME, WARNING, f"possible shortcut: {down_name} abandoned while {up_name} rose",
-                   confidence(min(up.t, -down.t), th.T_CHANGE, []), int(round(onset)), evidence,
-                   FIX + "; add the true objective as a shadow reward (weight 0) to judge",
-                   [_comp(up_name), _comp(down_name)])
+            falling[c] = down
+    pairs = [(r, f) for r in rising for f in falling if r != f]
+    fix = FIX + "; add the true objective as a shadow reward (weight 0) to judge"
+    if pairs:
+        up_name, down_name = max(pairs, key=lambda p: abs(falling[p[1]].t))
+        up, down = rising[up_name], falling[down_name]
+        return Finding(NAME, WARNING, f"possible shortcut: {down_name} abandoned while {up_name} rose",
+                       confidence(min(up.t, -down.t), th.T_CHANGE, []), int(round(max(up.onset, down.onset))),
+                       [moved(f"rewards/{up_name}", up), moved(f"rewards/{down_name}", down),
+                        "no shadow reward: cannot say which is the true objective"], fix,
+                       [_comp(up_name), _comp(down_name)])
+    saturated = [c for c in rising if _saturated(sig, c)]
+    if len(rising) == 1 and saturated:
+        name, up = saturated[0], rising[saturated[0]]
+        flat = ", ".join(c for c in comps if c != name)
+        return Finding(NAME, WARNING, f"possible hacking: all the reward gain is {name}, which saturated",
+                       confidence(up.t, th.T_CHANGE, []), int(round(up.onset)),
+                       [moved(f"rewards/{name}", up) + " and every sample now gets it",
+                        f"no rise in {flat}", "no shadow reward: cannot say whether the objective improved"],
+                       fix, [_comp(c) for c in comps])
+    return Finding(NAME, OK, "no shortcut among the reward components (no shadow reward to judge by)",
+                   0.0, None, [f"components: {', '.join(comps)}"], "", [])
+
+
+def _saturated(sig: Signals, comp: str) -> bool:
+    """The component sits at the top of its range and its within-batch std has nearly vanished."""
+    curve, std = sig.curve(_comp(comp)), sig.curve(f"rewards/{comp}/std")
+    s = curve.smooth
+    span = float(s.max() - s.min())
+    top = span > 0 and (curve.late - float(s.min())) >= th.COMPONENT_SATURATED * span
+    return bool(top and std is not None and std.late <= th.COMPONENT_SAT_STD * max(std.early, 1e-12))

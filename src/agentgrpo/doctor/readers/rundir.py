@@ -30,20 +30,36 @@ def reward_weights(config: dict) -> dict[str, float]:
 
     >>> reward_weights({"rewards": [{"name": "proxy", "weight": 1}, {"name": "correct", "weight": 0}]})
     {'proxy': 1.0, 'correct': 0.0}
+    >>> reward_weights({"rewards": ["pkg.mod:proxy", {"name": "correct", "weight": 0}]})
+    {'pkg.mod:proxy': 1.0, 'correct': 0.0}
     >>> reward_weights({"training": {"reward_funcs": ["a", "b"], "reward_weights": [1.0, 0.0]}})
     {'a': 1.0, 'b': 0.0}
     """
     candidates = [config] + [v for v in config.values() if isinstance(v, dict)]
     for section in candidates:
         rewards = section.get("rewards")
-        if isinstance(rewards, list) and all(isinstance(r, dict) and "name" in r for r in rewards):
-            return {str(r["name"]): float(r.get("weight", 1.0)) for r in rewards}
+        if isinstance(rewards, list) and rewards and all(_is_spec(r) for r in rewards):
+            return dict(_spec(r) for r in rewards)
         funcs, weights = section.get("reward_funcs"), section.get("reward_weights")
         if isinstance(funcs, list) and all(isinstance(f, str) for f in funcs):
             if not isinstance(weights, list) or len(weights) != len(funcs):
                 weights = [1.0] * len(funcs)
             return {f: float(w) for f, w in zip(funcs, weights)}
     return {}
+
+
+def _is_spec(item) -> bool:
+    return isinstance(item, str) or (isinstance(item, dict) and isinstance(item.get("name"), str))
+
+
+def _spec(item) -> tuple[str, float]:
+    """A reward spec (a name, or ``{name, weight}``) as (name, weight)."""
+    if isinstance(item, str):
+        return item, 1.0
+    try:
+        return item["name"], float(item.get("weight", 1.0))
+    except (TypeError, ValueError):
+        return item["name"], 1.0
 
 
 def read_eval(path: Path) -> tuple[dict, list[str]]:
