@@ -30,17 +30,26 @@ BUDGET_S = 1.0
 
 
 def build_state(path: Path, steps: int) -> Path:
-    """A trainer_state.json with ``steps`` GRPO log records (synthetic healthy run + tool and clip metrics)."""
+    """A trainer_state.json of ``steps`` GRPO records (a synthetic healthy run plus tool and clip metrics)."""
     from agentgrpo.doctor import synthetic
 
     records = synthetic.make("healthy", steps, seed=0).records
     rng = np.random.default_rng(0)
     for r in records:
-        r.update({"num_tokens": 1000.0 * r["step"], "completions/min_length": 20.0, "completions/max_length": 300.0,
-                  "completions/mean_terminated_length": r["completions/mean_length"],
-                  "clip_ratio/low_mean": 0.0, "clip_ratio/high_mean": float(rng.uniform(0, 0.01)),
-                  "clip_ratio/region_mean": 0.0, "tools/call_frequency": float(rng.uniform(0.9, 1.1)),
-                  "tools/failure_frequency": float(rng.uniform(0.0, 0.1)), "step_time": 3.0})
+        r.update(
+            {
+                "num_tokens": 1000.0 * r["step"],
+                "completions/min_length": 20.0,
+                "completions/max_length": 300.0,
+                "completions/mean_terminated_length": r["completions/mean_length"],
+                "clip_ratio/low_mean": 0.0,
+                "clip_ratio/high_mean": float(rng.uniform(0, 0.01)),
+                "clip_ratio/region_mean": 0.0,
+                "tools/call_frequency": float(rng.uniform(0.9, 1.1)),
+                "tools/failure_frequency": float(rng.uniform(0.0, 0.1)),
+                "step_time": 3.0,
+            }
+        )
     state = {"global_step": steps, "max_steps": steps, "log_history": records, "logging_steps": 1}
     path.write_text(json.dumps(state, indent=2), encoding="utf-8")
     return path
@@ -49,8 +58,9 @@ def build_state(path: Path, steps: int) -> Path:
 def in_process(path: Path, out: Path) -> float:
     from agentgrpo.commands import doctor
 
-    args = type("Args", (), {"path": str(path), "out": str(out), "json": False, "png": False,
-                             "no_report": False})()
+    args = type(
+        "Args", (), {"path": str(path), "out": str(out), "json": False, "png": False, "no_report": False}
+    )()
     start = time.perf_counter()
     with redirect_stdout(io.StringIO()):
         doctor.run(args)
@@ -59,8 +69,11 @@ def in_process(path: Path, out: Path) -> float:
 
 def cli(path: Path, out: Path, *extra: str) -> float:
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "agentgrpo.cli", "doctor", str(path), "--out", str(out), *extra],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "agentgrpo.cli", "doctor", str(path), "--out", str(out), *extra],
+        capture_output=True,
+        text=True,
+    )
     elapsed = time.perf_counter() - start
     if done.returncode not in (0, 1):
         sys.exit(f"agentgrpo doctor failed ({done.returncode}):\n{done.stderr}")
@@ -68,7 +81,9 @@ def cli(path: Path, out: Path, *extra: str) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--steps", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--strict", action="store_true", help="exit 1 when the CLI exceeds the budget")
@@ -79,10 +94,12 @@ def main() -> int:
         size = path.stat().st_size / 1e6
         print(f"{args.steps}-step trainer_state.json: {size:.1f} MB")
         timings = {
-            "in-process (read, diagnose, summary, report.html)": min(in_process(path, tmp / "a")
-                                                                     for _ in range(args.repeat)),
-            "CLI `agentgrpo doctor` (fresh process, report.html)": min(cli(path, tmp / "b")
-                                                                      for _ in range(args.repeat)),
+            "in-process (read, diagnose, summary, report.html)": min(
+                in_process(path, tmp / "a") for _ in range(args.repeat)
+            ),
+            "CLI `agentgrpo doctor` (fresh process, report.html)": min(
+                cli(path, tmp / "b") for _ in range(args.repeat)
+            ),
             "CLI with --png (information; not in the budget)": cli(path, tmp / "c", "--png"),
         }
     for name, seconds in timings.items():

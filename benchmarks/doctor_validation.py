@@ -54,7 +54,9 @@ class Outcome:
         return (self.hit or self.expect is None) and not self.extra and onset_ok
 
 
-def judge(name: str, group: str, run_path: Path, expect: str | None, onset: int | None, level: str) -> Outcome:
+def judge(
+    name: str, group: str, run_path: Path, expect: str | None, onset: int | None, level: str
+) -> Outcome:
     report = diagnose(read_run(run_path).table)
     failures = {f.detector: f for f in report.failures}
     flagged = {f.detector: f for f in report.findings if f.status in (FAILURE, WARNING)}
@@ -65,7 +67,9 @@ def judge(name: str, group: str, run_path: Path, expect: str | None, onset: int 
     if hit_finding is not None and onset is not None and hit_finding.onset is not None:
         error = abs(hit_finding.onset - onset) / max(report.last_step - report.first_step, 1)
     extra = sorted(set(failures) - {expect})
-    return Outcome(name, group, expect, sorted(failures), hit_finding is not None, extra, error, report.headline)
+    return Outcome(
+        name, group, expect, sorted(failures), hit_finding is not None, extra, error, report.headline
+    )
 
 
 def synthetic_outcomes(out: Path, lengths, seeds, onsets) -> list[Outcome]:
@@ -80,7 +84,9 @@ def real_outcomes(runs: Path) -> list[Outcome]:
     """Real tiny-model runs: run directories under ``runs`` labelled by ``runs/labels.json``."""
     labels_path = runs / "labels.json"
     if not labels_path.is_file():
-        sys.exit(f"{labels_path} not found: make the runs with benchmarks/make_validation_runs.py --out {runs}")
+        sys.exit(
+            f"{labels_path} not found: make the runs with benchmarks/make_validation_runs.py --out {runs}"
+        )
     results = []
     for name, label in sorted(json.loads(labels_path.read_text()).items()):
         kind = str(label.get("label", "")).lower()
@@ -102,7 +108,9 @@ def score(results: list[Outcome]) -> dict:
         "cases": len(results),
         "precision": tp / (tp + fp) if tp + fp else 1.0,
         "recall": tp / (tp + fn) if tp + fn else 1.0,
-        "tp": tp, "fp": fp, "fn": fn,
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
         "onset_error_mean": sum(errors) / len(errors) if errors else 0.0,
         "onset_error_max": max(errors) if errors else 0.0,
         "onset_within_bound": sum(e <= ONSET_BOUND for e in errors) / len(errors) if errors else 1.0,
@@ -126,18 +134,25 @@ def print_table(title: str, results: list[Outcome], verbose: bool) -> dict:
         if verbose or not r.ok:
             flag = "ok  " if r.ok else "FAIL"
             err = f"{r.onset_error:.3f}" if r.onset_error is not None else "-"
-            print(f"  [{flag}] {r.name}: expect {r.expect or 'no failure'}, failures {r.found or '-'}, "
-                  f"onset error {err} | {r.headline}")
+            print(
+                f"  [{flag}] {r.name}: expect {r.expect or 'no failure'}, failures {r.found or '-'}, "
+                f"onset error {err} | {r.headline}"
+            )
     s = score(results)
-    print(f"precision {s['precision']:.3f}  recall {s['recall']:.3f}  (tp {s['tp']}, fp {s['fp']}, fn {s['fn']}); "
-          f"onset error mean {s['onset_error_mean']:.3f}, max {s['onset_error_max']:.3f}, "
-          f"within {ONSET_BOUND:.0%}: {s['onset_within_bound']:.1%}; "
-          f"healthy/converged runs with a failure: {s['healthy_with_failure']}/{s['healthy_cases']}")
+    print(
+        f"precision {s['precision']:.3f}  recall {s['recall']:.3f}  "
+        f"(tp {s['tp']}, fp {s['fp']}, fn {s['fn']}); "
+        f"onset error mean {s['onset_error_mean']:.3f}, max {s['onset_error_max']:.3f}, "
+        f"within {ONSET_BOUND:.0%}: {s['onset_within_bound']:.1%}; "
+        f"healthy/converged runs with a failure: {s['healthy_with_failure']}/{s['healthy_cases']}"
+    )
     return s
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--runs", type=Path, help="folder of labelled real runs (labels.json inside)")
     parser.add_argument("--no-synthetic", action="store_true", help="skip the synthetic suite")
     parser.add_argument("--lengths", default="60,200,1000", help="synthetic run lengths (logged steps)")
@@ -145,15 +160,20 @@ def main() -> int:
     parser.add_argument("--onsets", default="0.3,0.55", help="planted onsets, as fractions of the run")
     parser.add_argument("--verbose", action="store_true", help="one line per case, not only the misses")
     parser.add_argument("--json", type=Path, help="also write the scores and every case to this file")
-    parser.add_argument("--strict", action="store_true", help="exit 1 on any miss, false positive or late onset")
+    parser.add_argument(
+        "--strict", action="store_true", help="exit 1 on any miss, false positive or late onset"
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     everything, scores = [], {}
     if not args.no_synthetic:
         with tempfile.TemporaryDirectory() as tmp:
-            results = synthetic_outcomes(Path(tmp), tuple(int(v) for v in args.lengths.split(",")),
-                                         tuple(int(v) for v in args.seeds.split(",")),
-                                         tuple(float(v) for v in args.onsets.split(",")))
+            results = synthetic_outcomes(
+                Path(tmp),
+                tuple(int(v) for v in args.lengths.split(",")),
+                tuple(int(v) for v in args.seeds.split(",")),
+                tuple(float(v) for v in args.onsets.split(",")),
+            )
         scores["synthetic"] = print_table("synthetic suite", results, args.verbose)
         everything += results
     # ---- the real tiny-model runs (made by benchmarks/make_validation_runs.py) ---------------------------

@@ -51,8 +51,19 @@ def test_doctor_bad_input_exit_2(tmp_path, capsys):
 def _eval(run_dir, successes):
     per = [{"id": str(i), "success": s, "tool_calls": 1} for i, s in enumerate(successes)]
     n, k = len(successes), sum(successes)
-    data = {"after": {"greedy": {"n": n, "successes": k, "success_rate": k / n, "ci95": [0.0, 1.0],
-                                 "tool_call_rate": 1.0, "mean_turns": 2.0, "per_problem": per}}}
+    data = {
+        "after": {
+            "greedy": {
+                "n": n,
+                "successes": k,
+                "success_rate": k / n,
+                "ci95": [0.0, 1.0],
+                "tool_call_rate": 1.0,
+                "mean_turns": 2.0,
+                "per_problem": per,
+            }
+        }
+    }
     (run_dir / "eval.json").write_text(json.dumps(data), encoding="utf-8")
 
 

@@ -37,8 +37,12 @@ def test_stops_on_collapse_after_saving(tmp_path):
 
 def test_healthy_run_is_not_stopped(tmp_path):
     case = synthetic.make("healthy", 120, 1)
-    cb = LiveDoctorCallback(every=10, stop_on=["hacking", "collapse", "kl_blowup", "length_gaming"],
-                            run_dir=tmp_path, print_fn=None)
+    cb = LiveDoctorCallback(
+        every=10,
+        stop_on=["hacking", "collapse", "kl_blowup", "length_gaming"],
+        run_dir=tmp_path,
+        print_fn=None,
+    )
     step, control = _feed(cb, case)
     assert step is None and not control.should_training_stop
     final = json.loads((tmp_path / "doctor_live.jsonl").read_text().splitlines()[-1])

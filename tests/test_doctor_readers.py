@@ -25,8 +25,17 @@ def test_metrics_jsonl_truncated_last_line(tmp_path):
 
 
 def test_trainer_state_old_names_are_mapped(tmp_path):
-    history = [{"step": i, "completion_length": 100.0 + i, "rewards/correct": 0.5, "kl": 0.01, "reward": 0.5,
-                "clip_ratio": 0.0} for i in range(1, 11)]
+    history = [
+        {
+            "step": i,
+            "completion_length": 100.0 + i,
+            "rewards/correct": 0.5,
+            "kl": 0.01,
+            "reward": 0.5,
+            "clip_ratio": 0.0,
+        }
+        for i in range(1, 11)
+    ]
     history.append({"step": 10, "train_runtime": 12.0, "train_loss": 0.1})  # end-of-run summary
     path = tmp_path / "trainer_state.json"
     path.write_text(json.dumps({"global_step": 10, "log_history": history}), encoding="utf-8")
@@ -88,9 +97,13 @@ def test_run_directory_reads_config_eval_and_samples(tmp_path):
     recs = [dict(r, **{"rewards/proxy/mean": 0.1, "rewards/correct/mean": 0.2}) for r in _records()]
     (run_dir / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in recs), encoding="utf-8")
     (run_dir / "config.yaml").write_text(
-        "rewards:\n  - {name: proxy, weight: 1.0}\n  - {name: correct, weight: 0.0}\n  - {name: gone, weight: 1}\n",
-        encoding="utf-8")
-    (run_dir / "eval.json").write_text(json.dumps({"after": {"greedy": {"success_rate": 0.5}}}), encoding="utf-8")
+        "rewards:\n  - {name: proxy, weight: 1.0}\n  - {name: correct, weight: 0.0}\n"
+        "  - {name: gone, weight: 1}\n",
+        encoding="utf-8",
+    )
+    (run_dir / "eval.json").write_text(
+        json.dumps({"after": {"greedy": {"success_rate": 0.5}}}), encoding="utf-8"
+    )
     samples = [{"step": 2, "prompt": "p", "completion": c, "rewards": {}} for c in ("a", "a", "b", "c")]
     (run_dir / "completions.jsonl").write_text("\n".join(json.dumps(s) for s in samples), encoding="utf-8")
     run = read_run(run_dir)
@@ -105,7 +118,9 @@ def test_run_directory_falls_back_to_latest_checkpoint(tmp_path):
     for step in (5, 12):
         ckpt = tmp_path / f"checkpoint-{step}"
         ckpt.mkdir()
-        (ckpt / "trainer_state.json").write_text(json.dumps({"log_history": _records(step)}), encoding="utf-8")
+        (ckpt / "trainer_state.json").write_text(
+            json.dumps({"log_history": _records(step)}), encoding="utf-8"
+        )
     assert len(read_run(tmp_path).table) == 12
 
 
@@ -116,8 +131,11 @@ def test_run_directory_falls_back_to_latest_checkpoint(tmp_path):
         ("", "metrics.jsonl", "empty"),
         ('{"model": "x", "epochs": 3}', "config.json", "not a TRL trainer state"),
         ("[1, 2, 3]", "list.json", "expected a trainer_state.json"),
-        ('{"log_history": [{"step": 1, "loss": 0.3}, {"step": 2, "loss": 0.2}]}', "trainer_state.json",
-         "no reward metric"),
+        (
+            '{"log_history": [{"step": 1, "loss": 0.3}, {"step": 2, "loss": 0.2}]}',
+            "trainer_state.json",
+            "no reward metric",
+        ),
         ("hello\nworld\n", "notes.txt", "no per-step metric record"),
         ('{"log_history": [{"ste', "trainer_state.json", "no complete record"),
     ],
@@ -132,7 +150,9 @@ def test_bad_input_says_what_was_found(tmp_path, content, name, message):
 
 def test_no_reward_message_lists_found_metrics(tmp_path):
     path = tmp_path / "trainer_state.json"
-    path.write_text(json.dumps({"log_history": [{"step": 1, "loss": 0.3, "grad_norm": 1.0}]}), encoding="utf-8")
+    path.write_text(
+        json.dumps({"log_history": [{"step": 1, "loss": 0.3, "grad_norm": 1.0}]}), encoding="utf-8"
+    )
     with pytest.raises(UserError) as err:
         read_run(path)
     assert "found: grad_norm, loss" in str(err.value)

@@ -44,8 +44,10 @@ def test_real_run_diagnosis(name):
 
 
 def test_collapse_and_kl_runs_have_early_onsets():
-    for name, detector in (("trl_dapo_vl3b_length_entropy_collapse.txt", "collapse"),
-                           ("unsloth_grammar_grpo_kl_blowup.txt", "kl")):
+    for name, detector in (
+        ("trl_dapo_vl3b_length_entropy_collapse.txt", "collapse"),
+        ("unsloth_grammar_grpo_kl_blowup.txt", "kl"),
+    ):
         if not (REAL_RUNS / name).exists():
             pytest.skip(f"{name} not present")
         run = read_run(REAL_RUNS / name)

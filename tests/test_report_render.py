@@ -16,8 +16,9 @@ from agentgrpo.doctor.diagnose import diagnose
 from agentgrpo.doctor.readers import read_run
 from agentgrpo.report import charts, html, svg
 
-BROWSER = next((shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)),
-               None)
+BROWSER = next(
+    (shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None
+)
 pytestmark = pytest.mark.skipif(BROWSER is None, reason="no chromium / google-chrome on PATH")
 
 BLUE = (31, 119, 180)  # the second series of a chart (charts.PALETTE[0])
@@ -26,10 +27,20 @@ RED = (214, 39, 40)  # a failure onset marker
 
 def screenshot(page, out, tmp_path, height=4200):
     """Screenshot ``page`` (a file) with every network request sent to a dead proxy."""
-    cmd = [BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-           f"--user-data-dir={tmp_path / 'profile'}", "--proxy-server=http://127.0.0.1:9",
-           "--proxy-bypass-list=<-loopback>", f"--window-size=1240,{height}", f"--screenshot={out}",
-           page.as_uri()]
+    cmd = [
+        BROWSER,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--proxy-server=http://127.0.0.1:9",
+        "--proxy-bypass-list=<-loopback>",
+        f"--window-size=1240,{height}",
+        f"--screenshot={out}",
+        page.as_uri(),
+    ]
     subprocess.run(cmd, check=True, timeout=120, capture_output=True)
     from PIL import Image
 

@@ -45,13 +45,18 @@ def run(args) -> int:
         try:
             path = compare.write(a, b, report_a, report_b, rows, out)
         except OSError as exc:
-            raise UserError(f"cannot write the comparison to {out}: {exc.strerror or exc}; pass --out DIR") from exc
+            raise UserError(
+                f"cannot write the comparison to {out}: {exc.strerror or exc}; pass --out DIR"
+            ) from exc
     if args.json:
         payload = {
             "a": {"source": str(a.source), **report_a.to_dict()},
             "b": {"source": str(b.source), **report_b.to_dict()},
-            "eval": [{k: v for k, v in r.items() if k != "paired"}
-                     | {"paired": vars(r["paired"]) if r["paired"] else None} for r in rows],
+            "eval": [
+                {k: v for k, v in r.items() if k != "paired"}
+                | {"paired": vars(r["paired"]) if r["paired"] else None}
+                for r in rows
+            ],
             "report": str(path) if path else None,
         }
         json.dump(payload, sys.stdout, indent=2, default=str)
@@ -59,7 +64,11 @@ def run(args) -> int:
         return 0
     for tag, run_, rep in (("A", a, report_a), ("B", b, report_b)):
         print(f"{tag}: {run_.source} ({rep.steps} steps)\n   {rep.headline}")
-    print("\nevaluation:" if rows else "\nevaluation: none shared (needs eval.json with the same stage/mode in both)")
+    print(
+        "\nevaluation:"
+        if rows
+        else "\nevaluation: none shared (needs eval.json with the same stage/mode in both)"
+    )
     for r in rows:
         print(f"  {r['stage']}/{r['mode']}: {r['text']}")
     if path:

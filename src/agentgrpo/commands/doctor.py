@@ -33,7 +33,9 @@ HELP = "diagnose a run's curves: hacking, collapse, length gaming, KL blow-up, s
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", help="run directory, trainer_state.json, metrics.jsonl, CSV export or console log")
+    parser.add_argument(
+        "path", help="run directory, trainer_state.json, metrics.jsonl, CSV export or console log"
+    )
     parser.add_argument("--out", help="folder for report.html (and PNGs); default beside the run")
     parser.add_argument("--json", action="store_true", help="print the diagnosis as JSON instead of text")
     parser.add_argument("--png", action="store_true", help="also write one PNG per chart (matplotlib)")
@@ -56,8 +58,12 @@ def run(args) -> int:
     report = diagnose(source.table)
     written = [] if args.no_report else write_report(source, report, args.out, args.png)
     if args.json:
-        payload = report.to_dict() | {"source": str(source.source), "format": source.fmt, "notes": source.notes,
-                                      "files": [str(p) for p in written]}
+        payload = report.to_dict() | {
+            "source": str(source.source),
+            "format": source.fmt,
+            "notes": source.notes,
+            "files": [str(p) for p in written],
+        }
         json.dump(payload, sys.stdout, indent=2, default=str)
         print()
     else:
@@ -81,5 +87,7 @@ def write_report(source, report, out: str | None, png: bool) -> list[Path]:
 
             paths += pngs.write(panels, out_dir / "png")
     except OSError as exc:
-        raise UserError(f"cannot write the report to {out_dir}: {exc.strerror or exc}; pass --out DIR") from exc
+        raise UserError(
+            f"cannot write the report to {out_dir}: {exc.strerror or exc}; pass --out DIR"
+        ) from exc
     return paths

@@ -85,8 +85,13 @@ def diagnose(table: MetricTable, only: tuple[str, ...] | None = None) -> Report:
     _explain(findings)
     findings.sort(key=lambda f: STATUS_ORDER[f.status])
     steps = table.steps
-    return Report(findings, len(table), int(steps[0]) if len(steps) else 0,
-                  int(steps[-1]) if len(steps) else 0, dict(table.meta))
+    return Report(
+        findings,
+        len(table),
+        int(steps[0]) if len(steps) else 0,
+        int(steps[-1]) if len(steps) else 0,
+        dict(table.meta),
+    )
 
 
 def _explain(findings: list[Finding]) -> None:

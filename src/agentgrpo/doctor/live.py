@@ -55,8 +55,11 @@ class History:
             col[row] = number
 
     def table(self, meta: dict) -> MetricTable:
-        return MetricTable(np.array(self.steps, dtype=np.int64),
-                           {k: np.array(v, dtype=float) for k, v in self.columns.items()}, dict(meta))
+        return MetricTable(
+            np.array(self.steps, dtype=np.int64),
+            {k: np.array(v, dtype=float) for k, v in self.columns.items()},
+            dict(meta),
+        )
 
 
 class LiveDoctorCallback(TrainerCallback):
@@ -75,9 +78,16 @@ class LiveDoctorCallback(TrainerCallback):
         print_fn: where warnings are printed (default ``print``; None to print nothing).
     """
 
-    def __init__(self, every: int = 10, stop_on: Iterable[str] = (), run_dir: str | Path | None = None,
-                 reward_weights: Mapping[str, float] | None = None, min_steps: int = 20, patience: int = 2,
-                 print_fn: Callable[[str], None] | None = print):
+    def __init__(
+        self,
+        every: int = 10,
+        stop_on: Iterable[str] = (),
+        run_dir: str | Path | None = None,
+        reward_weights: Mapping[str, float] | None = None,
+        min_steps: int = 20,
+        patience: int = 2,
+        print_fn: Callable[[str], None] | None = print,
+    ):
         if every < 1 or patience < 1:
             raise ValueError("every and patience must be >= 1")
         self.every, self.min_steps, self.patience = every, min_steps, patience
@@ -110,7 +120,7 @@ class LiveDoctorCallback(TrainerCallback):
             self.check(int(state.global_step), None, final=True)
         return control
 
-    # ---- checks ---------------------------------------------------------------------------------------------
+    # ---- checks ------------------------------------------------------------------------------------------
     def check(self, step: int, control=None, final: bool = False) -> Report:
         """Diagnose the history now; report what is new; stop training if asked to. Returns the report."""
         if "shadow" not in self.meta:
@@ -127,7 +137,9 @@ class LiveDoctorCallback(TrainerCallback):
         if control is not None and not final:
             self._maybe_stop(step, report, control)
         if final:
-            self._write({"step": step, "event": "final", "verdict": report.verdict, "headline": report.headline})
+            self._write(
+                {"step": step, "event": "final", "verdict": report.verdict, "headline": report.headline}
+            )
         return report
 
     def _set_weights(self) -> None:
@@ -152,12 +164,18 @@ class LiveDoctorCallback(TrainerCallback):
 
     def _emit(self, step: int, finding, action: str) -> None:
         onset = f", onset step {finding.onset}" if finding.onset is not None else ""
-        line = (f"[agentgrpo doctor] step {step}: {finding.status.upper()} {finding.detector}: {finding.verdict}"
-                f" (confidence {finding.confidence:.2f}{onset}) — {action}")
+        line = (
+            f"[agentgrpo doctor] step {step}: {finding.status.upper()} {finding.detector}: {finding.verdict}"
+            f" (confidence {finding.confidence:.2f}{onset}) — {action}"
+        )
         detail = "; ".join(finding.evidence[:3])
         log.info("%s | %s", line, detail)
         if self.print_fn is not None:
-            self.print_fn(line + (f"\n    {detail}" if detail else "") + (f"\n    fix: {finding.fix}" if finding.fix else ""))
+            self.print_fn(
+                line
+                + (f"\n    {detail}" if detail else "")
+                + (f"\n    fix: {finding.fix}" if finding.fix else "")
+            )
         self._write({"step": step, "event": action, **finding.to_dict()})
 
     def _write(self, record: dict) -> None:

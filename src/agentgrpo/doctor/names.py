@@ -46,7 +46,9 @@ _REWARD_COMPONENT = re.compile(r"^rewards/([^/]+)$")
 _PREFIXES = ("train/", "train_")
 
 # Keys of the summary record the Trainer logs once at the end; a record with any of them is not a step.
-SUMMARY_KEYS = frozenset({"train_runtime", "train_samples_per_second", "train_steps_per_second", "train_loss"})
+SUMMARY_KEYS = frozenset(
+    {"train_runtime", "train_samples_per_second", "train_steps_per_second", "train_loss"}
+)
 
 
 def canonical(key: str) -> str:
@@ -64,10 +66,10 @@ def canonical(key: str) -> str:
         return _RENAMES[key]
     for prefix in ("eval/", "eval_"):
         if key.startswith(prefix) and key not in SUMMARY_KEYS:
-            return "eval/" + canonical(key[len(prefix):])
+            return "eval/" + canonical(key[len(prefix) :])
     for prefix in _PREFIXES:
         if key.startswith(prefix) and key not in SUMMARY_KEYS:
-            return canonical(key[len(prefix):])
+            return canonical(key[len(prefix) :])
     match = _REWARD_COMPONENT.match(key)
     if match:
         return f"rewards/{match.group(1)}/mean"

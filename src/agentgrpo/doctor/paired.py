@@ -41,12 +41,16 @@ class PairedResult:
 
     def text(self) -> str:
         lo, hi = self.diff_ci95
-        return (f"n={self.n} common problems: A {100 * self.rate_a:.1f}% vs B {100 * self.rate_b:.1f}% "
-                f"(B − A = {100 * self.diff:+.1f} pts, 95% CI [{100 * lo:+.1f}, {100 * hi:+.1f}]); "
-                f"only A right: {self.only_a}, only B right: {self.only_b}; McNemar exact p = {self.p_value:.3g}")
+        return (
+            f"n={self.n} common problems: A {100 * self.rate_a:.1f}% vs B {100 * self.rate_b:.1f}% "
+            f"(B − A = {100 * self.diff:+.1f} pts, 95% CI [{100 * lo:+.1f}, {100 * hi:+.1f}]); "
+            f"only A right: {self.only_a}, only B right: {self.only_b}; McNemar exact p = {self.p_value:.3g}"
+        )
 
 
-def paired(a: dict[str, bool], b: dict[str, bool], resamples: int = 2000, seed: int = 0) -> PairedResult | None:
+def paired(
+    a: dict[str, bool], b: dict[str, bool], resamples: int = 2000, seed: int = 0
+) -> PairedResult | None:
     """Compare per-problem successes keyed by problem id; None when no id is shared.
 
     >>> r = paired({"1": True, "2": False, "3": False}, {"1": True, "2": True, "3": True, "4": True})
@@ -64,8 +68,15 @@ def paired(a: dict[str, bool], b: dict[str, bool], resamples: int = 2000, seed: 
     idx = rng.integers(0, len(common), size=(resamples, len(common)))
     diffs = (xb[idx] - xa[idx]).mean(axis=1)
     lo, hi = np.quantile(diffs, [0.025, 0.975])
-    return PairedResult(len(common), float(xa.mean()), float(xb.mean()), only_a, only_b,
-                        mcnemar_exact(only_a, only_b), (float(lo), float(hi)))
+    return PairedResult(
+        len(common),
+        float(xa.mean()),
+        float(xb.mean()),
+        only_a,
+        only_b,
+        mcnemar_exact(only_a, only_b),
+        (float(lo), float(hi)),
+    )
 
 
 def per_problem(results: dict) -> dict[str, bool]:

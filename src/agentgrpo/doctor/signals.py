@@ -62,11 +62,6 @@ class Curve:
             self._ramps[direction] = stats.ramp(self.x, self.y, direction)
         return self._ramps[direction]
 
-    def at(self, step: float) -> float:
-        """The smoothed value at (the bin containing) ``step``."""
-        i = int(np.searchsorted(self.x, step, side="right")) - 1
-        return float(self.smooth[max(i, 0)])
-
 
 class Signals:
     """Binned curves of a `MetricTable`, computed on first use."""
@@ -139,7 +134,7 @@ class RewardFacts:
         s = curve.smooth
         peak, low = float(s.max()), float(s.min())
         span = peak - low
-        late = float(np.median(s[-len(curve.edges[1]):]))
+        late = float(np.median(s[-len(curve.edges[1]) :]))
         near = span <= 0 or (late - low) >= th.NEAR_PEAK * span
         learned = rise is not None and rise.t >= th.T_CHANGE and curve.late > curve.early
         fell = (

@@ -109,9 +109,9 @@ def trend(x: np.ndarray, y: np.ndarray) -> Trend:
 
 @dataclass(frozen=True)
 class Ramp:
-    """Best flat-ramp-flat fit: level ``before`` up to ``onset``, a linear move, level ``after`` from ``settled``.
+    """Best flat-ramp-flat fit: level ``before`` up to ``onset``, a linear move, ``after`` from ``settled``.
 
-    The levels are the medians of the observed points on each side (robust, and always values the metric took).
+    The levels are the medians of the observed points on each side (robust; values the metric took).
     """
 
     onset: float

@@ -39,7 +39,9 @@ class Case:
             for record in self.records:
                 fh.write(json.dumps(record) + "\n")
         lines = ["rewards:"] + [f"  - {{name: {r['name']}, weight: {r['weight']}}}" for r in self.rewards]
-        (run / "config.yaml").write_text("\n".join(lines) + "\n" if self.rewards else "{}\n", encoding="utf-8")
+        (run / "config.yaml").write_text(
+            "\n".join(lines) + "\n" if self.rewards else "{}\n", encoding="utf-8"
+        )
         return run
 
 
@@ -86,9 +88,15 @@ def assemble(sim: Sim, components: dict[str, np.ndarray], weights: dict[str, flo
     zero = np.isclose(total.std(axis=2), 0.0).mean(axis=1)
     records = []
     for i in range(sim.n):
-        rec = {"step": i + 1, "epoch": (i + 1) / sim.n, "loss": float(sim.rng.normal(0, 0.01)),
-               "learning_rate": 1e-5, "reward": float(flat[i].mean()), "reward_std": float(flat[i].std()),
-               "frac_reward_zero_std": float(zero[i])}
+        rec = {
+            "step": i + 1,
+            "epoch": (i + 1) / sim.n,
+            "loss": float(sim.rng.normal(0, 0.01)),
+            "learning_rate": 1e-5,
+            "reward": float(flat[i].mean()),
+            "reward_std": float(flat[i].std()),
+            "frac_reward_zero_std": float(zero[i]),
+        }
         for name, r in components.items():
             rec[f"rewards/{name}/mean"] = float(r[i].mean())
             rec[f"rewards/{name}/std"] = float(r[i].std())
@@ -102,18 +110,25 @@ def assemble(sim: Sim, components: dict[str, np.ndarray], weights: dict[str, flo
 def _lengths(sim: Sim, mean: np.ndarray, cap: float) -> dict[str, np.ndarray]:
     samples = sim.rng.normal(mean[:, None], 0.3 * mean[:, None], size=(sim.n, sim.prompts * sim.group))
     samples = np.clip(samples, 1, cap)
-    return {"completions__mean_length": samples.mean(axis=1),
-            "completions__clipped_ratio": (samples >= cap).mean(axis=1),
-            "completions__max_length": samples.max(axis=1)}
+    return {
+        "completions__mean_length": samples.mean(axis=1),
+        "completions__clipped_ratio": (samples >= cap).mean(axis=1),
+        "completions__max_length": samples.max(axis=1),
+    }
 
 
 def _base(sim: Sim, entropy: np.ndarray, length: np.ndarray, kl: np.ndarray, cap: float = 512) -> dict:
     grad = sim.noisy(np.full(sim.n, 0.3), 0.3)
-    return {"entropy": sim.noisy(entropy, 0.05), "kl": sim.noisy(kl, 0.3), "grad_norm": grad,
-            **_lengths(sim, length, cap)}
+    return {
+        "entropy": sim.noisy(entropy, 0.05),
+        "kl": sim.noisy(kl, 0.3),
+        "grad_norm": grad,
+        **_lengths(sim, length, cap),
+    }
 
 
 # ---- scenarios: each returns (expect, onset, records, rewards config, level) -------------------------------
+
 
 def healthy(n: int, seed: int, onset_frac: float):
     sim = Sim(n, seed)
@@ -171,10 +186,25 @@ def collapse_no_entropy(n: int, seed: int, onset_frac: float):
     """A collapse logged without entropy (TRL < 0.19), with the old ``completion_length`` / ``rewards/<f>``
     names: only the group statistics, length and reward tell."""
     _, onset, records, rewards, level = collapse(n, seed, onset_frac)
-    keep = {"step", "epoch", "loss", "learning_rate", "grad_norm", "reward", "reward_std", "kl",
-            "frac_reward_zero_std"}
-    old = [{**{k: v for k, v in r.items() if k in keep}, "completion_length": r["completions/mean_length"],
-            "rewards/correct": r["rewards/correct/mean"]} for r in records]
+    keep = {
+        "step",
+        "epoch",
+        "loss",
+        "learning_rate",
+        "grad_norm",
+        "reward",
+        "reward_std",
+        "kl",
+        "frac_reward_zero_std",
+    }
+    old = [
+        {
+            **{k: v for k, v in r.items() if k in keep},
+            "completion_length": r["completions/mean_length"],
+            "rewards/correct": r["rewards/correct/mean"],
+        }
+        for r in records
+    ]
     return "collapse", onset, old, rewards, level
 
 
@@ -198,8 +228,13 @@ def hacking_diverge(n: int, seed: int, onset_frac: float):
     true = sim.bernoulli(0.1 + 0.3 * rise - 0.3 * ease(sim.t, start, 0.3 * n))
     weights = {"proxy": 1.0, "correct": 0.0}
     curves = _base(sim, 1.0 - 0.3 * sim.t / n, np.full(n, 150.0), 0.002 + 0.05 * sim.t / n)
-    return "hacking", start + 1, assemble(sim, {"proxy": proxy, "correct": true}, weights, **curves), \
-        _cfg(weights), "failure"
+    return (
+        "hacking",
+        start + 1,
+        assemble(sim, {"proxy": proxy, "correct": true}, weights, **curves),
+        _cfg(weights),
+        "failure",
+    )
 
 
 def length_gaming(n: int, seed: int, onset_frac: float, shadow: bool = True):
@@ -254,8 +289,20 @@ def tool_failures(n: int, seed: int, onset_frac: float):
     calls = sim.noisy(np.full(n, 1.2), 0.1)
     comps = {"correct": sim.bernoulli(0.15 + 0.45 * ease(sim.t, 0, 0.8 * n))}
     curves = _base(sim, np.full(n, 1.0), np.full(n, 200.0), 0.002 + 0.03 * sim.t / n)
-    return "tools", start + 1, assemble(sim, comps, {"correct": 1.0}, tools__call_frequency=calls,
-                                        tools__failure_frequency=fails, **curves), [], "failure"
+    return (
+        "tools",
+        start + 1,
+        assemble(
+            sim,
+            comps,
+            {"correct": 1.0},
+            tools__call_frequency=calls,
+            tools__failure_frequency=fails,
+            **curves,
+        ),
+        [],
+        "failure",
+    )
 
 
 def tool_calls_gone(n: int, seed: int, onset_frac: float):
@@ -265,8 +312,20 @@ def tool_calls_gone(n: int, seed: int, onset_frac: float):
     fails = np.clip(0.1 + sim.rng.normal(0, 0.03, n), 0, 1)
     comps = {"correct": sim.bernoulli(0.15 + 0.35 * ease(sim.t, 0, start))}
     curves = _base(sim, np.full(n, 1.0), np.full(n, 200.0), 0.002 + 0.03 * sim.t / n)
-    return "tools", start + 1, assemble(sim, comps, {"correct": 1.0}, tools__call_frequency=calls,
-                                        tools__failure_frequency=fails, **curves), [], "failure"
+    return (
+        "tools",
+        start + 1,
+        assemble(
+            sim,
+            comps,
+            {"correct": 1.0},
+            tools__call_frequency=calls,
+            tools__failure_frequency=fails,
+            **curves,
+        ),
+        [],
+        "failure",
+    )
 
 
 def shortcut(n: int, seed: int, onset_frac: float):
@@ -277,8 +336,13 @@ def shortcut(n: int, seed: int, onset_frac: float):
     reason = sim.bernoulli(0.5 - 0.4 * ease(sim.t, start, 0.3 * n))
     weights = {"format": 1.0, "reasoning": 1.0}
     curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), 0.002 + 0.03 * sim.t / n)
-    return "hacking", start + 1, assemble(sim, {"format": fmt, "reasoning": reason}, weights, **curves), \
-        _cfg(weights), "warning"
+    return (
+        "hacking",
+        start + 1,
+        assemble(sim, {"format": fmt, "reasoning": reason}, weights, **curves),
+        _cfg(weights),
+        "warning",
+    )
 
 
 def saturated_component(n: int, seed: int, onset_frac: float):
@@ -319,8 +383,12 @@ SCENARIOS: dict[str, Callable] = {
 
 def make(scenario: str, n: int, seed: int = 0, onset_frac: float = 0.4) -> Case:
     """One case. ``n`` logged steps (one per step), change planted at ``onset_frac`` of the run."""
-    expect, onset, records, rewards, level = SCENARIOS[scenario](n, seed * 1000 + int(onset_frac * 100), onset_frac)
-    return Case(f"{scenario}-n{n}-s{seed}-o{int(onset_frac * 100)}", expect, onset, records, rewards, level, n)
+    expect, onset, records, rewards, level = SCENARIOS[scenario](
+        n, seed * 1000 + int(onset_frac * 100), onset_frac
+    )
+    return Case(
+        f"{scenario}-n{n}-s{seed}-o{int(onset_frac * 100)}", expect, onset, records, rewards, level, n
+    )
 
 
 def cases(lengths=(60, 200, 1000), seeds=(0, 1), onsets=(0.3, 0.55)) -> Iterator[Case]:

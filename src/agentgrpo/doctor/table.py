@@ -120,7 +120,7 @@ def _column(records: list[Mapping], keys: list[str]) -> np.ndarray:
 
 def _merge_duplicates(steps: np.ndarray, columns: dict[str, np.ndarray]):
     """Collapse rows that share a step: per column, the last finite value wins."""
-    unique, first = np.unique(steps, return_index=True)
+    unique = np.unique(steps)
     group = np.searchsorted(unique, steps)
     merged = {}
     for key, col in columns.items():

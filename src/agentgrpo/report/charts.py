@@ -46,12 +46,20 @@ class Chart:
 
 # (key, title, metrics) of the standard panels, in page order. "rewards/*" expands to the components.
 PANELS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("reward", "Reward: total and per component (dashed: shadow rewards, not trained)", (names.REWARD, "rewards/*")),
+    (
+        "reward",
+        "Reward: total and per component (dashed: shadow rewards, not trained)",
+        (names.REWARD, "rewards/*"),
+    ),
     ("reward_std", "Reward std within the batch", (names.REWARD_STD,)),
     ("zero_std", "Share of groups with identical rewards (frac_reward_zero_std)", (names.FRAC_ZERO_STD,)),
     ("kl", "KL to the reference (per token)", (names.KL,)),
     ("entropy", "Entropy (per token)", (names.ENTROPY,)),
-    ("length", "Completion length (tokens)", (names.LENGTH, names.MIN_LENGTH, names.MAX_LENGTH, names.TERM_LENGTH)),
+    (
+        "length",
+        "Completion length (tokens)",
+        (names.LENGTH, names.MIN_LENGTH, names.MAX_LENGTH, names.TERM_LENGTH),
+    ),
     ("truncation", "Truncated share (completions/clipped_ratio)", (names.CLIPPED,)),
     ("clip", "Policy ratio clipping", (names.CLIP_LOW, names.CLIP_HIGH, names.CLIP_REGION)),
     ("tools", "Tool use: calls per completion, failing share", (names.TOOL_CALLS, names.TOOL_FAILURES)),

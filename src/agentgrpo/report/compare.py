@@ -25,10 +25,16 @@ def eval_rows(a, b) -> list[dict]:
             if not (isinstance(ra, dict) and isinstance(rb, dict)):
                 continue
             test = paired(per_problem(ra), per_problem(rb))
-            rows.append({"stage": stage, "mode": mode,
-                         "a": {k: ra.get(k) for k in ("n", "success_rate", "ci95")},
-                         "b": {k: rb.get(k) for k in ("n", "success_rate", "ci95")},
-                         "paired": test, "text": test.text() if test else "no common problem ids: no paired test"})
+            rows.append(
+                {
+                    "stage": stage,
+                    "mode": mode,
+                    "a": {k: ra.get(k) for k in ("n", "success_rate", "ci95")},
+                    "b": {k: rb.get(k) for k in ("n", "success_rate", "ci95")},
+                    "paired": test,
+                    "text": test.text() if test else "no common problem ids: no paired test",
+                }
+            )
     return rows
 
 
@@ -68,25 +74,36 @@ def _shade(series: list[chartlib.Series]) -> None:
 
 
 def render(a, b, report_a, report_b, rows: list[dict]) -> str:
-    body = [f"<h1>agentgrpo compare: A = {escape(a.name)}, B = {escape(b.name)}</h1>",
-            f'<div class="meta">A: {escape(str(a.source))} · B: {escape(str(b.source))}</div>',
-            "<h2>Diagnoses</h2><table><tr><th>run</th><th>verdict</th><th>headline</th><th>final reward</th></tr>"]
+    body = [
+        f"<h1>agentgrpo compare: A = {escape(a.name)}, B = {escape(b.name)}</h1>",
+        f'<div class="meta">A: {escape(str(a.source))} · B: {escape(str(b.source))}</div>',
+        "<h2>Diagnoses</h2><table><tr><th>run</th><th>verdict</th><th>headline</th>"
+        "<th>final reward</th></tr>",
+    ]
     for tag, run, rep in (("A", a, report_a), ("B", b, report_b)):
         _, reward = run.table.series(names.REWARD)
-        final = f"{reward[-max(1, len(reward) // 10):].mean():.4g}" if len(reward) else "n/a"
-        body.append(f'<tr><td>{tag}</td><td><span class="badge {rep.verdict}">{rep.verdict}</span></td>'
-                    f"<td>{escape(rep.headline)}</td><td>{final} (mean of the last 10%)</td></tr>")
+        final = f"{reward[-max(1, len(reward) // 10) :].mean():.4g}" if len(reward) else "n/a"
+        body.append(
+            f'<tr><td>{tag}</td><td><span class="badge {rep.verdict}">{rep.verdict}</span></td>'
+            f"<td>{escape(rep.headline)}</td><td>{final} (mean of the last 10%)</td></tr>"
+        )
     body.append("</table><h2>Evaluation (paired on common problems)</h2>")
     if rows:
         body.append("<table><tr><th>stage</th><th>mode</th><th>A</th><th>B</th><th>paired test</th></tr>")
         for r in rows:
-            body.append(f"<tr><td>{escape(r['stage'])}</td><td>{escape(r['mode'])}</td><td>{_rate(r['a'])}</td>"
-                        f"<td>{_rate(r['b'])}</td><td>{escape(r['text'])}</td></tr>")
+            body.append(
+                f"<tr><td>{escape(r['stage'])}</td><td>{escape(r['mode'])}</td><td>{_rate(r['a'])}</td>"
+                f"<td>{_rate(r['b'])}</td><td>{escape(r['text'])}</td></tr>"
+            )
         body.append("</table>")
     else:
         body.append('<p class="note">No evaluation both runs share (eval.json in each run directory).</p>')
-    body += ["<h2>Curves (A solid, B dashed; onsets marked)</h2>", '<div class="grid">',
-             *(svg.render(c) for c in overlay(a, b, report_a, report_b)), "</div>"]
+    body += [
+        "<h2>Curves (A solid, B dashed; onsets marked)</h2>",
+        '<div class="grid">',
+        *(svg.render(c) for c in overlay(a, b, report_a, report_b)),
+        "</div>",
+    ]
     return html.page(f"agentgrpo compare: {a.name} vs {b.name}", body)
 
 

@@ -37,7 +37,9 @@ def _grid(panels, out_path: Path, title: str) -> Path:
     for i, chart in enumerate(panels):
         ax = fig.add_subplot(rows, cols, i + 1)
         for s in chart.series[:6]:
-            ax.plot(s.x, s.y, color=s.color, linewidth=1.0, linestyle="--" if s.dashed else "-", label=s.label)
+            ax.plot(
+                s.x, s.y, color=s.color, linewidth=1.0, linestyle="--" if s.dashed else "-", label=s.label
+            )
         for m in chart.markers:
             ax.axvline(m.step, color=m.color, linestyle="--", linewidth=1.0)
         if chart.log_y:

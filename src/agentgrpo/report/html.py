@@ -10,12 +10,15 @@ from agentgrpo.report import charts as chartlib
 from agentgrpo.report import svg
 
 CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1200px}
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#222;
+  max-width:1200px}
 h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:22px 0 8px}
-.meta{color:#555;font-size:13px} .badge{display:inline-block;padding:4px 10px;border-radius:4px;color:#fff;font-weight:bold}
+.meta{color:#555;font-size:13px}
+.badge{display:inline-block;padding:4px 10px;border-radius:4px;color:#fff;font-weight:bold}
 .failure{background:#d62728} .warning{background:#ff7f0e} .ok{background:#2ca02c} .not_judged{background:#999}
 .saturated{background:#ff7f0e} .converged{background:#2ca02c} .healthy{background:#2ca02c}
-table{border-collapse:collapse;font-size:13px;width:100%} td,th{border-bottom:1px solid #ddd;padding:6px;vertical-align:top;text-align:left}
+table{border-collapse:collapse;font-size:13px;width:100%}
+td,th{border-bottom:1px solid #ddd;padding:6px;vertical-align:top;text-align:left}
 ul{margin:0;padding-left:18px} .grid{display:flex;flex-wrap:wrap;gap:10px} .chart{border:1px solid #eee}
 .note{font-size:13px;color:#444}
 """
@@ -23,20 +26,31 @@ ul{margin:0;padding-left:18px} .grid{display:flex;flex-wrap:wrap;gap:10px} .char
 
 def page(title: str, body: list[str]) -> str:
     """A complete HTML document around ``body`` parts."""
-    return "\n".join(["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-                      f"<title>{escape(title)}</title><style>{CSS}</style></head><body>", *body, "</body></html>"])
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            f"<title>{escape(title)}</title><style>{CSS}</style></head><body>",
+            *body,
+            "</body></html>",
+        ]
+    )
 
 
 def findings_table(findings) -> str:
-    rows = ["<table><tr><th>status</th><th>detector</th><th>verdict</th><th>confidence</th><th>onset step</th>"
-            "<th>evidence</th><th>suggested fix</th></tr>"]
+    rows = [
+        "<table><tr><th>status</th><th>detector</th><th>verdict</th><th>confidence</th><th>onset step</th>"
+        "<th>evidence</th><th>suggested fix</th></tr>"
+    ]
     for f in findings:
         evidence = "".join(f"<li>{escape(e)}</li>" for e in f.evidence)
         conf = f"{f.confidence:.2f}" if f.status in (FAILURE, WARNING) else ""
         onset = "" if f.onset is None else str(f.onset)
-        rows.append(f'<tr><td><span class="badge {f.status}">{escape(f.status)}</span></td>'
-                    f"<td>{escape(f.detector)}</td><td>{escape(f.verdict)}</td><td>{conf}</td><td>{onset}</td>"
-                    f"<td><ul>{evidence}</ul></td><td>{escape(f.fix)}</td></tr>")
+        rows.append(
+            f'<tr><td><span class="badge {f.status}">{escape(f.status)}</span></td>'
+            f"<td>{escape(f.detector)}</td><td>{escape(f.verdict)}</td><td>{conf}</td><td>{onset}</td>"
+            f"<td><ul>{evidence}</ul></td><td>{escape(f.fix)}</td></tr>"
+        )
     rows.append("</table>")
     return "\n".join(rows)
 
@@ -50,16 +64,22 @@ def render(run, report, charts: list[chartlib.Chart] | None = None) -> str:
         f"<h1>agentgrpo doctor: {escape(run.name)}</h1>",
         f'<div class="meta">{escape(str(run.source))} · {escape(run.fmt)} · {report.steps} logged steps '
         f"({report.first_step}–{report.last_step})"
-        + (f" · shadow rewards: {escape(', '.join(shadows))}" if shadows else "") + "</div>",
+        + (f" · shadow rewards: {escape(', '.join(shadows))}" if shadows else "")
+        + "</div>",
         f'<h2><span class="badge {report.verdict}">{escape(report.verdict.upper())}</span> '
         f"{escape(report.headline.split(': ', 1)[-1])}</h2>",
         "<h2>Findings</h2>",
-        findings_table([f for f in report.findings if f.status != OK or f.onset is not None]
-                       + [f for f in report.findings if f.status == OK and f.onset is None]),
+        findings_table(
+            [f for f in report.findings if f.status != OK or f.onset is not None]
+            + [f for f in report.findings if f.status == OK and f.onset is None]
+        ),
         "<h2>Curves</h2>",
         '<p class="note">Dashed vertical lines mark onsets (red: failure, orange: warning).</p>',
-        '<div class="grid">', *(svg.render(c) for c in charts), "</div>",
-        "<h2>What was read</h2>", _read_notes(run, report),
+        '<div class="grid">',
+        *(svg.render(c) for c in charts),
+        "</div>",
+        "<h2>What was read</h2>",
+        _read_notes(run, report),
     ]
     return page(f"agentgrpo doctor: {run.name}", body)
 

@@ -19,11 +19,20 @@ def write(charts: list[Chart], out_dir: Path, dpi: int = 90) -> list[Path]:
         FigureCanvasAgg(fig)
         ax = fig.add_subplot()
         for s in chart.series:
-            ax.plot(s.x, s.y, color=s.color, linewidth=1.1, linestyle="--" if s.dashed else "-", label=s.label)
+            ax.plot(
+                s.x, s.y, color=s.color, linewidth=1.1, linestyle="--" if s.dashed else "-", label=s.label
+            )
         for m in chart.markers:
             ax.axvline(m.step, color=m.color, linestyle="--", linewidth=1.2)
-            ax.annotate(f"{m.label} @ {m.step:.0f}", (m.step, 1), xycoords=("data", "axes fraction"),
-                        xytext=(3, -10), textcoords="offset points", fontsize=7, color=m.color)
+            ax.annotate(
+                f"{m.label} @ {m.step:.0f}",
+                (m.step, 1),
+                xycoords=("data", "axes fraction"),
+                xytext=(3, -10),
+                textcoords="offset points",
+                fontsize=7,
+                color=m.color,
+            )
         if chart.log_y:
             ax.set_yscale("log")
         ax.set_title(chart.title, fontsize=9)

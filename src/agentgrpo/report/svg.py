@@ -66,10 +66,12 @@ def render(chart: Chart, width: int = WIDTH, height: int = HEIGHT) -> str:
     def py(v):
         return TOP + (1 - (np.asarray(v, float) - y0) / (y1 - y0)) * ph
 
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
-           f'height="{height}" class="chart" role="img" aria-label="{escape(chart.title)}">',
-           f'<rect x="0" y="0" width="{width}" height="{height}" fill="#fff"/>',
-           f'<text x="{LEFT}" y="14" font-size="12" font-weight="bold">{escape(chart.title)}</text>']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
+        f'height="{height}" class="chart" role="img" aria-label="{escape(chart.title)}">',
+        f'<rect x="0" y="0" width="{width}" height="{height}" fill="#fff"/>',
+        f'<text x="{LEFT}" y="14" font-size="12" font-weight="bold">{escape(chart.title)}</text>',
+    ]
     out += _axes(chart, x0, x1, y0, y1, px, py, pw, ph)
     for s in chart.series:
         keep = np.isfinite(s.y) & ((s.y > 0) if chart.log_y else True)
@@ -82,10 +84,14 @@ def render(chart: Chart, width: int = WIDTH, height: int = HEIGHT) -> str:
         if x0 <= m.step <= x1:
             xm = float(px(m.step))
             anchor, dx = ("end", -3) if xm > LEFT + 0.7 * pw else ("start", 3)
-            out.append(f'<line x1="{xm:.1f}" y1="{TOP}" x2="{xm:.1f}" y2="{TOP + ph}" stroke="{m.color}" '
-                       f'stroke-width="1.5" stroke-dasharray="4,3" class="onset"/>')
-            out.append(f'<text x="{xm + dx:.1f}" y="{TOP + 11 + 11 * i}" font-size="10" fill="{m.color}" '
-                       f'text-anchor="{anchor}">{escape(m.label)} @ {m.step:.0f}</text>')
+            out.append(
+                f'<line x1="{xm:.1f}" y1="{TOP}" x2="{xm:.1f}" y2="{TOP + ph}" stroke="{m.color}" '
+                f'stroke-width="1.5" stroke-dasharray="4,3" class="onset"/>'
+            )
+            out.append(
+                f'<text x="{xm + dx:.1f}" y="{TOP + 11 + 11 * i}" font-size="10" fill="{m.color}" '
+                f'text-anchor="{anchor}">{escape(m.label)} @ {m.step:.0f}</text>'
+            )
     out += _legend(chart, width)
     out.append("</svg>")
     return "\n".join(out)
@@ -95,14 +101,19 @@ def _axes(chart, x0, x1, y0, y1, px, py, pw, ph) -> list[str]:
     out = [f'<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="#999"/>']
     for t in nice_ticks(y0, y1):
         yv = float(py(t))
-        label = _fmt(10 ** t) if chart.log_y else _fmt(t)
+        label = _fmt(10**t) if chart.log_y else _fmt(t)
         out.append(f'<line x1="{LEFT}" y1="{yv:.1f}" x2="{LEFT + pw}" y2="{yv:.1f}" stroke="#eee"/>')
         out.append(f'<text x="{LEFT - 4}" y="{yv + 3:.1f}" font-size="10" text-anchor="end">{label}</text>')
     for t in nice_ticks(x0, x1, 6):
         xv = float(px(t))
-        out.append(f'<text x="{xv:.1f}" y="{TOP + ph + 13}" font-size="10" text-anchor="middle">{_fmt(t)}</text>')
-    out.append(f'<text x="{LEFT + pw / 2:.0f}" y="{TOP + ph + 26}" font-size="10" text-anchor="middle">step'
-               + (" (log y)" if chart.log_y else "") + "</text>")
+        out.append(
+            f'<text x="{xv:.1f}" y="{TOP + ph + 13}" font-size="10" text-anchor="middle">{_fmt(t)}</text>'
+        )
+    out.append(
+        f'<text x="{LEFT + pw / 2:.0f}" y="{TOP + ph + 26}" font-size="10" text-anchor="middle">step'
+        + (" (log y)" if chart.log_y else "")
+        + "</text>"
+    )
     return out
 
 
@@ -111,7 +122,9 @@ def _legend(chart: Chart, width: int) -> list[str]:
     for s in chart.series[:8]:
         label = escape(s.label if len(s.label) <= 28 else s.label[:27] + "…")
         dash = ' stroke-dasharray="5,3"' if s.dashed else ""
-        out.append(f'<line x1="{x}" y1="24" x2="{x + 14}" y2="24" stroke="{s.color}" stroke-width="2"{dash}/>')
+        out.append(
+            f'<line x1="{x}" y1="24" x2="{x + 14}" y2="24" stroke="{s.color}" stroke-width="2"{dash}/>'
+        )
         out.append(f'<text x="{x + 17}" y="27" font-size="10">{label}</text>')
         x += 24 + 6 * len(label)
         if x > width - 60:
@@ -120,5 +133,7 @@ def _legend(chart: Chart, width: int) -> list[str]:
 
 
 def _empty(chart: Chart, width: int, height: int) -> str:
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
-            f'height="{height}" class="chart"><text x="10" y="20">{escape(chart.title)}: no data</text></svg>')
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
+        f'height="{height}" class="chart"><text x="10" y="20">{escape(chart.title)}: no data</text></svg>'
+    )

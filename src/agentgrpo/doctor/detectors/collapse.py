@@ -66,25 +66,48 @@ def detect(sig: Signals) -> Finding:
         collapsed = bool(zero or len(present) >= 2 or (present and facts.fell))
     if not collapsed:
         judged = "entropy, " if has_entropy else "(no entropy logged) "
-        return Finding(NAME, OK, "no collapse", 0.0, None,
-                       [f"checked {judged}reward_std, frac_reward_zero_std, length"], "", [])
+        return Finding(
+            NAME,
+            OK,
+            "no collapse",
+            0.0,
+            None,
+            [f"checked {judged}reward_std, frac_reward_zero_std, length"],
+            "",
+            [],
+        )
     signals = ([entropy] if entropy else []) + present
     evidence = [text for _, text in signals]
     rf = facts.curve
     if facts.converged:
         return Finding(
-            NAME, OK, "converged, not collapsed: the reward is at its ceiling", 0.0, None,
-            evidence + [f"reward rose to {num(rf.late)} (the top of its range {num(facts.low)}–{num(facts.peak)})"],
-            "", [],
+            NAME,
+            OK,
+            "converged, not collapsed: the reward is at its ceiling",
+            0.0,
+            None,
+            evidence
+            + [f"reward rose to {num(rf.late)} (the top of its range {num(facts.low)}–{num(facts.peak)})"],
+            "",
+            [],
         )
     if facts.fell:
         evidence.append(f"reward fell from {num(facts.peak)} to {num(rf.late)}")
     else:
-        evidence.append(f"reward not at a ceiling: {num(rf.early)} early → {num(rf.late)} late "
-                        f"(peak {num(facts.peak)})")
+        evidence.append(
+            f"reward not at a ceiling: {num(rf.early)} early → {num(rf.late)} late (peak {num(facts.peak)})"
+        )
     primary = entropy or min(present, key=lambda v: v[0].onset)
     onset = primary[0].onset
     t = abs(primary[0].t)
     share = [bool(v) for metric, v in supports.items() if sig.curve(metric) is not None]
-    return Finding(NAME, FAILURE, "collapse", confidence(t, th.T_CHANGE, share), int(round(onset)), evidence, FIX,
-                   [names.ENTROPY, names.REWARD_STD, names.FRAC_ZERO_STD, names.LENGTH])
+    return Finding(
+        NAME,
+        FAILURE,
+        "collapse",
+        confidence(t, th.T_CHANGE, share),
+        int(round(onset)),
+        evidence,
+        FIX,
+        [names.ENTROPY, names.REWARD_STD, names.FRAC_ZERO_STD, names.LENGTH],
+    )

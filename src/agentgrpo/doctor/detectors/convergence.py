@@ -27,14 +27,32 @@ def detect(sig: Signals) -> Finding:
         return not_judged(NAME, "reward")
     curve = facts.curve
     if not facts.learned:
-        return Finding(NAME, OK, "not converged (no sustained rise)", 0.0, None,
-                       [span("reward", curve.early, curve.late)], "", [])
+        return Finding(
+            NAME,
+            OK,
+            "not converged (no sustained rise)",
+            0.0,
+            None,
+            [span("reward", curve.early, curve.late)],
+            "",
+            [],
+        )
     if not facts.near_peak:
-        return Finding(NAME, OK, "not converged: reward below its peak", 0.0, None,
-                       [f"{span('reward', curve.early, curve.late)} (peak {num(facts.peak)})"], "", [])
+        return Finding(
+            NAME,
+            OK,
+            "not converged: reward below its peak",
+            0.0,
+            None,
+            [f"{span('reward', curve.early, curve.late)} (peak {num(facts.peak)})"],
+            "",
+            [],
+        )
     late_trend = _late_trend(curve)
-    evidence = [f"{span('reward', curve.early, curve.late)}, at the top of its range "
-                f"({num(facts.low)}–{num(facts.peak)})"]
+    evidence = [
+        f"{span('reward', curve.early, curve.late)}, at the top of its range "
+        f"({num(facts.low)}–{num(facts.peak)})"
+    ]
     zero = sig.curve(names.FRAC_ZERO_STD)
     entropy = sig.curve(names.ENTROPY)
     if entropy is not None:
@@ -45,9 +63,16 @@ def detect(sig: Signals) -> Finding:
             grad = sig.curve(names.GRAD_NORM)
             if grad is not None:
                 evidence.append(f"grad_norm is 0 on {pct(float(np.mean(grad.edges[1] == 0)))} of late logs")
-            return Finding(NAME, WARNING, "converged/saturated: zero-variance groups, nothing left to learn",
-                           0.8, _plateau_start(facts), evidence, FIX_SATURATED,
-                           [names.REWARD, names.FRAC_ZERO_STD])
+            return Finding(
+                NAME,
+                WARNING,
+                "converged/saturated: zero-variance groups, nothing left to learn",
+                0.8,
+                _plateau_start(facts),
+                evidence,
+                FIX_SATURATED,
+                [names.REWARD, names.FRAC_ZERO_STD],
+            )
     if late_trend > th.T_TREND:
         return Finding(NAME, OK, "learning: reward still rising", 0.0, None, evidence, "", [])
     agree = zero is not None and zero.late_mean >= th.CONVERGED_ZERO_STD

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
-from agentgrpo.doctor.detectors.text import moved, num, span
+from agentgrpo.doctor.detectors.text import moved, span
 from agentgrpo.doctor.finding import FAILURE, OK, WARNING, Finding, confidence, not_judged
-from agentgrpo.doctor.signals import Curve, RewardFacts, Signals
+from agentgrpo.doctor.signals import RewardFacts, Signals
 
 NAME = "hacking"
 FIX = (
-    "inspect samples at the onset; make the proxy reward harder to game (tighter checks, penalties for the "
-    "exploit), mix the true objective into the trained reward, keep a shadow reward to watch, and stop at the "
-    "checkpoint before the onset"
+    "inspect samples at the onset; make the proxy reward harder to game (tighter checks, penalties for "
+    "the exploit), mix the true objective into the trained reward, keep a shadow reward to watch, and stop "
+    "at the checkpoint before the onset"
 )
 
 
@@ -42,8 +42,16 @@ def detect(sig: Signals) -> Finding:
 
 def _with_shadows(sig: Signals, facts: RewardFacts, shadows: list[str]) -> Finding:
     if not facts.learned:
-        return Finding(NAME, OK, "no hacking: the trained reward did not rise", 0.0, None,
-                       [span("reward", facts.curve.early, facts.curve.late)], "", [])
+        return Finding(
+            NAME,
+            OK,
+            "no hacking: the trained reward did not rise",
+            0.0,
+            None,
+            [span("reward", facts.curve.early, facts.curve.late)],
+            "",
+            [],
+        )
     rise = facts.rise
     worst = None
     for shadow in shadows:
@@ -51,13 +59,28 @@ def _with_shadows(sig: Signals, facts: RewardFacts, shadows: list[str]) -> Findi
         if found and (worst is None or found[0] < worst[0]):
             worst = found
     if worst is None:
-        return Finding(NAME, OK, "no hacking: shadow rewards rose with the trained reward", 0.0, None,
-                       [moved("reward", rise)], "", [])
+        return Finding(
+            NAME,
+            OK,
+            "no hacking: shadow rewards rose with the trained reward",
+            0.0,
+            None,
+            [moved("reward", rise)],
+            "",
+            [],
+        )
     onset, t, evidence, name = worst
     onset = _divergence_onset(sig, name, onset)
-    return Finding(NAME, FAILURE, "reward hacking", confidence(t, th.T_TREND, [True]), int(round(onset)),
-                   [moved("reward (trained)", rise)] + evidence, FIX,
-                   [names.REWARD] + [_comp(s) for s in shadows])
+    return Finding(
+        NAME,
+        FAILURE,
+        "reward hacking",
+        confidence(t, th.T_TREND, [True]),
+        int(round(onset)),
+        [moved("reward (trained)", rise)] + evidence,
+        FIX,
+        [names.REWARD] + [_comp(s) for s in shadows],
+    )
 
 
 def _shadow_check(sig: Signals, facts: RewardFacts, name: str):
@@ -72,17 +95,24 @@ def _shadow_check(sig: Signals, facts: RewardFacts, name: str):
     if fall is not None and fall.t <= -th.T_CHANGE and shadow.late < shadow.early:
         since = proxy.x >= fall.onset
         if since.sum() < 3 or stats.trend(proxy.x[since], proxy.y[since]).t > -th.T_TREND:
-            return fall.onset, abs(fall.t), [moved(f"shadow {name}", fall) + " while the trained reward held"], name
+            return (
+                fall.onset,
+                abs(fall.t),
+                [moved(f"shadow {name}", fall) + " while the trained reward held"],
+                name,
+            )
     pair = sig.pair(names.REWARD, _comp(name))
     if pair is None:
         return None
-    x, trained, true = pair
+    _, trained, true = pair
     follow = stats.trend(_smooth(trained), true)
     if follow.t >= th.T_TREND:
         return None
     early, late = stats.windows(true, th.EDGE_FRAC)
-    text = (f"shadow {name} did not follow: {span('', stats.level(early), stats.level(late)).strip()} "
-            f"(slope on the trained reward t = {follow.t:.1f}, needs {th.T_TREND:.0f})")
+    text = (
+        f"shadow {name} did not follow: {span('', stats.level(early), stats.level(late)).strip()} "
+        f"(slope on the trained reward t = {follow.t:.1f}, needs {th.T_TREND:.0f})"
+    )
     return rise.onset, th.T_TREND + max(0.0, -follow.t), [text], name
 
 
@@ -121,22 +151,48 @@ def _shortcut(sig: Signals, comps: list[str]) -> Finding:
     if pairs:
         up_name, down_name = max(pairs, key=lambda p: abs(falling[p[1]].t))
         up, down = rising[up_name], falling[down_name]
-        return Finding(NAME, WARNING, f"possible shortcut: {down_name} abandoned while {up_name} rose",
-                       confidence(min(up.t, -down.t), th.T_CHANGE, []), int(round(max(up.onset, down.onset))),
-                       [moved(f"rewards/{up_name}", up), moved(f"rewards/{down_name}", down),
-                        "no shadow reward: cannot say which is the true objective"], fix,
-                       [_comp(up_name), _comp(down_name)])
+        return Finding(
+            NAME,
+            WARNING,
+            f"possible shortcut: {down_name} abandoned while {up_name} rose",
+            confidence(min(up.t, -down.t), th.T_CHANGE, []),
+            int(round(max(up.onset, down.onset))),
+            [
+                moved(f"rewards/{up_name}", up),
+                moved(f"rewards/{down_name}", down),
+                "no shadow reward: cannot say which is the true objective",
+            ],
+            fix,
+            [_comp(up_name), _comp(down_name)],
+        )
     saturated = [c for c in rising if _saturated(sig, c)]
     if len(rising) == 1 and saturated:
         name, up = saturated[0], rising[saturated[0]]
         flat = ", ".join(c for c in comps if c != name)
-        return Finding(NAME, WARNING, f"possible hacking: all the reward gain is {name}, which saturated",
-                       confidence(up.t, th.T_CHANGE, []), int(round(up.onset)),
-                       [moved(f"rewards/{name}", up) + " and every sample now gets it",
-                        f"no rise in {flat}", "no shadow reward: cannot say whether the objective improved"],
-                       fix, [_comp(c) for c in comps])
-    return Finding(NAME, OK, "no shortcut among the reward components (no shadow reward to judge by)",
-                   0.0, None, [f"components: {', '.join(comps)}"], "", [])
+        return Finding(
+            NAME,
+            WARNING,
+            f"possible hacking: all the reward gain is {name}, which saturated",
+            confidence(up.t, th.T_CHANGE, []),
+            int(round(up.onset)),
+            [
+                moved(f"rewards/{name}", up) + " and every sample now gets it",
+                f"no rise in {flat}",
+                "no shadow reward: cannot say whether the objective improved",
+            ],
+            fix,
+            [_comp(c) for c in comps],
+        )
+    return Finding(
+        NAME,
+        OK,
+        "no shortcut among the reward components (no shadow reward to judge by)",
+        0.0,
+        None,
+        [f"components: {', '.join(comps)}"],
+        "",
+        [],
+    )
 
 
 def _saturated(sig: Signals, comp: str) -> bool:

@@ -12,8 +12,9 @@ from agentgrpo.doctor.signals import Signals
 
 NAME = "kl"
 FIX = (
-    "lower the learning rate (or warm it up), clip gradients (max_grad_norm), raise beta to hold the policy "
-    "near the reference; check generation settings (a broken sampler or grammar constraint can make KL explode)"
+    "lower the learning rate (or warm it up), clip gradients (max_grad_norm), raise beta to hold the "
+    "policy near the reference; check generation settings (a broken sampler or grammar constraint can "
+    "make KL explode)"
 )
 
 
@@ -39,8 +40,16 @@ def detect(sig: Signals) -> Finding:
     smooth = rolling_median(y, th.KL_SMOOTH)
     peak = int(np.argmax(smooth))
     if smooth[peak] < th.KL_BLOWUP:
-        return Finding(NAME, OK, f"KL stable: at most {num(smooth[peak])} (limit {num(th.KL_BLOWUP)})",
-                       0.0, None, [f"kl {num(curve.early)} early → {num(curve.late)} late"], "", [names.KL])
+        return Finding(
+            NAME,
+            OK,
+            f"KL stable: at most {num(smooth[peak])} (limit {num(th.KL_BLOWUP)})",
+            0.0,
+            None,
+            [f"kl {num(curve.early)} early → {num(curve.late)} late"],
+            "",
+            [names.KL],
+        )
     first = int(np.argmax(smooth >= th.KL_BLOWUP))
     onset = float(x[first])
     if first >= 3:
@@ -63,6 +72,12 @@ def detect(sig: Signals) -> Finding:
                 evidence.append(f"{metric} peaked at {num(top)} (median {num(typical)})")
     ratio = smooth[peak] / th.KL_BLOWUP
     return Finding(
-        NAME, FAILURE, "KL blow-up", confidence(3.0 * min(ratio, 10.0) ** 0.5, 3.0, supports),
-        int(round(onset)), evidence, FIX, [names.KL, names.GRAD_NORM],
+        NAME,
+        FAILURE,
+        "KL blow-up",
+        confidence(3.0 * min(ratio, 10.0) ** 0.5, 3.0, supports),
+        int(round(onset)),
+        evidence,
+        FIX,
+        [names.KL, names.GRAD_NORM],
     )

@@ -28,20 +28,37 @@ def detect(sig: Signals) -> Finding:
         return not_judged(NAME, f"{names.LENGTH} (or completion_length)")
     clipped = sig.curve(names.CLIPPED)
     rise = length.ramp(+1)
-    grew = (rise is not None and rise.t >= th.T_CHANGE
-            and length.late >= (1 + th.LENGTH_RISE) * max(min(length.early, rise.before), 1e-9))
+    grew = (
+        rise is not None
+        and rise.t >= th.T_CHANGE
+        and length.late >= (1 + th.LENGTH_RISE) * max(min(length.early, rise.before), 1e-9)
+    )
     if grew:
         found = _gaming(sig, rise, clipped)
         if found is not None:
             return found
     if clipped is not None and clipped.late_mean >= th.TRUNCATION_HIGH:
-        return Finding(NAME, WARNING, "truncation: most completions hit the length cap", 0.8,
-                       _truncation_onset(clipped),
-                       [f"{pct(clipped.late_mean)} of late completions truncated "
-                        f"(mean length {num(length.late)})"], FIX_TRUNCATION, [names.CLIPPED, names.LENGTH])
+        return Finding(
+            NAME,
+            WARNING,
+            "truncation: most completions hit the length cap",
+            0.8,
+            _truncation_onset(clipped),
+            [f"{pct(clipped.late_mean)} of late completions truncated (mean length {num(length.late)})"],
+            FIX_TRUNCATION,
+            [names.CLIPPED, names.LENGTH],
+        )
     verdict = "no length gaming" + (": length grew but the reward did not follow it" if grew else "")
-    return Finding(NAME, OK, verdict, 0.0, None, [f"mean length {num(length.early)} early → {num(length.late)} late"],
-                   "", [])
+    return Finding(
+        NAME,
+        OK,
+        verdict,
+        0.0,
+        None,
+        [f"mean length {num(length.early)} early → {num(length.late)} late"],
+        "",
+        [],
+    )
 
 
 def _gaming(sig: Signals, rise: stats.Ramp, clipped) -> Finding | None:
@@ -53,7 +70,9 @@ def _gaming(sig: Signals, rise: stats.Ramp, clipped) -> Finding | None:
     if not facts.learned or corr < th.LENGTH_REWARD_CORR:
         return None
     evidence = [moved("mean length", rise), f"length and reward move together (r = {corr:.2f})"]
-    truncating = clipped is not None and clipped.late_mean >= th.CLIPPED_GAMING and clipped.late > clipped.early
+    truncating = (
+        clipped is not None and clipped.late_mean >= th.CLIPPED_GAMING and clipped.late > clipped.early
+    )
     if truncating:
         evidence.append(f"truncated share {num(clipped.early)} early → {num(clipped.late)} late")
     shadows = [s for s in sig.shadows if sig.curve(f"rewards/{s}/mean") is not None]
@@ -64,8 +83,10 @@ def _gaming(sig: Signals, rise: stats.Ramp, clipped) -> Finding | None:
         follow = stats.trend(curve.x[keep], curve.y[keep]) if keep.sum() >= 4 else None
         if follow is not None and follow.t < th.T_TREND:
             lagging.append(s)
-            evidence.append(f"correctness (shadow {s}) did not rise: {num(follow.start)} → {num(follow.end)} "
-                            f"(trend t = {follow.t:.1f})")
+            evidence.append(
+                f"correctness (shadow {s}) did not rise: {num(follow.start)} → {num(follow.end)} "
+                f"(trend t = {follow.t:.1f})"
+            )
     onset = int(round(rise.onset))
     if lagging or (not shadows and truncating):
         conf = confidence(rise.t, th.T_CHANGE, [bool(lagging), truncating])
@@ -73,8 +94,16 @@ def _gaming(sig: Signals, rise: stats.Ramp, clipped) -> Finding | None:
     if shadows:
         return None  # correctness rose with length: longer reasoning that pays off
     evidence.append("no shadow correctness reward to tell gaming from longer, useful reasoning")
-    return Finding(NAME, WARNING, "length rising with reward (possible length gaming)", 0.6, onset, evidence,
-                   FIX, METRICS)
+    return Finding(
+        NAME,
+        WARNING,
+        "length rising with reward (possible length gaming)",
+        0.6,
+        onset,
+        evidence,
+        FIX,
+        METRICS,
+    )
 
 
 def _truncation_onset(clipped) -> int | None:

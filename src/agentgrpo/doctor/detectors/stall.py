@@ -20,9 +20,9 @@ FIX_FLAT = (
     "(look at samples); a larger group (num_generations) or higher temperature gives more signal"
 )
 FIX_NO_SIGNAL = (
-    "the groups are identical, so advantages are zero: the task is too hard (all fail) or too easy (all pass) "
-    "for the model; make the reward denser (partial credit), adjust task difficulty, or raise temperature / "
-    "num_generations so groups differ"
+    "the groups are identical, so advantages are zero: the task is too hard (all fail) or too easy "
+    "(all pass) for the model; make the reward denser (partial credit), adjust task difficulty, or raise "
+    "temperature / num_generations so groups differ"
 )
 
 
@@ -34,24 +34,51 @@ def detect(sig: Signals) -> Finding:
     moved = span("reward", curve.early, curve.late)
     if facts.learned:
         rise = facts.rise
-        return Finding(NAME, OK, "learning: reward rose beyond noise", 0.0, None,
-                       [f"{moved}; rise begins at step {rise.onset:.0f} (t = {rise.t:.1f})"], "", [])
+        return Finding(
+            NAME,
+            OK,
+            "learning: reward rose beyond noise",
+            0.0,
+            None,
+            [f"{moved}; rise begins at step {rise.onset:.0f} (t = {rise.t:.1f})"],
+            "",
+            [],
+        )
     trend = curve.trend
     if trend.t <= -th.T_TREND:
-        return Finding(NAME, WARNING, "reward falling", confidence(trend.t, th.T_TREND, []),
-                       int(curve.x[0]), [f"{moved} (trend t = {trend.t:.1f})"], FIX_FLAT, [names.REWARD])
+        return Finding(
+            NAME,
+            WARNING,
+            "reward falling",
+            confidence(trend.t, th.T_TREND, []),
+            int(curve.x[0]),
+            [f"{moved} (trend t = {trend.t:.1f})"],
+            FIX_FLAT,
+            [names.REWARD],
+        )
     if trend.t >= th.T_FLAT and trend.change >= th.MATERIAL_RISE * stats.noise(curve.y):
-        return Finding(NAME, WARNING, "inconclusive: a weak rise, not yet beyond noise", 0.5, None,
-                       [f"{moved} (trend t = {trend.t:.1f}; a stall needs |t| < {th.T_FLAT:.0f}, "
-                        f"learning a ramp with t >= {th.T_CHANGE:.0f})"],
-                       "train longer (or log more often) before judging", [names.REWARD])
+        return Finding(
+            NAME,
+            WARNING,
+            "inconclusive: a weak rise, not yet beyond noise",
+            0.5,
+            None,
+            [
+                f"{moved} (trend t = {trend.t:.1f}; a stall needs |t| < {th.T_FLAT:.0f}, "
+                f"learning a ramp with t >= {th.T_CHANGE:.0f})"
+            ],
+            "train longer (or log more often) before judging",
+            [names.REWARD],
+        )
     zero = sig.curve(names.FRAC_ZERO_STD)
     evidence = [f"{moved}: no sustained rise (trend t = {trend.t:.1f}, below {th.T_FLAT:.0f})"]
     no_signal = zero is not None and zero.late_mean >= th.NO_SIGNAL_ZERO_STD
     supports = [no_signal]
     if no_signal:
-        evidence.append(f"{pct(zero.late_mean)} of groups have identical rewards late in the run "
-                        "(zero advantage, no gradient)")
+        evidence.append(
+            f"{pct(zero.late_mean)} of groups have identical rewards late in the run "
+            "(zero advantage, no gradient)"
+        )
         grad = sig.curve(names.GRAD_NORM)
         if grad is not None:
             small = float(np.mean(grad.edges[1] <= 0.01 * max(float(np.median(np.abs(grad.y))), 1e-12)))
@@ -61,8 +88,11 @@ def detect(sig: Signals) -> Finding:
     else:
         std = sig.curve(names.REWARD_STD)
         if std is not None:
-            evidence.append(f"groups do differ (reward_std ≈ {num(std.late)}), yet the policy does not improve")
+            evidence.append(
+                f"groups do differ (reward_std ≈ {num(std.late)}), yet the policy does not improve"
+            )
         verdict, fix = "stall: reward flat within noise", FIX_FLAT
     conf = confidence(2 * th.T_FLAT - abs(trend.t), th.T_FLAT, supports)
-    return Finding(NAME, FAILURE, verdict, conf, int(curve.x[0]), evidence, fix,
-                   [names.REWARD, names.FRAC_ZERO_STD])
+    return Finding(
+        NAME, FAILURE, verdict, conf, int(curve.x[0]), evidence, fix, [names.REWARD, names.FRAC_ZERO_STD]
+    )

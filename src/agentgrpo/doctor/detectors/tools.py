@@ -14,8 +14,9 @@ FIX_FAIL = (
     "schema and an example call in the prompt, return clearer tool errors"
 )
 FIX_GONE = (
-    "the policy learned to answer without tools: reward tool use that leads to correct answers, make problems "
-    "need the tool, or raise the group size / temperature so tool-using completions keep being sampled"
+    "the policy learned to answer without tools: reward tool use that leads to correct answers, make "
+    "problems need the tool, or raise the group size / temperature so tool-using completions keep being "
+    "sampled"
 )
 
 
@@ -24,20 +25,31 @@ def detect(sig: Signals) -> Finding:
     if fails is None and calls is None:
         have = sig.count(names.TOOL_FAILURES) or sig.count(names.TOOL_CALLS)
         missing = "tools/call_frequency and tools/failure_frequency" + (
-            f" (only {have} logged steps)" if have else " (a run without tools?)")
+            f" (only {have} logged steps)" if have else " (a run without tools?)"
+        )
         return not_judged(NAME, missing)
     findings = []
     if fails is not None:
         r = fails.ramp(+1)
-        if (r is not None and r.t >= th.T_CHANGE and fails.late_mean >= th.TOOL_FAIL_HIGH
-                and fails.late_mean - r.before >= th.TOOL_FAIL_RISE):
+        if (
+            r is not None
+            and r.t >= th.T_CHANGE
+            and fails.late_mean >= th.TOOL_FAIL_HIGH
+            and fails.late_mean - r.before >= th.TOOL_FAIL_RISE
+        ):
             findings.append((r, [moved("failing share of tool calls", r)], FIX_FAIL, "rising tool failures"))
     if calls is not None:
         r = calls.ramp(-1)
         before = max(calls.early, r.before) if r is not None else calls.early
-        if (r is not None and r.t <= -th.T_CHANGE and before >= th.TOOL_CALLS_MIN
-                and calls.late <= th.TOOL_CALLS_GONE * before):
-            findings.append((r, [moved("tool calls per completion", r)], FIX_GONE, "tool calls collapsing to zero"))
+        if (
+            r is not None
+            and r.t <= -th.T_CHANGE
+            and before >= th.TOOL_CALLS_MIN
+            and calls.late <= th.TOOL_CALLS_GONE * before
+        ):
+            findings.append(
+                (r, [moved("tool calls per completion", r)], FIX_GONE, "tool calls collapsing to zero")
+            )
     if not findings:
         evidence = []
         if calls is not None:
@@ -55,5 +67,13 @@ def detect(sig: Signals) -> Finding:
         c = sig.curve(k)
         if c is not None and c.late > c.early:
             evidence.append(f"{k} {num(c.early)} early → {num(c.late)} late")
-    return Finding(NAME, FAILURE, f"tool misuse: {what}", confidence(ramp.t, th.T_CHANGE, [len(findings) > 1]),
-                   int(round(ramp.onset)), evidence, fix, [names.TOOL_CALLS, names.TOOL_FAILURES])
+    return Finding(
+        NAME,
+        FAILURE,
+        f"tool misuse: {what}",
+        confidence(ramp.t, th.T_CHANGE, [len(findings) > 1]),
+        int(round(ramp.onset)),
+        evidence,
+        fix,
+        [names.TOOL_CALLS, names.TOOL_FAILURES],
+    )

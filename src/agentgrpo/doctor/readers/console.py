@@ -48,7 +48,7 @@ def find_dicts(text: str) -> list[tuple[int, dict]]:
         if match:
             end = line.rfind("}")
             if end > match.start():
-                parsed = parse_dict(line[match.start(): end + 1])
+                parsed = parse_dict(line[match.start() : end + 1])
                 if parsed:
                     found.append((offset + match.start(), parsed))
         offset += len(line)
@@ -99,7 +99,11 @@ def read_console(text: str) -> tuple[list[dict], list[str]]:
         stated = _LOGGING_STEPS.search(text)
         every = int(stated.group(1)) if stated else 1
         steps = [every * (i + 1) for i in range(len(step_records))]
-        how = f"position x logging_steps={every} (stated in the log)" if stated else "record position (1, 2, ...)"
+        how = (
+            f"position x logging_steps={every} (stated in the log)"
+            if stated
+            else "record position (1, 2, ...)"
+        )
     for record, step in zip(step_records, steps):
         record["step"] = step
     return step_records + extras, [f"console log: steps inferred from {how}"]

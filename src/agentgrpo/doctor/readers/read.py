@@ -131,7 +131,9 @@ def _read_json(path: Path, text: str) -> tuple[list[dict], list[str], str]:
             f"{path}: a JSON object but not a TRL trainer state (top-level keys: {keys}); "
             "expected a 'log_history' list, or a JSON array of per-step metric records"
         )
-    raise UserError(f"{path}: JSON {type(data).__name__}, expected a trainer_state.json or an array of records")
+    raise UserError(
+        f"{path}: JSON {type(data).__name__}, expected a trainer_state.json or an array of records"
+    )
 
 
 def _read_csv(text: str, delimiter: str) -> tuple[list[dict], list[str]]:

@@ -17,7 +17,7 @@ def read_config(path: Path) -> tuple[dict, list[str]]:
         import yaml
 
         config = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
-    except Exception as exc:  # noqa: BLE001 - a broken side file must not stop the diagnosis
+    except Exception as exc:
         return {}, [f"{path.name}: unreadable ({type(exc).__name__}: {exc}); reward weights unknown"]
     if not isinstance(config, dict):
         return {}, [f"{path.name}: not a mapping; reward weights unknown"]
