@@ -48,7 +48,10 @@ def isolate_worker(requested: str, hide: list[str], scratch_mb: int) -> dict:
     report["pid_namespace"] = _probe_pid_namespace(report["problems"])
     if kind == "root":
         report["sandbox_uid"] = _probe_uid(UID_BASE + os.getpid(), report["problems"])
-    report["process_limit"] = report["sandbox_uid"] is not None or kind == "userns"
+    # in a user namespace RLIMIT_NPROC counts per namespace, except for uid 0, which it never limits
+    report["process_limit"] = report["sandbox_uid"] is not None or (kind == "userns" and os.geteuid() != 0)
+    if not report["process_limit"]:
+        report["problems"].append("no process limit: programs run as uid 0, which RLIMIT_NPROC does not bind")
     if report["pid_namespace"] and report["sandbox_uid"] is not None:
         mount_scratch(scratch_mb)
         _mount_proc("hidepid=invisible", "hidepid=2")
@@ -62,6 +65,8 @@ def _finish_basic(report: dict) -> dict:
     if os.geteuid() == 0:
         report["sandbox_uid"] = _probe_uid(UID_BASE + os.getpid(), report["problems"])
     report["process_limit"] = report["sandbox_uid"] is not None or os.geteuid() != 0
+    if not report["process_limit"]:
+        report["problems"].append("no process limit: programs run as root, which RLIMIT_NPROC does not bind")
     return report
 
 
@@ -161,24 +166,35 @@ def _hide_dir(path: str, keep: list[str]) -> None:
 
 
 _own_pid_ns: int | None = None  # an fd on the worker's own PID namespace
+_use_reaper = False  # True where setns back to our own PID namespace is refused (user namespaces)
 
 
 def _probe_pid_namespace(problems: list[str]) -> bool:
-    global _own_pid_ns
-    try:
-        _own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY)  # before /proc is replaced
-        pid = fork_in_new_pid_namespace()
-    except OSError as exc:
-        problems.append(f"PID namespace: {exc}")
-        return False
-    if pid == 0:
-        os._exit(0 if os.getpid() == 1 else 1)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status) == 0
+    global _own_pid_ns, _use_reaper
+    _own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY)  # before /proc is replaced
+    for reaper in (False, True):
+        _use_reaper = reaper
+        try:
+            pid = fork_in_new_pid_namespace()
+        except OSError as exc:
+            problems.append(f"PID namespace ({'reaper' if reaper else 'setns'}): {exc}")
+            continue
+        if pid == 0:
+            os._exit(0 if os.getpid() == 1 else 1)
+        _, status = os.waitpid(pid, 0)
+        if os.waitstatus_to_exitcode(status) == 0:
+            return True
+    return False
 
 
 def fork_in_new_pid_namespace() -> int:
-    """``os.fork()`` whose child is PID 1 of a fresh PID namespace. The caller stays where it was."""
+    """Like ``os.fork()``, but the child runs as PID 1 of a fresh PID namespace. The caller stays put.
+
+    Returns 0 in that child. In the caller it returns the pid to supervise: the child itself, or (where a
+    reaper is needed) a small process that waits for it, mirrors its exit status, and whose death kills it.
+    """
+    if _use_reaper:
+        return _fork_with_reaper()
     linux.setns(_own_pid_ns, linux.CLONE_NEWPID)  # a second unshare(NEWPID) is refused without this reset
     linux.unshare(linux.CLONE_NEWPID)
     try:
@@ -188,13 +204,36 @@ def fork_in_new_pid_namespace() -> int:
             linux.setns(_own_pid_ns, linux.CLONE_NEWPID)
 
 
+def _fork_with_reaper() -> int:
+    pid = os.fork()
+    if pid != 0:
+        return pid
+    try:
+        linux.unshare(linux.CLONE_NEWPID)
+        child = os.fork()
+        if child == 0:
+            linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)  # the reaper's death ends the job
+            return 0
+        os.closerange(0, os.sysconf("SC_OPEN_MAX"))  # the job's pipes must close when the job ends
+        _, status = os.waitpid(child, 0)
+    except BaseException:
+        os._exit(71)
+    if os.WIFSIGNALED(status):  # die the same way (SIGKILL cannot and need not be reset)
+        signum = os.WTERMSIG(status)
+        if signum not in (signal.SIGKILL, signal.SIGSTOP):
+            signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+    os._exit(os.waitstatus_to_exitcode(status))
+
+
 def _probe_uid(uid: int, problems: list[str]) -> int | None:
     """``uid`` if a process switched to it can still reach the interpreter's files, else None."""
+    paths = keep_paths()  # computed with our own rights: the uid may not even see that they exist
     pid = os.fork()
     if pid == 0:
         try:
             drop_to(uid)
-            for path in keep_paths():
+            for path in paths:
                 os.listdir(path)
             os._exit(0)
         except BaseException:
@@ -229,6 +268,7 @@ def drop_privileges(report: dict, workdir: str) -> None:
         drop_capabilities()
     linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)
     linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
+    linux.prctl(linux.PR_SET_DUMPABLE, 1)  # setuid cleared it; programs may read their own /proc/self
 
 
 def drop_capabilities() -> None:

@@ -25,6 +25,7 @@ MS_REC = 16384
 MS_PRIVATE = 1 << 18
 
 PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
 
 _libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import threading
+import warnings
 import weakref
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -32,6 +33,10 @@ _SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 class SandboxUnavailable(UserError):
     """The isolation that was asked for cannot be had on this machine."""
+
+
+class SandboxWarning(UserWarning):
+    """The sandbox runs with less isolation than it could on a better-equipped machine."""
 
 
 class _WorkerProcess:
@@ -126,6 +131,7 @@ class Sandbox:
         with self._lock:
             if self._executor is not None:
                 self._executor.shutdown(wait=True)
+                self._executor = None
             self._finalizer()
 
     @property
@@ -182,11 +188,12 @@ class Sandbox:
 
     def _spawn(self) -> _WorkerProcess:
         worker = _WorkerProcess(self._config, self._env, self._start_timeout)
-        if self.requested == "namespaces" and not worker.report["pid_namespace"]:
+        problem = _refusal(self.requested, worker.report)
+        if problem:
             worker.stop()
-            raise SandboxUnavailable("isolation='namespaces' was asked for but the kernel refused: "
-                                     + "; ".join(worker.report["problems"]) + ". Run as root, allow user "
-                                     "namespaces, or pass isolation='auto'.")
+            raise SandboxUnavailable(problem)
+        if self._report is None and worker.report["mode"] == "basic" and self.requested == "auto":
+            warnings.warn(SandboxWarning(_BASIC_WARNING + "; ".join(worker.report["problems"])), stacklevel=3)
         self._report = self._report or worker.report
         self._live.append(worker)
         return worker
@@ -197,6 +204,23 @@ class Sandbox:
             if worker in self._live:
                 self._live.remove(worker)
             self._idle.put(self._spawn())
+
+
+_BASIC_WARNING = ("sandbox: no namespaces on this machine, so programs run with process limits only: they can "
+                  "read files this user can read and signal this user's processes (docs/sandbox.md). Why: ")
+
+
+def _refusal(requested: str, report: dict) -> str | None:
+    """Why a worker's isolation is not acceptable for what was asked, or None."""
+    if requested == "namespaces" and not report["pid_namespace"]:
+        return ("isolation='namespaces' was asked for but the kernel refused: " + "; ".join(report["problems"])
+                + ". Run as root, allow user namespaces, or pass isolation='auto'.")
+    if requested == "auto" and report["mode"] == "basic" and report["sandbox_uid"] is None and os.geteuid() == 0:
+        return ("the sandbox would run untrusted programs as root (no namespaces, and no other uid can read "
+                "the interpreter: " + "; ".join(report["problems"]) + "). Grant CAP_SYS_ADMIN or allow user "
+                "namespaces, install Python where other users can read it, or pass isolation='basic' to "
+                "accept running programs as root.")
+    return None
 
 
 def _shutdown(live: list[_WorkerProcess]) -> None:

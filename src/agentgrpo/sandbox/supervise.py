@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 
 from agentgrpo.sandbox import verdict as V
-from agentgrpo.sandbox.limits import Limits
+from agentgrpo.sandbox.limits import Limits, cpu_seconds
 
 _RESULTS_CAP = 1 << 20  # the harness's own records; a program flooding that pipe is killed too
 _GRACE_S = 1.0  # after the job exits, how long its leftovers may keep the pipes open
@@ -37,22 +37,23 @@ def supervise(pid: int, fds: list[int], limits: Limits, kill_tree) -> Outcome:
         poller.register(fd, select.POLLIN)
     pidfd = _pidfd(pid, poller)
     deadline, exited_at = start + limits.wall_s, None
-    while open_fds and (exited_at is None or time.monotonic() < exited_at + _GRACE_S):
+    while True:
         if exited_at is None and _reaped(pid, out):
             exited_at = time.monotonic()
             if pidfd is not None:
                 poller.unregister(pidfd)
             kill_tree(pid, reaped=True)  # whatever it left behind
-            continue
-        if exited_at is None and time.monotonic() >= deadline:
+        now = time.monotonic()
+        if exited_at is not None and (not open_fds or now >= exited_at + _GRACE_S):
+            break
+        if exited_at is None and now >= deadline:
             out.timed_out = True
+            kill_tree(pid, reaped=False)
+            _reap(pid, out)
             break
         for fd, _ in poller.poll(_wait_ms(deadline, exited_at, pidfd)):
             if fd in open_fds and not _read(fd, open_fds, poller, out, caps) and exited_at is None:
                 kill_tree(pid, reaped=False)
-    if exited_at is None:
-        kill_tree(pid, reaped=False)
-        _reap(pid, out)
     for fd in [*open_fds, *([pidfd] if pidfd is not None else [])]:
         os.close(fd)
     out.duration_s = time.monotonic() - start
@@ -133,8 +134,8 @@ def _classify(out: Outcome, records: list[dict], tests: list[str], limits: Limit
         return V.TIMEOUT, f"wall-clock limit of {limits.wall_s:g}s reached; the process tree was killed"
     if out.overflow:
         return V.OUTPUT_LIMIT, f"{out.overflow} went past {limits.output_bytes} bytes; the process was killed"
-    if signum == signal.SIGXCPU or (signum == signal.SIGKILL and out.cpu_s >= limits.cpu_s):
-        return V.TIMEOUT, f"CPU time limit of {limits.cpu_s:g}s reached"
+    if signum == signal.SIGXCPU or (signum == signal.SIGKILL and out.cpu_s >= 0.9 * cpu_seconds(limits)):
+        return V.TIMEOUT, f"CPU time limit of {cpu_seconds(limits)}s reached"
     if "setup_failed" in kinds:
         return V.SANDBOX_ERROR, f"sandbox setup failed: {kinds['setup_failed'].get('message')}"
     if "error" in kinds:

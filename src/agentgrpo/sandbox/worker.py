@@ -19,7 +19,7 @@ import sys
 import tempfile
 
 from agentgrpo.sandbox import harness, isolation, protocol
-from agentgrpo.sandbox.limits import Limits, apply_rlimits
+from agentgrpo.sandbox.limits import Limits, apply_rlimits, tasks_of
 from agentgrpo.sandbox.supervise import summarize, supervise
 
 _RESULT_FD = 3
@@ -93,7 +93,7 @@ class Worker:
                 os.mkdir(workdir, 0o700)
             elif self.style == "basic":
                 os.setsid()  # own process group, killed as a whole
-            apply_rlimits(limits)
+            apply_rlimits(limits, self._nproc_base())
             isolation.drop_privileges(self.report, workdir)
             os.chdir(workdir)
             os.environ.update(HOME=workdir, TMPDIR="/tmp" if self.style != "basic" else workdir, PWD=workdir)
@@ -102,6 +102,12 @@ class Worker:
             harness.sender(_RESULT_FD, nonce)({"kind": "setup_failed", "message": harness.describe(exc)})
             os._exit(70)
         harness.run(program, steps, _RESULT_FD, nonce, block=self.report["network"].startswith("audit"))
+
+    def _nproc_base(self) -> int:
+        """Tasks that already count against RLIMIT_NPROC for the uid programs will run as."""
+        if self.report["sandbox_uid"] is not None or self.style != "basic" or os.geteuid() == 0:
+            return 0  # a uid of its own, or a user namespace (counted per namespace), or root (not limited)
+        return tasks_of(os.geteuid())
 
     def _kill_tree(self, pid: int, reaped: bool) -> None:
         """Kill the program and everything it started."""

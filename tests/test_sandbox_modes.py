@@ -1,0 +1,119 @@
+"""The weaker isolation modes: what each still enforces, and when "auto" refuses to run at all.
+
+"basic" (process limits only) and "userns" (unprivileged user namespaces) are what machines without root
+or CAP_SYS_ADMIN get. Started as root here, "basic" runs programs as root and "userns" maps them to root,
+so only cases that are safe under that are run (no fork bombs, nothing that signals other processes
+unless a PID namespace is in force).
+"""
+
+import os
+import secrets
+
+import pytest
+
+from agentgrpo.sandbox import (
+    CRASHED, ERROR, FAILED, OUTPUT_LIMIT, PASSED, TIMEOUT, Limits, Sandbox, SandboxUnavailable, SandboxWarning,
+)
+from agentgrpo.sandbox.limits import tasks_of
+from agentgrpo.sandbox.pool import _refusal
+
+LIMITS = Limits(wall_s=3.0, cpu_s=1.0, output_bytes=4096)
+TEST = ["assert seen == expected"]
+
+SAFE = [
+    ("cpu_loop", "while True:\n    pass", {TIMEOUT}),
+    ("sleep", "import time\ntime.sleep(60)", {TIMEOUT}),
+    ("os_exit", "import os\nos._exit(0)", {CRASHED}),
+    ("segfault", "import ctypes\nctypes.string_at(0)", {CRASHED, ERROR}),  # basic: ctypes.dlopen is refused
+    ("flood", "while True:\n    print('x' * 100)", {OUTPUT_LIMIT}),
+    ("network", "import socket\nsocket.create_connection(('1.1.1.1', 443), timeout=1)", {ERROR}),
+    ("env_secret", "import os\nseen = any('{secret}' in v for v in os.environ.values())\n"
+     "seen = seen or '{secret}' in open('/proc/self/environ', errors='replace').read()\nexpected = True",
+     {FAILED}),
+    ("good_program", "seen = expected = 1", {PASSED}),
+]
+
+
+def _run_safe_cases(box, secret):
+    for name, program, allowed in SAFE:
+        verdict = box.run(program.format(secret=secret), TEST)
+        assert verdict.status in allowed, (name, verdict)
+        assert secret not in verdict.stdout + verdict.stderr + verdict.reason
+
+
+@pytest.fixture
+def planted_secret(monkeypatch):
+    secret = "hf_FAKESECRET" + secrets.token_hex(8)
+    monkeypatch.setenv("HF_TOKEN", secret)
+    return secret
+
+
+def test_basic_mode_still_contains_the_safe_cases(planted_secret):
+    with Sandbox(workers=1, limits=LIMITS, isolation="basic") as box:
+        report = box.isolation
+        assert report["mode"] == "basic" and report["network"].startswith("audit hook")
+        _run_safe_cases(box, planted_secret)
+        # the fork is refused by the audit hook, and the work dir is a fresh dir, removed afterwards
+        assert box.run("import os\nos.fork()", ["assert True"]).status == ERROR
+        where = box.run("import os\nprint(os.getcwd())\nopen('f', 'w').write('x')", ["assert True"])
+        workdir = where.stdout.strip()
+        assert where.status == PASSED and workdir.startswith("/") and not os.path.exists(workdir)
+
+
+def test_userns_mode_still_contains_the_safe_cases(planted_secret):
+    try:
+        box = Sandbox(workers=1, limits=LIMITS, isolation="userns")
+        box.start()
+    except SandboxUnavailable as exc:  # pragma: no cover - machines without user namespaces
+        pytest.skip(f"user namespaces unavailable: {exc}")
+    with box:
+        report = box.isolation
+        if not report["pid_namespace"]:  # pragma: no cover
+            pytest.skip("no PID namespace in a user namespace here")
+        assert report["mode"] == "userns" and report["mount_namespace"]
+        assert report["network"].startswith("network namespace")
+        _run_safe_cases(box, planted_secret)
+        # with a PID namespace per job, the trainer is out of reach even for a program mapped to root
+        kill = box.run(f"import os, signal\nos.kill({os.getpid()}, signal.SIGKILL)", ["assert True"])
+        assert kill.status == ERROR and "No such process" in kill.reason
+        # the program's /tmp and cwd are its own and empty
+        fresh = box.run("import os\nopen('/tmp/x', 'w').write('1')\nfiles = os.listdir('.')", ["assert files == []"])
+        again = box.run("import os\nleft = os.path.exists('/tmp/x')", ["assert left is False"])
+        assert fresh.status == PASSED and again.status == PASSED
+
+
+@pytest.mark.parametrize("requested,report,euid,refused", [
+    # auto, no namespaces, root, and no other uid can read the interpreter: refuse
+    ("auto", {"mode": "basic", "sandbox_uid": None, "pid_namespace": False, "problems": ["x"]}, 0, True),
+    # the same, but asked for explicitly: the caller accepts it
+    ("basic", {"mode": "basic", "sandbox_uid": None, "pid_namespace": False, "problems": []}, 0, False),
+    # basic as root but with a separate uid: acceptable
+    ("auto", {"mode": "basic", "sandbox_uid": 200001, "pid_namespace": False, "problems": []}, 0, False),
+    # basic as an ordinary user: acceptable (with a warning)
+    ("auto", {"mode": "basic", "sandbox_uid": None, "pid_namespace": False, "problems": []}, 1000, False),
+    # namespaces demanded but not available
+    ("namespaces", {"mode": "basic", "sandbox_uid": None, "pid_namespace": False, "problems": ["EPERM"]}, 0,
+     True),
+])
+def test_refusal_rules(monkeypatch, requested, report, euid, refused):
+    monkeypatch.setattr(os, "geteuid", lambda: euid)
+    assert (_refusal(requested, report) is not None) is refused
+
+
+def test_auto_falling_back_to_basic_warns(monkeypatch):
+    from agentgrpo.sandbox import pool
+
+    def weak_spawn_report(self, config, env, timeout):
+        real_init(self, {**config, "isolation": "basic"}, env, timeout)
+
+    real_init = pool._WorkerProcess.__init__
+    monkeypatch.setattr(pool._WorkerProcess, "__init__", weak_spawn_report)
+    monkeypatch.setattr(pool, "_refusal", lambda requested, report: None)
+    with pytest.warns(SandboxWarning, match="process limits only"):
+        with Sandbox(workers=1) as box:
+            assert box.isolation["mode"] == "basic"
+
+
+def test_tasks_of_counts_this_uid():
+    assert tasks_of(os.geteuid()) >= 1
+    assert tasks_of(4_000_000_000) == 0
