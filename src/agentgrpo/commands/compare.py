@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 HELP = "compare two runs: diagnoses, overlaid curves, paired test on shared eval problems"
@@ -31,6 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
+    from agentgrpo.commands.doctor import emit
     from agentgrpo.doctor.diagnose import diagnose
     from agentgrpo.doctor.readers import read_run
     from agentgrpo.errors import UserError
@@ -59,18 +59,19 @@ def run(args) -> int:
             ],
             "report": str(path) if path else None,
         }
-        json.dump(payload, sys.stdout, indent=2, default=str)
-        print()
+        emit(json.dumps(payload, indent=2, default=str))
         return 0
-    for tag, run_, rep in (("A", a, report_a), ("B", b, report_b)):
-        print(f"{tag}: {run_.source} ({rep.steps} steps)\n   {rep.headline}")
-    print(
+    lines = [
+        f"{tag}: {r.source} ({rep.steps} steps)\n   {rep.headline}"
+        for tag, r, rep in (("A", a, report_a), ("B", b, report_b))
+    ]
+    lines.append(
         "\nevaluation:"
         if rows
         else "\nevaluation: none shared (needs eval.json with the same stage/mode in both)"
     )
-    for r in rows:
-        print(f"  {r['stage']}/{r['mode']}: {r['text']}")
+    lines += [f"  {r['stage']}/{r['mode']}: {r['text']}" for r in rows]
     if path:
-        print(f"\nreport: {path}")
+        lines.append(f"\nreport: {path}")
+    emit("\n".join(lines))
     return 0

@@ -13,7 +13,7 @@ Prints a summary and writes report.html (self-contained: inline SVG charts with 
 offline) into --out (default: <run dir>/doctor, or doctor-<file name> beside a log file, or in the current
 directory when that is read-only). --png also writes one PNG per chart (slower: matplotlib).
 
-Exit status: 0 healthy, converged or saturated (saturation is a warning); 1 when a failure is diagnosed;
+Exit status: 0 healthy, converged, saturated or warnings only; 1 when a failure is diagnosed;
 2 for bad input (missing path, no readable record, no reward metric).
 
   agentgrpo doctor runs/my-run
@@ -64,13 +64,21 @@ def run(args) -> int:
             "notes": source.notes,
             "files": [str(p) for p in written],
         }
-        json.dump(payload, sys.stdout, indent=2, default=str)
-        print()
+        emit(json.dumps(payload, indent=2, default=str))
     else:
-        print(text(source, report))
+        lines = [text(source, report)]
         for path in written[:1]:
-            print(f"\nreport: {path}" + (f" (+ {len(written) - 1} PNGs)" if len(written) > 1 else ""))
+            lines.append(f"\nreport: {path}" + (f" (+ {len(written) - 1} PNGs)" if len(written) > 1 else ""))
+        emit("\n".join(lines))
     return 1 if report.failures else 0
+
+
+def emit(output: str) -> None:
+    """Print the command's output; a reader that closes the pipe early (``| head``) is not an error."""
+    try:
+        print(output, flush=True)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def write_report(source, report, out: str | None, png: bool) -> list[Path]:

@@ -12,12 +12,13 @@ from agentgrpo.doctor.table import MetricTable
 # A failure of the key is a consequence of a failure of any of the values (reported, but not as a failure).
 EXPLAINED_BY = {"stall": ("kl", "collapse", "tools"), "hacking": ("length",)}
 
-HEALTHY, CONVERGED, SATURATED, FAILED = "healthy", "converged", "saturated", "failure"
+HEALTHY, WARNED, CONVERGED, SATURATED, FAILED = "healthy", "warning", "converged", "saturated", "failure"
 
 
 @dataclass
 class Report:
-    """All findings on a run, and the verdict: ``failure``, ``saturated``, ``converged`` or ``healthy``."""
+    """All findings on a run, and one verdict (in this precedence): ``failure`` (any detector failed),
+    ``saturated``, ``converged``, ``warning`` (a warning, no failure), ``healthy``."""
 
     findings: list[Finding]
     steps: int
@@ -38,28 +39,30 @@ class Report:
 
     @property
     def verdict(self) -> str:
+        conv = self.get("convergence")
         if self.failures:
             return FAILED
-        conv = self.get("convergence")
         if conv is not None and conv.status == WARNING:
             return SATURATED
         if conv is not None and conv.verdict.startswith("converged"):
             return CONVERGED
-        return HEALTHY
+        return WARNED if self.warnings else HEALTHY
 
     @property
     def headline(self) -> str:
-        """One line: the verdict and the first failure (or the convergence finding)."""
+        """One line: the verdict, its main finding, and the other failures or warnings."""
         if self.failures:
             first, rest = self.failures[0], self.failures[1:]
             also = f" (also: {', '.join(f.verdict for f in rest)})" if rest else ""
             return f"FAILURE: {first.verdict} from step {first.onset}{also}"
-        conv = self.get("convergence")
-        if self.verdict in (SATURATED, CONVERGED):
-            return f"{self.verdict.upper()}: {conv.verdict}"
-        stall = self.get("stall")
-        detail = stall.verdict if stall is not None else "no failure found"
-        return f"HEALTHY: {detail}"
+        verdict = self.verdict
+        main = {SATURATED: "convergence", CONVERGED: "convergence"}.get(verdict, "stall")
+        if verdict == WARNED:
+            main = self.warnings[0].detector
+        finding = self.get(main)
+        detail = finding.verdict if finding is not None else "no failure found"
+        others = [f.verdict for f in self.warnings if f.detector != main]
+        return f"{verdict.upper()}: {detail}" + (f" (warnings: {'; '.join(others)})" if others else "")
 
     def get(self, detector: str) -> Finding | None:
         return next((f for f in self.findings if f.detector == detector), None)

@@ -53,14 +53,13 @@ class MetricTable:
         Any known spelling of a metric is mapped to its canonical name. Records for the same step are merged
         (later values win), e.g. a train and an eval row.
         """
-        records = list(records)
-        raw_keys = list(dict.fromkeys(k for r in records for k in r))
+        raw = _raw_columns(list(records))
         by_name: dict[str, list[str]] = {}
-        for key in raw_keys:
+        for key in sorted(raw):
             by_name.setdefault(names.canonical(key), []).append(key)
         if "step" not in by_name:
             return cls(np.empty(0, dtype=np.int64), {}, dict(meta or {}))
-        columns = {name: _column(records, keys) for name, keys in by_name.items()}
+        columns = {name: _first_finite([raw[k] for k in keys]) for name, keys in by_name.items()}
         steps = columns.pop("step")
         keep = np.isfinite(steps)
         steps = steps[keep].astype(np.int64)
@@ -105,16 +104,40 @@ class MetricTable:
         return [k for k in self.names() if not k.startswith("eval/")]
 
 
-def _column(records: list[Mapping], keys: list[str]) -> np.ndarray:
-    """One float column from the records: the first of ``keys`` each record has; NaN when none is a number."""
-    out = None
-    for key in keys:
-        values = [r.get(key) for r in records]
+def _raw_columns(records: list[Mapping]) -> dict[str, np.ndarray]:
+    """Every key of the records as a float column (NaN where a record lacks it or holds no number).
+
+    Records with the same keys in the same order (nearly all of a log) are converted as one 2-D block.
+    """
+    groups: dict[tuple, list[int]] = {}
+    for i, record in enumerate(records):
+        groups.setdefault(tuple(record), []).append(i)
+    out: dict[str, np.ndarray] = {}
+    for keys, rows in groups.items():
+        values = [tuple(records[i].values()) for i in rows]
         try:
-            col = np.array(values, dtype=float)
+            block = np.array(values, dtype=float).reshape(len(rows), len(keys))
         except (TypeError, ValueError):
-            col = np.array([math.nan if (v := to_float(x)) is None else v for x in values], dtype=float)
-        out = col if out is None else np.where(np.isnan(out), col, out)
+            block = np.array([[_number(v) for v in row] for row in values], dtype=float).reshape(len(rows), -1)
+        index = np.array(rows)
+        for j, key in enumerate(keys):
+            col = out.get(key)
+            if col is None:
+                col = out[key] = np.full(len(records), math.nan)
+            col[index] = block[:, j]
+    return out
+
+
+def _number(value) -> float:
+    number = to_float(value)
+    return math.nan if number is None else number
+
+
+def _first_finite(columns: list[np.ndarray]) -> np.ndarray:
+    """Merge columns that spell the same metric: the first finite value of each row."""
+    out = columns[0]
+    for col in columns[1:]:
+        out = np.where(np.isnan(out), col, out)
     return out
 
 

@@ -142,11 +142,13 @@ def thin(x: np.ndarray, y: np.ndarray, max_points: int) -> tuple[np.ndarray, np.
     if n <= max_points:
         return x, y
     buckets = max_points // 2
-    edges = np.linspace(0, n, buckets + 1).astype(int)
-    idx = []
-    for a, b in zip(edges[:-1], edges[1:]):
-        seg = y[a:b]
-        lo, hi = a + int(np.argmin(seg)), a + int(np.argmax(seg))
-        idx += sorted({lo, hi})
-    idx = np.array(idx)
+    width = -(-n // buckets)
+    padded = np.full(buckets * width, np.nan)
+    padded[:n] = y
+    grid = padded.reshape(buckets, width)
+    filled = ~np.isnan(grid).all(axis=1)
+    starts = np.arange(buckets)[filled] * width
+    lo = starts + np.nanargmin(grid[filled], axis=1)
+    hi = starts + np.nanargmax(grid[filled], axis=1)
+    idx = np.unique(np.concatenate([lo, hi]))
     return x[idx], y[idx]
