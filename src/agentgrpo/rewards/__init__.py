@@ -13,8 +13,8 @@ from agentgrpo.rewards._text import (
     assistant_text, completion_text, is_tool_error, tool_calls, tool_messages,
 )
 from agentgrpo.rewards.combine import RewardSet, build_rewards
-from agentgrpo.rewards.guard import GuardedReward, RewardFailureWarning, RewardOutputError
+from agentgrpo.rewards.guard import GuardedReward, RewardFailureWarning, RewardOutputError, guarded
 from agentgrpo.rewards.registry import REWARDS, get_reward
 
 __all__ = ["REWARDS", "GuardedReward", "RewardFailureWarning", "RewardOutputError", "RewardSet", "assistant_text",
-           "build_rewards", "completion_text", "get_reward", "is_tool_error", "tool_calls", "tool_messages"]
+           "build_rewards", "completion_text", "get_reward", "guarded", "is_tool_error", "tool_calls", "tool_messages"]

@@ -90,6 +90,22 @@ class GuardedReward:
             f"instead. First traceback:\n{self.first_error}"), stacklevel=3)
 
 
+def guarded(func: Callable, name: str | None = None, strict: bool = False) -> GuardedReward:
+    """``func`` wrapped so its failures become None, counted and logged (a `GuardedReward`).
+
+    >>> def half(completions, **kwargs):
+    ...     return [1 / len(c) for c in completions]
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     guarded(half)(["ab", ""])
+    [0.5, None]
+    """
+    if isinstance(func, GuardedReward) and func.strict == strict and name in (None, func.__name__):
+        return func
+    return GuardedReward(func, name=name, strict=strict)
+
+
 def _per_sample(value, n: int) -> bool:
     return isinstance(value, list | tuple) and len(value) == n
 
