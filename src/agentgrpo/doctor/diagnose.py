@@ -9,8 +9,10 @@ from agentgrpo.doctor.finding import FAILURE, STATUS_ORDER, WARNING, Finding
 from agentgrpo.doctor.signals import Signals
 from agentgrpo.doctor.table import MetricTable
 
-# A failure of the key is a consequence of a failure of any of the values (reported, but not as a failure).
-EXPLAINED_BY = {"stall": ("kl", "collapse", "tools"), "hacking": ("length",)}
+# A failure of the key is a consequence of a failure of any of the values (reported, but not as a failure):
+# a collapse or KL blow-up stalls the reward; length gaming is how a proxy was hacked; tool calls that
+# vanish while the true objective falls are how it was hacked.
+EXPLAINED_BY = {"stall": ("kl", "collapse", "tools"), "hacking": ("length",), "tools": ("hacking",)}
 
 HEALTHY, WARNED, CONVERGED, SATURATED, FAILED = "healthy", "warning", "converged", "saturated", "failure"
 

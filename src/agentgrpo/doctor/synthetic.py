@@ -237,6 +237,42 @@ def hacking_diverge(n: int, seed: int, onset_frac: float):
     )
 
 
+def hacking_via_tools(n: int, seed: int, onset_frac: float):
+    """The proxy pays for skipping the tool: calls vanish, the proxy rises, true correctness falls."""
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    switch = ease(sim.t, start, 0.2 * n)
+    calls = sim.noisy(1.0 - 0.95 * switch, 0.1)
+    proxy = sim.bernoulli(0.3 + 0.1 * ease(sim.t, 0, start) + 0.55 * switch)
+    true = sim.bernoulli(0.3 + 0.1 * ease(sim.t, 0, start) - 0.3 * switch)
+    weights = {"proxy": 1.0, "correct": 0.0}
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 120.0), 0.002 + 0.03 * sim.t / n)
+    records = assemble(
+        sim,
+        {"proxy": proxy, "correct": true},
+        weights,
+        tools__call_frequency=calls,
+        tools__failure_frequency=np.full(n, 0.05),
+        **curves,
+    )
+    return "hacking", start + 1, records, _cfg(weights), "failure"
+
+
+def length_gaming_modest(n: int, seed: int, onset_frac: float):
+    """Length grows by ~40% (a bonus for longer answers) while correctness, the shadow, does not move."""
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    length = 60 + 25 * ease(sim.t, start, 0.3 * n)
+    curves = _base(sim, np.full(n, 1.0), length, 0.002 + 0.05 * sim.t / n, 96)
+    correct = sim.bernoulli(np.full(n, 0.35))
+    bonus = np.clip((curves["completions__mean_length"] - 60) / 25, 0, 1)[:, None, None] * np.ones_like(
+        correct
+    )
+    weights = {"length_bonus": 1.0, "correct": 0.0}
+    comps = {"length_bonus": correct + bonus, "correct": correct}
+    return "length", start + 1, assemble(sim, comps, weights, **curves), _cfg(weights), "failure"
+
+
 def length_gaming(n: int, seed: int, onset_frac: float, shadow: bool = True):
     sim = Sim(n, seed)
     start, cap = int(onset_frac * n), 512.0
@@ -369,7 +405,9 @@ SCENARIOS: dict[str, Callable] = {
     "collapse_no_entropy": collapse_no_entropy,
     "hacking": hacking,
     "hacking_diverge": hacking_diverge,
+    "hacking_via_tools": hacking_via_tools,
     "length_gaming": length_gaming,
+    "length_gaming_modest": length_gaming_modest,
     "length_gaming_no_shadow": length_gaming_no_shadow,
     "kl_blowup": kl_blowup,
     "stall": stall,

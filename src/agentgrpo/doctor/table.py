@@ -118,7 +118,8 @@ def _raw_columns(records: list[Mapping]) -> dict[str, np.ndarray]:
         try:
             block = np.array(values, dtype=float).reshape(len(rows), len(keys))
         except (TypeError, ValueError):
-            block = np.array([[_number(v) for v in row] for row in values], dtype=float).reshape(len(rows), -1)
+            numbers = [[_number(v) for v in row] for row in values]
+            block = np.array(numbers, dtype=float).reshape(len(rows), len(keys))
         index = np.array(rows)
         for j, key in enumerate(keys):
             col = out.get(key)

@@ -30,7 +30,8 @@ LENGTH_COLLAPSE = 0.3  # mean completion length falls below 30% of its early lev
 NO_SIGNAL_ZERO_STD = 0.8  # late frac_reward_zero_std from which a flat run "has no learning signal"
 
 # --- length gaming and truncation -------------------------------------------------------------------------
-LENGTH_RISE = 0.5  # mean length rises by at least 50% of its early level
+LENGTH_RISE = 0.2  # mean length rises by at least 20% of its early level (gaming, when a shadow confirms)
+LENGTH_RISE_UNCONFIRMED = 0.5  # ... by at least 50% to be judged without a shadow reward
 LENGTH_REWARD_CORR = 0.6  # correlation of (binned) length and reward curves
 CLIPPED_GAMING = 0.3  # late truncated share that makes rising length a failure even without a shadow
 TRUNCATION_HIGH = 0.5  # late truncated share that earns a truncation warning

@@ -1,7 +1,8 @@
 """Length gaming: completion length (and truncation) rise with the reward, not with correctness.
 
-Correctness is a shadow reward when the run has one. Without it, rising length with rising truncation is
-still a failure (truncated answers are rarely right); rising length alone is a warning. Separately, a run
+Correctness is a shadow reward when the run has one: then a rise of 20% that the shadow does not follow is
+enough. Without one, only a rise of 50% counts: with rising truncation it is still a failure (truncated
+answers are rarely right); without, a warning. Separately, a run
 whose completions mostly hit the length cap gets a truncation warning.
 """
 
@@ -28,13 +29,12 @@ def detect(sig: Signals) -> Finding:
         return not_judged(NAME, f"{names.LENGTH} (or completion_length)")
     clipped = sig.curve(names.CLIPPED)
     rise = length.ramp(+1)
-    grew = (
-        rise is not None
-        and rise.t >= th.T_CHANGE
-        and length.late >= (1 + th.LENGTH_RISE) * max(min(length.early, rise.before), 1e-9)
-    )
+    growth = 0.0
+    if rise is not None and rise.t >= th.T_CHANGE:
+        growth = length.late / max(min(length.early, rise.before), 1e-9) - 1
+    grew = growth >= th.LENGTH_RISE
     if grew:
-        found = _gaming(sig, rise, clipped)
+        found = _gaming(sig, rise, clipped, growth)
         if found is not None:
             return found
     if clipped is not None and clipped.late_mean >= th.TRUNCATION_HIGH:
@@ -61,7 +61,7 @@ def detect(sig: Signals) -> Finding:
     )
 
 
-def _gaming(sig: Signals, rise: stats.Ramp, clipped) -> Finding | None:
+def _gaming(sig: Signals, rise: stats.Ramp, clipped, growth: float) -> Finding | None:
     facts = sig.reward
     pair = sig.pair(names.LENGTH, names.REWARD)
     if facts is None or pair is None:
@@ -88,11 +88,11 @@ def _gaming(sig: Signals, rise: stats.Ramp, clipped) -> Finding | None:
                 f"(trend t = {follow.t:.1f})"
             )
     onset = int(round(rise.onset))
-    if lagging or (not shadows and truncating):
+    if lagging or (not shadows and truncating and growth >= th.LENGTH_RISE_UNCONFIRMED):
         conf = confidence(rise.t, th.T_CHANGE, [bool(lagging), truncating])
         return Finding(NAME, FAILURE, "length gaming", conf, onset, evidence, FIX, METRICS)
-    if shadows:
-        return None  # correctness rose with length: longer reasoning that pays off
+    if shadows or growth < th.LENGTH_RISE_UNCONFIRMED:
+        return None  # correctness rose with length (longer reasoning that pays off), or too small to judge
     evidence.append("no shadow correctness reward to tell gaming from longer, useful reasoning")
     return Finding(
         NAME,
