@@ -20,50 +20,113 @@ from agentgrpo.sandbox import Sandbox
 
 # (function source with {op} placeholders filled per variant, buggy variant, test maker)
 TEMPLATES = [
-    ("def add_n(xs, n):\n    return [x + n for x in xs]", "def add_n(xs, n):\n    return [x + n - 1 for x in xs]",
-     lambda k: [f"assert add_n([1, 2, 3], {k}) == {[1 + k, 2 + k, 3 + k]}", f"assert add_n([], {k}) == []",
-                f"assert add_n([{k}], 0) == [{k}]"]),
-    ("def fact(n):\n    out = 1\n    for i in range(2, n + 1):\n        out *= i\n    return out",
-     "def fact(n):\n    out = 1\n    for i in range(2, n):\n        out *= i\n    return out",
-     lambda k: [f"assert fact({k % 10}) == {_fact(k % 10)}", "assert fact(0) == 1", f"assert fact(5) == 120"]),
-    ("def is_prime(n):\n    if n < 2:\n        return False\n    i = 2\n    while i * i <= n:\n"
-     "        if n % i == 0:\n            return False\n        i += 1\n    return True",
-     "def is_prime(n):\n    return n % 2 == 1",
-     lambda k: [f"assert is_prime({k + 2}) == {_prime(k + 2)}", "assert is_prime(9) == False",
-                "assert is_prime(13) == True"]),
-    ("def reverse_words(s):\n    return ' '.join(s.split()[::-1])", "def reverse_words(s):\n    return s[::-1]",
-     lambda k: [f"assert reverse_words('a b {k}') == '{k} b a'", "assert reverse_words('') == ''",
-                "assert reverse_words('x') == 'x'"]),
-    ("def count_vowels(s):\n    return sum(c in 'aeiou' for c in s.lower())",
-     "def count_vowels(s):\n    return sum(c in 'aeio' for c in s)",
-     lambda k: [f"assert count_vowels('{'a' * (k % 7)}bc') == {k % 7}", "assert count_vowels('Queue') == 4",
-                "assert count_vowels('xyz') == 0"]),
-    ("def gcd(a, b):\n    while b:\n        a, b = b, a % b\n    return a",
-     "def gcd(a, b):\n    return min(a, b)",
-     lambda k: [f"assert gcd({6 * k + 6}, {4 * k + 4}) == {2 * k + 2}", "assert gcd(17, 5) == 1",
-                "assert gcd(10, 10) == 10"]),
-    ("def fib(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a",
-     "def fib(n):\n    a, b = 1, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a",
-     lambda k: [f"assert fib({k % 20}) == {_fib(k % 20)}", "assert fib(1) == 1", "assert fib(10) == 55"]),
-    ("def second_largest(xs):\n    return sorted(set(xs))[-2]", "def second_largest(xs):\n    return sorted(xs)[-2]",
-     lambda k: [f"assert second_largest([{k}, {k} + 5, {k} + 5, 1]) == {k if k > 1 else 1}",
-                "assert second_largest([3, 1, 2]) == 2", "assert second_largest([9, 9, 8]) == 8"]),
-    ("def is_palindrome(s):\n    t = ''.join(c.lower() for c in s if c.isalnum())\n    return t == t[::-1]",
-     "def is_palindrome(s):\n    return s == s[::-1]",
-     lambda k: [f"assert is_palindrome('A{'b' * (k % 4)}a') == True", "assert is_palindrome('No lemon, no melon')",
-                "assert not is_palindrome('abc')"]),
-    ("def chunk(xs, n):\n    return [xs[i:i + n] for i in range(0, len(xs), n)]",
-     "def chunk(xs, n):\n    return [xs[i:i + n] for i in range(0, len(xs) - 1, n)]",
-     lambda k: [f"assert chunk(list(range({k % 9 + 1})), 2) == {_chunk(k % 9 + 1)}", "assert chunk([], 3) == []",
-                "assert chunk([1, 2, 3], 3) == [[1, 2, 3]]"]),
-    ("def word_freq(s):\n    out = {}\n    for w in s.split():\n        out[w] = out.get(w, 0) + 1\n    return out",
-     "def word_freq(s):\n    return {w: 1 for w in s.split()}",
-     lambda k: [f"assert word_freq('a b a') == {{'a': 2, 'b': 1}}", f"assert word_freq('') == {{}}",
-                f"assert word_freq('x ' * {k % 5 + 1})['x'] == {k % 5 + 1}"]),
-    ("def digits_sum(n):\n    return sum(int(d) for d in str(abs(n)))",
-     "def digits_sum(n):\n    return sum(int(d) for d in str(n))",
-     lambda k: [f"assert digits_sum({k * 37}) == {sum(int(d) for d in str(k * 37))}",
-                f"assert digits_sum(-{k + 10}) == {sum(int(d) for d in str(k + 10))}", "assert digits_sum(0) == 0"]),
+    (
+        "def add_n(xs, n):\n    return [x + n for x in xs]",
+        "def add_n(xs, n):\n    return [x + n - 1 for x in xs]",
+        lambda k: [
+            f"assert add_n([1, 2, 3], {k}) == {[1 + k, 2 + k, 3 + k]}",
+            f"assert add_n([], {k}) == []",
+            f"assert add_n([{k}], 0) == [{k}]",
+        ],
+    ),
+    (
+        "def fact(n):\n    out = 1\n    for i in range(2, n + 1):\n        out *= i\n    return out",
+        "def fact(n):\n    out = 1\n    for i in range(2, n):\n        out *= i\n    return out",
+        lambda k: [
+            f"assert fact({k % 10}) == {_fact(k % 10)}",
+            "assert fact(0) == 1",
+            "assert fact(5) == 120",
+        ],
+    ),
+    (
+        "def is_prime(n):\n    if n < 2:\n        return False\n    i = 2\n    while i * i <= n:\n"
+        "        if n % i == 0:\n            return False\n        i += 1\n    return True",
+        "def is_prime(n):\n    return n % 2 == 1",
+        lambda k: [
+            f"assert is_prime({k + 2}) == {_prime(k + 2)}",
+            "assert is_prime(9) == False",
+            "assert is_prime(13) == True",
+        ],
+    ),
+    (
+        "def reverse_words(s):\n    return ' '.join(s.split()[::-1])",
+        "def reverse_words(s):\n    return s[::-1]",
+        lambda k: [
+            f"assert reverse_words('a b {k}') == '{k} b a'",
+            "assert reverse_words('') == ''",
+            "assert reverse_words('x') == 'x'",
+        ],
+    ),
+    (
+        "def count_vowels(s):\n    return sum(c in 'aeiou' for c in s.lower())",
+        "def count_vowels(s):\n    return sum(c in 'aeio' for c in s)",
+        lambda k: [
+            f"assert count_vowels('{'a' * (k % 7)}bc') == {k % 7}",
+            "assert count_vowels('Queue') == 4",
+            "assert count_vowels('xyz') == 0",
+        ],
+    ),
+    (
+        "def gcd(a, b):\n    while b:\n        a, b = b, a % b\n    return a",
+        "def gcd(a, b):\n    return min(a, b)",
+        lambda k: [
+            f"assert gcd({6 * k + 6}, {4 * k + 4}) == {2 * k + 2}",
+            "assert gcd(17, 5) == 1",
+            "assert gcd(10, 10) == 10",
+        ],
+    ),
+    (
+        "def fib(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a",
+        "def fib(n):\n    a, b = 1, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a",
+        lambda k: [f"assert fib({k % 20}) == {_fib(k % 20)}", "assert fib(1) == 1", "assert fib(10) == 55"],
+    ),
+    (
+        "def second_largest(xs):\n    return sorted(set(xs))[-2]",
+        "def second_largest(xs):\n    return sorted(xs)[-2]",
+        lambda k: [
+            f"assert second_largest([{k}, {k} + 5, {k} + 5, 1]) == {k if k > 1 else 1}",
+            "assert second_largest([3, 1, 2]) == 2",
+            "assert second_largest([9, 9, 8]) == 8",
+        ],
+    ),
+    (
+        "def is_palindrome(s):\n    t = ''.join(c.lower() for c in s if c.isalnum())\n"
+        "    return t == t[::-1]",
+        "def is_palindrome(s):\n    return s == s[::-1]",
+        lambda k: [
+            f"assert is_palindrome('A{'b' * (k % 4)}a') == True",
+            "assert is_palindrome('No lemon, no melon')",
+            "assert not is_palindrome('abc')",
+        ],
+    ),
+    (
+        "def chunk(xs, n):\n    return [xs[i:i + n] for i in range(0, len(xs), n)]",
+        "def chunk(xs, n):\n    return [xs[i:i + n] for i in range(0, len(xs) - 1, n)]",
+        lambda k: [
+            f"assert chunk(list(range({k % 9 + 1})), 2) == {_chunk(k % 9 + 1)}",
+            "assert chunk([], 3) == []",
+            "assert chunk([1, 2, 3], 3) == [[1, 2, 3]]",
+        ],
+    ),
+    (
+        "def word_freq(s):\n    out = {}\n    for w in s.split():\n        out[w] = out.get(w, 0) + 1\n"
+        "    return out",
+        "def word_freq(s):\n    return {w: 1 for w in s.split()}",
+        lambda k: [
+            "assert word_freq('a b a') == {'a': 2, 'b': 1}",
+            "assert word_freq('') == {}",
+            f"assert word_freq('x ' * {k % 5 + 1})['x'] == {k % 5 + 1}",
+        ],
+    ),
+    (
+        "def digits_sum(n):\n    return sum(int(d) for d in str(abs(n)))",
+        "def digits_sum(n):\n    return sum(int(d) for d in str(n))",
+        lambda k: [
+            f"assert digits_sum({k * 37}) == {sum(int(d) for d in str(k * 37))}",
+            f"assert digits_sum(-{k + 10}) == {sum(int(d) for d in str(k + 10))}",
+            "assert digits_sum(0) == 0",
+        ],
+    ),
 ]
 
 
@@ -75,7 +138,7 @@ def _fact(n):
 
 
 def _prime(n):
-    return n >= 2 and all(n % i for i in range(2, int(n ** 0.5) + 1))
+    return n >= 2 and all(n % i for i in range(2, int(n**0.5) + 1))
 
 
 def _fib(n):
@@ -87,7 +150,7 @@ def _fib(n):
 
 def _chunk(n):
     xs = list(range(n))
-    return [xs[i:i + 2] for i in range(0, n, 2)]
+    return [xs[i : i + 2] for i in range(0, n, 2)]
 
 
 def programs(n: int) -> list[tuple[str, list[str]]]:
@@ -107,8 +170,16 @@ def programs(n: int) -> list[tuple[str, list[str]]]:
 
 def baseline(jobs) -> list[list[bool]]:
     """One fresh interpreter per assert, sequentially: pass == exit code 0."""
-    return [[subprocess.run([sys.executable, "-c", program + "\n" + test], capture_output=True,
-                            timeout=30).returncode == 0 for test in tests] for program, tests in jobs]
+    return [
+        [
+            subprocess.run(
+                [sys.executable, "-c", program + "\n" + test], capture_output=True, timeout=30
+            ).returncode
+            == 0
+            for test in tests
+        ]
+        for program, tests in jobs
+    ]
 
 
 def sandboxed(box: Sandbox, jobs) -> list[list[bool]]:
@@ -139,11 +210,19 @@ def main(argv: list[str] | None = None) -> int:
     differ = [i for i, (a, b) in enumerate(zip(base, ours, strict=True)) if a != b]
     n_tests = sum(len(t) for _, t in jobs)
     passed_programs = sum(all(v) for v in base)
-    print(f"programs: {len(jobs)} ({n_tests} asserts; {passed_programs} pass all, {len(jobs) - passed_programs} "
-          f"fail some), tests passed: {sum(map(sum, base))}/{n_tests}")
-    print(f"baseline  (1 subprocess per assert, sequential): {t_base:8.2f} s  {len(jobs) / t_base:8.1f} programs/s")
-    print(f"sandbox   ({args.workers} warm workers, isolation={mode}):     {t_ours:8.2f} s  "
-          f"{len(jobs) / t_ours:8.1f} programs/s  (+{t_start:.2f} s to start the pool)")
+    print(
+        f"programs: {len(jobs)} ({n_tests} asserts; {passed_programs} pass all, "
+        f"{len(jobs) - passed_programs} "
+        f"fail some), tests passed: {sum(map(sum, base))}/{n_tests}"
+    )
+    print(
+        f"baseline  (1 subprocess per assert, sequential): {t_base:8.2f} s  "
+        f"{len(jobs) / t_base:8.1f} programs/s"
+    )
+    print(
+        f"sandbox   ({args.workers} warm workers, isolation={mode}):     {t_ours:8.2f} s  "
+        f"{len(jobs) / t_ours:8.1f} programs/s  (+{t_start:.2f} s to start the pool)"
+    )
     print(f"verdicts identical: {not differ} ({len(jobs) - len(differ)}/{len(jobs)} programs agree)")
     print(f"throughput ratio (warm pool): {t_base / t_ours:.1f}x")
     print(f"throughput ratio (pool start included): {t_base / (t_ours + t_start):.1f}x")

@@ -2,6 +2,8 @@
 
 import pytest
 
+from agentgrpo.errors import UserError
+
 from agentgrpo.rewards import get_reward
 from agentgrpo.rewards.extract import answer_span, numbers
 
@@ -10,8 +12,15 @@ def convo(final, calls=(), outputs=()):
     """A conversational completion: optional tool calls and tool outputs, then the final assistant text."""
     msgs = []
     if calls:
-        msgs.append({"role": "assistant", "content": "", "tool_calls": [
-            {"type": "function", "function": {"name": n, "arguments": a}} for n, a in calls]})
+        msgs.append(
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"type": "function", "function": {"name": n, "arguments": a}} for n, a in calls
+                ],
+            }
+        )
     msgs += [{"role": "tool", "name": n, "content": c} for n, c in outputs]
     msgs.append({"role": "assistant", "content": final})
     return msgs
@@ -140,18 +149,21 @@ def test_answer_rewards_read_another_column():
     # the gold column is a parameter
     reward = get_reward("numeric_answer", column="solution")
     assert reward(["#### 7"], solution=["7"]) == [1.0]
-    with pytest.raises(KeyError, match="needs the dataset column 'solution'"):
+    with pytest.raises(UserError, match="needs the dataset column 'solution'"):
         reward(["#### 7"], answer=["7"])
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("Answer: 42", "42"),  # marker with a colon
-    ("The answer is 1. Actually the answer is 2.", "2"),  # the last marker wins
-    ("<answer>a</answer><answer>b</answer>", None),  # two different tagged answers
-    ("<answer>a</answer><answer>a</answer>", "a"),  # the same one twice is still one answer
-    ("line one\nline two", None),  # several lines without a marker
-    ("x" * 300, None),  # a long line is not an answer
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("Answer: 42", "42"),  # marker with a colon
+        ("The answer is 1. Actually the answer is 2.", "2"),  # the last marker wins
+        ("<answer>a</answer><answer>b</answer>", None),  # two different tagged answers
+        ("<answer>a</answer><answer>a</answer>", "a"),  # the same one twice is still one answer
+        ("line one\nline two", None),  # several lines without a marker
+        ("x" * 300, None),  # a long line is not an answer
+    ],
+)
 def test_answer_span(text, expected):
     assert answer_span(text) == expected
 

@@ -2,6 +2,8 @@
 
 import pytest
 
+from agentgrpo.errors import UserError
+
 from agentgrpo.rewards import get_reward
 from agentgrpo.rewards.code import extract_code
 
@@ -51,22 +53,28 @@ def test_code_tests_passed(completion, tests, expected):
 def test_batch_keeps_order_and_logs_statuses():
     reward = get_reward("code_tests_passed", workers=2)
     logged = {}
-    out = reward([GOLD, "def add(a, b): return 0", "import os; os._exit(3)", GOLD], tests=[TESTS, TESTS, TESTS, None],
-                 log_extra=lambda column, values: logged.setdefault(column, values))
+    out = reward(
+        [GOLD, "def add(a, b): return 0", "import os; os._exit(3)", GOLD],
+        tests=[TESTS, TESTS, TESTS, None],
+        log_extra=lambda column, values: logged.setdefault(column, values),
+    )
     assert out == [1.0, pytest.approx(1 / 3), 0.0, None]
     assert logged["sandbox_status"] == ["passed", "failed", "crashed", None]
 
 
 def test_missing_column_says_how_to_fix():
-    with pytest.raises(KeyError, match="needs the dataset column 'tests'"):
+    with pytest.raises(UserError, match="needs the dataset column 'tests'"):
         get_reward("code_tests_passed", workers=1)([GOLD], answer=["x"])
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("```python\nx = 1\n```", "x = 1\n"),  # a python fence
-    ("```\nx = 1\n```", "x = 1\n"),  # an unlabelled fence
-    ("```py\na\n```\nthen\n```python\nb\n```", "b\n"),  # the last block wins
-    ("x = 1", "x = 1"),  # no fence: the whole text
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("```python\nx = 1\n```", "x = 1\n"),  # a python fence
+        ("```\nx = 1\n```", "x = 1\n"),  # an unlabelled fence
+        ("```py\na\n```\nthen\n```python\nb\n```", "b\n"),  # the last block wins
+        ("x = 1", "x = 1"),  # no fence: the whole text
+    ],
+)
 def test_extract_code(text, expected):
     assert extract_code(text) == expected

@@ -73,8 +73,12 @@ def test_json_valid(completion, expected):
     assert get_reward("json_valid")([completion]) == [expected]
 
 
-SCHEMA = {"type": "object", "required": ["city"], "additionalProperties": False,
-          "properties": {"city": {"type": "string"}, "population": {"type": "integer", "minimum": 0}}}
+SCHEMA = {
+    "type": "object",
+    "required": ["city"],
+    "additionalProperties": False,
+    "properties": {"city": {"type": "string"}, "population": {"type": "integer", "minimum": 0}},
+}
 SCHEMA_CASES = [
     # valid: required key only
     ('{"city": "Paris"}', 1.0),
@@ -103,8 +107,7 @@ def test_json_schema_inline(completion, expected):
 def test_json_schema_per_row_and_errors():
     # per-row schemas from a column; a row without one is not applicable
     reward = get_reward("json_schema", column="schema")
-    out = reward(['{"a": 1}', '{"a": 1}', '{"a": 1}'],
-                 schema=[{"type": "object"}, '{"type": "array"}', None])
+    out = reward(['{"a": 1}', '{"a": 1}', '{"a": 1}'], schema=[{"type": "object"}, '{"type": "array"}', None])
     assert out == [1.0, 0.0, None]
     # a broken schema is a config error, found when the reward is built
     with pytest.raises(ConfigError, match="not a valid JSON Schema"):

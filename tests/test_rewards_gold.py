@@ -6,9 +6,11 @@ from agentgrpo.rewards import REWARDS, get_reward
 from agentgrpo.tasks import get_task, task_names
 
 CALL = {"type": "function", "function": {"name": "calculate", "arguments": {"expression": "12*7"}}}
-GOLD_EPISODE = [{"role": "assistant", "content": "", "tool_calls": [CALL]},
-                {"role": "tool", "name": "calculate", "content": "84"},
-                {"role": "assistant", "content": "<think>12*7</think>\n<answer>84</answer>"}]
+GOLD_EPISODE = [
+    {"role": "assistant", "content": "", "tool_calls": [CALL]},
+    {"role": "tool", "name": "calculate", "content": "84"},
+    {"role": "assistant", "content": "<think>12*7</think>\n<answer>84</answer>"},
+]
 
 # reward name -> (params, the gold completion, dataset columns). Every registered reward must be here.
 GOLD = {
@@ -23,8 +25,11 @@ GOLD = {
     "tool_success": ({}, GOLD_EPISODE, {}),
     "tool_call_count": ({}, GOLD_EPISODE, {}),
     "tool_call_penalty": ({}, GOLD_EPISODE, {}),
-    "code_tests_passed": ({"workers": 1}, "```python\ndef f(x):\n    return 2 * x\n```",
-                          {"tests": [["assert f(2) == 4", "assert f(0) == 0"]]}),
+    "code_tests_passed": (
+        {"workers": 1},
+        "```python\ndef f(x):\n    return 2 * x\n```",
+        {"tests": [["assert f(2) == 4", "assert f(0) == 0"]]},
+    ),
     "overlong_penalty": ({"max_length": 100, "cache": 20}, GOLD_EPISODE, {"completion_ids": [[1] * 30]}),
     "length_budget": ({"budget": 50}, GOLD_EPISODE, {"completion_ids": [[1] * 30]}),
     "repetition_penalty": ({}, GOLD_EPISODE, {}),

@@ -2,7 +2,7 @@
 
 import pytest
 
-from agentgrpo.errors import ConfigError
+from agentgrpo.errors import ConfigError, UserError
 from agentgrpo.rewards import get_reward
 
 OVERLONG = [
@@ -29,7 +29,7 @@ def test_overlong_penalty(n_tokens, expected):
 
 def test_overlong_penalty_needs_lengths_and_valid_params():
     # without completion_ids a token-counting reward says how to fix it
-    with pytest.raises(ValueError, match="unit='chars'"):
+    with pytest.raises(UserError, match="unit='chars'"):
         get_reward("overlong_penalty", max_length=100, cache=20)(["x"])
     # counting characters of the assistant's own text instead (tool outputs excluded)
     reward = get_reward("overlong_penalty", max_length=10, cache=5, unit="chars")

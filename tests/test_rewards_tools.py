@@ -57,13 +57,21 @@ def test_tool_called_from_columns_and_exact_mode():
     # expected tool and arguments per row; rows without an expected tool are not applicable
     reward = get_reward("tool_called", arguments_column="expected_arguments")
     rows = [episode(call("calculate", {"expression": "12*7"}))] * 3
-    out = reward(rows, expected_tool=["calculate", "calculate", None],
-                 expected_arguments=['{"expression": "12*7"}', {"expression": "1+1"}, None])
+    out = reward(
+        rows,
+        expected_tool=["calculate", "calculate", None],
+        expected_arguments=['{"expression": "12*7"}', {"expression": "1+1"}, None],
+    )
     assert out == [1.0, 0.0, None]
     # exact mode refuses extra arguments; True is not 1
     exact = get_reward("tool_called", tool="f", arguments={"flag": True}, match="exact")
-    assert exact([episode(call("f", {"flag": True})), episode(call("f", {"flag": 1})),
-                  episode(call("f", {"flag": True, "x": 0}))]) == [1.0, 0.0, 0.0]
+    assert exact(
+        [
+            episode(call("f", {"flag": True})),
+            episode(call("f", {"flag": 1})),
+            episode(call("f", {"flag": True, "x": 0})),
+        ]
+    ) == [1.0, 0.0, 0.0]
     with pytest.raises(ConfigError, match="match"):
         get_reward("tool_called", tool="f", match="fuzzy")
 
@@ -111,14 +119,17 @@ def test_tool_call_count_and_penalty(completion, count, penalty):
     assert get_reward("tool_call_penalty")([completion]) == [pytest.approx(penalty)]
 
 
-@pytest.mark.parametrize("content,expected", [
-    (trl_error("x"), True),  # TRL's Python-repr error dict
-    ('{"error": "x"}', True),  # a JSON error dict
-    ({"error": "x"}, True),  # a dict content
-    ("84", False),  # a result
-    ("{not python", False),  # broken braces
-    ("{" + "[" * 5000, False),  # deep nesting does not blow up the check
-])
+@pytest.mark.parametrize(
+    "content,expected",
+    [
+        (trl_error("x"), True),  # TRL's Python-repr error dict
+        ('{"error": "x"}', True),  # a JSON error dict
+        ({"error": "x"}, True),  # a dict content
+        ("84", False),  # a result
+        ("{not python", False),  # broken braces
+        ("{" + "[" * 5000, False),  # deep nesting does not blow up the check
+    ],
+)
 def test_is_tool_error(content, expected):
     assert is_tool_error({"role": "tool", "content": content}) is expected
 

@@ -1,4 +1,4 @@
-"""The reward set inside TRL 1.16's own reward loop (``GRPOTrainer._calculate_rewards``), not a re-implementation.
+"""The reward set inside TRL 1.16's own reward loop (``GRPOTrainer._calculate_rewards``), not a copy of it.
 
 A stand-in trainer object carries only the attributes that method reads, so TRL's code decides how our
 functions are called, how None is read, and where ``log_metric`` / ``log_extra`` values land.
@@ -18,17 +18,25 @@ from agentgrpo.rewards import build_rewards  # noqa: E402
 
 def crashes_on_empty(completions, answer, **kwargs):
     """A user reward with a bug: it cannot handle an empty final message. Rows without an answer: None."""
-    return [None if a is None else 1.0 / len(c[-1]["content"]) for c, a in zip(completions, answer)]
+    return [
+        None if a is None else 1.0 / len(c[-1]["content"]) for c, a in zip(completions, answer, strict=True)
+    ]
 
 
 def fake_trainer(rs):
     from accelerate import Accelerator
 
     trainer = SimpleNamespace(
-        accelerator=Accelerator(cpu=True), args=SimpleNamespace(report_to=[]),
-        state=SimpleNamespace(global_step=0), reward_funcs=rs.funcs, reward_func_names=rs.names,
-        reward_processing_classes=[None] * len(rs.funcs), environments=None,
-        _pending_extra_logs=defaultdict(list), _pending_metrics=defaultdict(list))
+        accelerator=Accelerator(cpu=True),
+        args=SimpleNamespace(report_to=[]),
+        state=SimpleNamespace(global_step=0),
+        reward_funcs=rs.funcs,
+        reward_func_names=rs.names,
+        reward_processing_classes=[None] * len(rs.funcs),
+        environments=None,
+        _pending_extra_logs=defaultdict(list),
+        _pending_metrics=defaultdict(list),
+    )
     trainer._log_completion_extra = GRPOTrainer._log_completion_extra.__get__(trainer)
     trainer._log_metric = GRPOTrainer._log_metric.__get__(trainer)
     return trainer
@@ -39,13 +47,19 @@ def msg(content, **extra):
 
 
 def test_reward_set_inside_trl_calculate_rewards():
-    rs = build_rewards([{"name": "numeric_answer", "weight": 1.0},
-                        {"name": f"{__name__}:crashes_on_empty", "weight": 0.5},
-                        {"name": "code_tests_passed", "weight": 0.0, "params": {"workers": 1}}])
+    rs = build_rewards(
+        [
+            {"name": "numeric_answer", "weight": 1.0},
+            {"name": f"{__name__}:crashes_on_empty", "weight": 0.5},
+            {"name": "code_tests_passed", "weight": 0.0, "params": {"workers": 1}},
+        ]
+    )
     trainer = fake_trainer(rs)
     completions = [msg("The answer is 84."), msg(""), msg("```python\ndef f(): return 84\n```")]
-    inputs = [{"prompt": [{"role": "user", "content": "q"}], "answer": a, "tests": t}
-              for a, t in [("84", None), ("84", None), (None, ["assert f() == 84"])]]
+    inputs = [
+        {"prompt": [{"role": "user", "content": "q"}], "answer": a, "tests": t}
+        for a, t in [("84", None), ("84", None), (None, ["assert f() == 84"])]
+    ]
     prompts = [x["prompt"] for x in inputs]
     with pytest.warns(UserWarning, match="crashes_on_empty"):
         per_func = GRPOTrainer._calculate_rewards(trainer, inputs, prompts, completions, [[1, 2]] * 3)

@@ -13,7 +13,14 @@ import time
 import pytest
 
 from agentgrpo.sandbox import (
-    CRASHED, ERROR, FAILED, OUTPUT_LIMIT, PASSED, TIMEOUT, Limits, Sandbox,
+    CRASHED,
+    ERROR,
+    FAILED,
+    OUTPUT_LIMIT,
+    PASSED,
+    TIMEOUT,
+    Limits,
+    Sandbox,
 )
 
 LIMITS = Limits(wall_s=3.0, cpu_s=2.0, memory_mb=512, max_processes=16, output_bytes=32 * 1024)
@@ -43,8 +50,15 @@ def env(tmp_path_factory):
         mp.setenv("HF_HOME", str(home / ".cache" / "huggingface"))
         box = Sandbox(workers=2, limits=LIMITS)
         box.start()
-    info = {"box": box, "secrets": (token, file_token), "token_file": str(token_file), "target": str(target),
-            "port": listener.getsockname()[1], "listener": listener, "pids": box.pids()}
+    info = {
+        "box": box,
+        "secrets": (token, file_token),
+        "token_file": str(token_file),
+        "target": str(target),
+        "port": listener.getsockname()[1],
+        "listener": listener,
+        "pids": box.pids(),
+    }
     yield info
     uid = box.isolation["sandbox_uid"]
     pids = box.pids()
@@ -85,51 +99,96 @@ def found(sources):
 CASES = [
     ("infinite_loop", "while True:\n    pass", {TIMEOUT}),
     ("sleep_past_limit", "import time\ntime.sleep(60)", {TIMEOUT}),
-    ("ignore_sigxcpu_and_spin", "import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nwhile True:\n    pass",
-     {TIMEOUT}),
+    (
+        "ignore_sigxcpu_and_spin",
+        "import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nwhile True:\n    pass",
+        {TIMEOUT},
+    ),
     ("fork_bomb", "import os\nwhile True:\n    os.fork()", {ERROR, TIMEOUT, CRASHED}),
     ("memory_bomb", "x = bytearray(16 * 1024 ** 3)", {ERROR}),
     ("memory_creep", "xs = []\nwhile True:\n    xs.append(bytearray(50 * 1024 ** 2))", {ERROR, CRASHED}),
-    ("deep_recursion", "import sys\nsys.setrecursionlimit(10 ** 8)\ndef f(n):\n    return f(n + 1)\nf(0)",
-     {ERROR, CRASHED, TIMEOUT}),
+    (
+        "deep_recursion",
+        "import sys\nsys.setrecursionlimit(10 ** 8)\ndef f(n):\n    return f(n + 1)\nf(0)",
+        {ERROR, CRASHED, TIMEOUT},
+    ),
     ("segfault_via_ctypes", "import ctypes\nctypes.string_at(0)", {CRASHED}),
     ("os_exit_zero", "import os\nos._exit(0)", {CRASHED}),
     ("sys_exit_zero", "import sys\nsys.exit(0)", {ERROR}),
     ("flood_stdout", "while True:\n    print('x' * 1000)", {OUTPUT_LIMIT}),
     ("flood_stderr", "import sys\nwhile True:\n    sys.stderr.write('y' * 1000)", {OUTPUT_LIMIT}),
-    ("spawn_many_threads", "import threading, time\nfor _ in range(10_000):\n"
-     "    threading.Thread(target=time.sleep, args=(60,)).start()", {ERROR, TIMEOUT}),
+    (
+        "spawn_many_threads",
+        "import threading, time\nfor _ in range(10_000):\n"
+        "    threading.Thread(target=time.sleep, args=(60,)).start()",
+        {ERROR, TIMEOUT},
+    ),
     ("fill_disk", "with open('big', 'wb') as fh:\n    fh.write(b'x' * (200 * 1024 ** 2))", {ERROR}),
     ("exhaust_file_descriptors", "fds = [open('/dev/null') for _ in range(100_000)]", {ERROR}),
     ("raise_own_limits", "import resource\nresource.setrlimit(resource.RLIMIT_CPU, (-1, -1))", {ERROR}),
     ("become_root", "import os\nos.setuid(0)", {ERROR}),
     ("read_hf_token_env", HUNT + "import os\nsecret_seen = found(os.environ.values())", {FAILED}),
-    ("read_proc_environ", HUNT + "import glob\nsrcs = []\nfor p in glob.glob('/proc/*/environ') + "
-     "glob.glob('/proc/*/cmdline'):\n    try:\n        srcs.append(open(p, errors='replace').read())\n"
-     "    except OSError:\n        pass\nsecret_seen = found(srcs)", {FAILED}),
-    ("read_token_via_home", HUNT + "import os\nsrcs = []\nfor p in ['~/.cache/huggingface/token', "
-     "'~/.huggingface/token']:\n    try:\n        srcs.append(open(os.path.expanduser(p)).read())\n"
-     "    except OSError:\n        pass\nsecret_seen = found(srcs)", {FAILED}),
-    ("read_token_absolute_path", HUNT + "srcs = []\nfor p in ['{token_file}', '/root/.cache/huggingface/token']:\n"
-     "    try:\n        srcs.append(open(p).read())\n    except OSError:\n        pass\nsecret_seen = found(srcs)",
-     {FAILED}),
-    ("write_outside_workdir", "import os\nsecret_seen = False\nfor p in ['{target}/pwned', '/etc/agentgrpo_pwned', "
-     "'{cwd}/agentgrpo_pwned']:\n    try:\n        open(p, 'w').write('x')\n        secret_seen = True\n"
-     "    except OSError:\n        pass", {FAILED}),
-    ("connect_to_trainer_socket", "import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=1)\n"
-     "s.sendall(b'exfiltrate')", {ERROR}),
+    (
+        "read_proc_environ",
+        HUNT + "import glob\nsrcs = []\nfor p in glob.glob('/proc/*/environ') + "
+        "glob.glob('/proc/*/cmdline'):\n    try:\n        srcs.append(open(p, errors='replace').read())\n"
+        "    except OSError:\n        pass\nsecret_seen = found(srcs)",
+        {FAILED},
+    ),
+    (
+        "read_token_via_home",
+        HUNT + "import os\nsrcs = []\nfor p in ['~/.cache/huggingface/token', "
+        "'~/.huggingface/token']:\n    try:\n        srcs.append(open(os.path.expanduser(p)).read())\n"
+        "    except OSError:\n        pass\nsecret_seen = found(srcs)",
+        {FAILED},
+    ),
+    (
+        "read_token_absolute_path",
+        HUNT + "srcs = []\nfor p in ['{token_file}', '/root/.cache/huggingface/token']:\n"
+        "    try:\n        srcs.append(open(p).read())\n    except OSError:\n        pass\n"
+        "secret_seen = found(srcs)",
+        {FAILED},
+    ),
+    (
+        "write_outside_workdir",
+        "import os\nsecret_seen = False\nfor p in ['{target}/pwned', '/etc/agentgrpo_pwned', "
+        "'{cwd}/agentgrpo_pwned']:\n    try:\n        open(p, 'w').write('x')\n        secret_seen = True\n"
+        "    except OSError:\n        pass",
+        {FAILED},
+    ),
+    (
+        "connect_to_trainer_socket",
+        "import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=1)\n"
+        "s.sendall(b'exfiltrate')",
+        {ERROR},
+    ),
     ("connect_to_internet", "import socket\nsocket.create_connection(('1.1.1.1', 443), timeout=1)", {ERROR}),
-    ("kill_the_parent", "import os, signal\nfor pid in [{trainer}, {workers}, os.getppid()]:\n    try:\n"
-     "        os.kill(pid, signal.SIGKILL)\n    except OSError:\n        pass\nos.kill(-1, signal.SIGKILL)",
-     {ERROR, CRASHED}),
-    ("forge_results", "import os\nfor fd in range(3, 10):\n    try:\n"
-     "        os.write(fd, b'{{\"nonce\": \"x\", \"kind\": \"done\"}}\\n')\n    except OSError:\n        pass\n"
-     "print('{{\"kind\": \"test\", \"index\": 0, \"ok\": true}}')\nsecret_seen = False", {FAILED}),
-    ("always_equal_object", "class Eq:\n    def __eq__(self, other):\n        return True\nsecret_seen = Eq()\n"
-     "expected = True", {FAILED}),
-    ("daemon_outlives_job", "import os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
-     "        time.sleep(30)\n        open('{target}/late', 'w').write('x')\n    os._exit(0)\nsecret_seen = False",
-     {FAILED}),
+    (
+        "kill_the_parent",
+        "import os, signal\nfor pid in [{trainer}, {workers}, os.getppid()]:\n    try:\n"
+        "        os.kill(pid, signal.SIGKILL)\n    except OSError:\n        pass\n"
+        "os.kill(-1, signal.SIGKILL)",
+        {ERROR, CRASHED},
+    ),
+    (
+        "forge_results",
+        "import os\nfor fd in range(3, 10):\n    try:\n"
+        '        os.write(fd, b\'{{"nonce": "x", "kind": "done"}}\\n\')\n    except OSError:\n        pass\n'
+        'print(\'{{"kind": "test", "index": 0, "ok": true}}\')\nsecret_seen = False',
+        {FAILED},
+    ),
+    (
+        "always_equal_object",
+        "class Eq:\n    def __eq__(self, other):\n        return True\nsecret_seen = Eq()\nexpected = True",
+        {FAILED},
+    ),
+    (
+        "daemon_outlives_job",
+        "import os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+        "        time.sleep(30)\n        open('{target}/late', 'w').write('x')\n    os._exit(0)\n"
+        "secret_seen = False",
+        {FAILED},
+    ),
 ]
 TEST = ["assert secret_seen == expected"]
 
@@ -137,8 +196,14 @@ TEST = ["assert secret_seen == expected"]
 @pytest.mark.parametrize("name,program,allowed", CASES, ids=[c[0] for c in CASES])
 def test_hostile_program_is_contained(env, name, program, allowed):
     box = env["box"]
-    program = program.format(token_file=env["token_file"], target=env["target"], port=env["port"],
-                             trainer=os.getpid(), workers=", ".join(map(str, box.pids())), cwd=os.getcwd())
+    program = program.format(
+        token_file=env["token_file"],
+        target=env["target"],
+        port=env["port"],
+        trainer=os.getpid(),
+        workers=", ".join(map(str, box.pids())),
+        cwd=os.getcwd(),
+    )
     program += "\nexpected = globals().get('expected', True)"
     verdict = box.run(program, TEST)
 
@@ -152,8 +217,11 @@ def test_hostile_program_is_contained(env, name, program, allowed):
 
 def _trainer_unharmed(env) -> bool:
     """Nothing written outside, no connection made, and this process (the trainer) still here."""
-    for path in (os.path.join(env["target"], "pwned"), "/etc/agentgrpo_pwned",
-                 os.path.join(os.getcwd(), "agentgrpo_pwned")):
+    for path in (
+        os.path.join(env["target"], "pwned"),
+        "/etc/agentgrpo_pwned",
+        os.path.join(os.getcwd(), "agentgrpo_pwned"),
+    ):
         assert not os.path.exists(path), f"{path} was written"
     try:
         conn, _ = env["listener"].accept()

@@ -12,7 +12,16 @@ import secrets
 import pytest
 
 from agentgrpo.sandbox import (
-    CRASHED, ERROR, FAILED, OUTPUT_LIMIT, PASSED, TIMEOUT, Limits, Sandbox, SandboxUnavailable, SandboxWarning,
+    CRASHED,
+    ERROR,
+    FAILED,
+    OUTPUT_LIMIT,
+    PASSED,
+    TIMEOUT,
+    Limits,
+    Sandbox,
+    SandboxUnavailable,
+    SandboxWarning,
 )
 from agentgrpo.sandbox.limits import tasks_of
 from agentgrpo.sandbox.pool import _refusal
@@ -27,9 +36,12 @@ SAFE = [
     ("segfault", "import ctypes\nctypes.string_at(0)", {CRASHED, ERROR}),  # basic: ctypes.dlopen is refused
     ("flood", "while True:\n    print('x' * 100)", {OUTPUT_LIMIT}),
     ("network", "import socket\nsocket.create_connection(('1.1.1.1', 443), timeout=1)", {ERROR}),
-    ("env_secret", "import os\nseen = any('{secret}' in v for v in os.environ.values())\n"
-     "seen = seen or '{secret}' in open('/proc/self/environ', errors='replace').read()\nexpected = True",
-     {FAILED}),
+    (
+        "env_secret",
+        "import os\nseen = any('{secret}' in v for v in os.environ.values())\n"
+        "seen = seen or '{secret}' in open('/proc/self/environ', errors='replace').read()\nexpected = True",
+        {FAILED},
+    ),
     ("good_program", "seen = expected = 1", {PASSED}),
 ]
 
@@ -77,24 +89,33 @@ def test_userns_mode_still_contains_the_safe_cases(planted_secret):
         kill = box.run(f"import os, signal\nos.kill({os.getpid()}, signal.SIGKILL)", ["assert True"])
         assert kill.status == ERROR and "No such process" in kill.reason
         # the program's /tmp and cwd are its own and empty
-        fresh = box.run("import os\nopen('/tmp/x', 'w').write('1')\nfiles = os.listdir('.')", ["assert files == []"])
+        fresh = box.run(
+            "import os\nopen('/tmp/x', 'w').write('1')\nfiles = os.listdir('.')", ["assert files == []"]
+        )
         again = box.run("import os\nleft = os.path.exists('/tmp/x')", ["assert left is False"])
         assert fresh.status == PASSED and again.status == PASSED
 
 
-@pytest.mark.parametrize("requested,report,euid,refused", [
-    # auto, no namespaces, root, and no other uid can read the interpreter: refuse
-    ("auto", {"mode": "basic", "sandbox_uid": None, "pid_namespace": False, "problems": ["x"]}, 0, True),
-    # the same, but asked for explicitly: the caller accepts it
-    ("basic", {"mode": "basic", "sandbox_uid": None, "pid_namespace": False, "problems": []}, 0, False),
-    # basic as root but with a separate uid: acceptable
-    ("auto", {"mode": "basic", "sandbox_uid": 200001, "pid_namespace": False, "problems": []}, 0, False),
-    # basic as an ordinary user: acceptable (with a warning)
-    ("auto", {"mode": "basic", "sandbox_uid": None, "pid_namespace": False, "problems": []}, 1000, False),
-    # namespaces demanded but not available
-    ("namespaces", {"mode": "basic", "sandbox_uid": None, "pid_namespace": False, "problems": ["EPERM"]}, 0,
-     True),
-])
+@pytest.mark.parametrize(
+    "requested,report,euid,refused",
+    [
+        # auto, no namespaces, root, and no other uid can read the interpreter: refuse
+        ("auto", {"mode": "basic", "sandbox_uid": None, "pid_namespace": False, "problems": ["x"]}, 0, True),
+        # the same, but asked for explicitly: the caller accepts it
+        ("basic", {"mode": "basic", "sandbox_uid": None, "pid_namespace": False, "problems": []}, 0, False),
+        # basic as root but with a separate uid: acceptable
+        ("auto", {"mode": "basic", "sandbox_uid": 200001, "pid_namespace": False, "problems": []}, 0, False),
+        # basic as an ordinary user: acceptable (with a warning)
+        ("auto", {"mode": "basic", "sandbox_uid": None, "pid_namespace": False, "problems": []}, 1000, False),
+        # namespaces demanded but not available
+        (
+            "namespaces",
+            {"mode": "basic", "sandbox_uid": None, "pid_namespace": False, "problems": ["EPERM"]},
+            0,
+            True,
+        ),
+    ],
+)
 def test_refusal_rules(monkeypatch, requested, report, euid, refused):
     monkeypatch.setattr(os, "geteuid", lambda: euid)
     assert (_refusal(requested, report) is not None) is refused
@@ -109,9 +130,8 @@ def test_auto_falling_back_to_basic_warns(monkeypatch):
     real_init = pool._WorkerProcess.__init__
     monkeypatch.setattr(pool._WorkerProcess, "__init__", weak_spawn_report)
     monkeypatch.setattr(pool, "_refusal", lambda requested, report: None)
-    with pytest.warns(SandboxWarning, match="process limits only"):
-        with Sandbox(workers=1) as box:
-            assert box.isolation["mode"] == "basic"
+    with pytest.warns(SandboxWarning, match="process limits only"), Sandbox(workers=1) as box:
+        assert box.isolation["mode"] == "basic"
 
 
 def test_tasks_of_counts_this_uid():

@@ -8,7 +8,14 @@ import pytest
 
 from agentgrpo.errors import ConfigError
 from agentgrpo.sandbox import (
-    ERROR, FAILED, INVALID, OUTPUT_LIMIT, PASSED, Limits, Sandbox, Verdict,
+    ERROR,
+    FAILED,
+    INVALID,
+    OUTPUT_LIMIT,
+    PASSED,
+    Limits,
+    Sandbox,
+    Verdict,
 )
 
 ADD = "def add(a, b):\n    return a + b"
@@ -32,8 +39,13 @@ VERDICTS = [
     # the program raises at import time
     ("raise ValueError('no')", ["assert True"], ERROR, 0, 1),
     # a test script with setup between asserts
-    (ADD, "import math\nassert add(1, 2) == 3\nx = add(2, 2)\nassert x == 4\nassert math.isclose(x, 5)",
-     FAILED, 2, 3),
+    (
+        ADD,
+        "import math\nassert add(1, 2) == 3\nx = add(2, 2)\nassert x == 4\nassert math.isclose(x, 5)",
+        FAILED,
+        2,
+        3,
+    ),
     # a script without top-level asserts is one test (HumanEval style)
     (ADD, "def check(f):\n    assert f(1, 1) == 2\ncheck(add)", PASSED, 1, 1),
 ]
@@ -66,8 +78,13 @@ def test_bad_input_gets_a_verdict_not_a_crash(box, program, tests, reason):
 
 
 def test_run_many_keeps_order_and_accepts_dicts(box):
-    jobs = [(ADD, ["assert add(1, 1) == 2"]), {"program": "import time\ntime.sleep(0.3)", "tests": ["assert 1"]},
-            ("x = 1", ["assert x == 2"]), 42, {"program": ADD, "tests": ["assert add(2, 3) == 5"]}]
+    jobs = [
+        (ADD, ["assert add(1, 1) == 2"]),
+        {"program": "import time\ntime.sleep(0.3)", "tests": ["assert 1"]},
+        ("x = 1", ["assert x == 2"]),
+        42,
+        {"program": ADD, "tests": ["assert add(2, 3) == 5"]},
+    ]
     statuses = [v.status for v in box.run_many(jobs)]
     assert statuses == [PASSED, PASSED, FAILED, INVALID, PASSED]
 
@@ -77,21 +94,31 @@ def test_output_is_captured_and_capped():
         ok = small.run("import sys\nprint('out')\nprint('err', file=sys.stderr)", ["assert True"])
         assert (ok.status, ok.stdout, ok.stderr) == (PASSED, "out\n", "err\n")
         flood = small.run("print('x' * 5000)", ["assert True"])
-        assert flood.status == OUTPUT_LIMIT and len(flood.stdout) < 1100 and flood.stdout.endswith("[... truncated]")
+        assert (
+            flood.status == OUTPUT_LIMIT
+            and len(flood.stdout) < 1100
+            and flood.stdout.endswith("[... truncated]")
+        )
 
 
 def test_results_do_not_depend_on_worker_or_history(box):
-    program = ("import random, os\nvalue = (random.random(), list({'a', 'b', 'c', 'd'}), os.getcwd(),\n"
-               "         sorted(os.listdir('.')), hash('agentgrpo'))\nprint(value)")
+    program = (
+        "import random, os\nvalue = (random.random(), list({'a', 'b', 'c', 'd'}), os.getcwd(),\n"
+        "         sorted(os.listdir('.')), hash('agentgrpo'))\nprint(value)"
+    )
     outputs = {v.stdout for v in box.run_many([(program, ["assert True"])] * 8)}
     assert len(outputs) == 1, outputs  # same seed, same hash seed, same empty work dir on every worker
 
 
 def test_nothing_survives_from_one_job_to_the_next(box):
-    dirty = ("import os, json\nopen('left.txt', 'w').write('x')\nopen('/tmp/left.txt', 'w').write('x')\n"
-             "json.dumps = None\nos.environ['LEFT'] = '1'")
-    clean = ("import os, json\nstate = [os.path.exists('left.txt'), os.path.exists('/tmp/left.txt'),\n"
-             "         json.dumps is None, 'LEFT' in os.environ, os.listdir('.')]")
+    dirty = (
+        "import os, json\nopen('left.txt', 'w').write('x')\nopen('/tmp/left.txt', 'w').write('x')\n"
+        "json.dumps = None\nos.environ['LEFT'] = '1'"
+    )
+    clean = (
+        "import os, json\nstate = [os.path.exists('left.txt'), os.path.exists('/tmp/left.txt'),\n"
+        "         json.dumps is None, 'LEFT' in os.environ, os.listdir('.')]"
+    )
     box.run_many([(dirty, ["assert True"])] * 4)
     for verdict in box.run_many([(clean, ["assert state == [False, False, False, False, []]"])] * 4):
         assert verdict.status == PASSED, verdict
@@ -134,12 +161,15 @@ def test_close_ends_every_worker_and_refuses_more_work():
         sandbox.run(ADD, ["assert True"])
 
 
-@pytest.mark.parametrize("kwargs,needle", [
-    ({"workers": 0}, "workers: must be an int >= 1"),  # no workers
-    ({"workers": 1.5}, "workers: must be an int >= 1"),  # not an int
-    ({"isolation": "docker"}, "isolation: 'docker' is not one of"),  # unknown mode
-    ({"limits": {"wall_s": 1}}, "limits: must be a Limits"),  # a dict instead of Limits
-])
+@pytest.mark.parametrize(
+    "kwargs,needle",
+    [
+        ({"workers": 0}, "workers: must be an int >= 1"),  # no workers
+        ({"workers": 1.5}, "workers: must be an int >= 1"),  # not an int
+        ({"isolation": "docker"}, "isolation: 'docker' is not one of"),  # unknown mode
+        ({"limits": {"wall_s": 1}}, "limits: must be a Limits"),  # a dict instead of Limits
+    ],
+)
 def test_bad_sandbox_config(kwargs, needle):
     with pytest.raises(ConfigError, match=needle):
         Sandbox(**kwargs)

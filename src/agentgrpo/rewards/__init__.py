@@ -10,11 +10,28 @@ The catalogue, with each reward's rules and adversarial cases, is in docs/reward
 """
 
 from agentgrpo.rewards._text import (
-    assistant_text, completion_text, is_tool_error, tool_calls, tool_messages,
+    assistant_text,
+    completion_text,
+    is_tool_error,
+    tool_calls,
+    tool_messages,
 )
 from agentgrpo.rewards.combine import RewardSet, build_rewards
 from agentgrpo.rewards.guard import GuardedReward, RewardFailureWarning, RewardOutputError, guarded
 from agentgrpo.rewards.registry import REWARDS, get_reward
 
-__all__ = ["REWARDS", "GuardedReward", "RewardFailureWarning", "RewardOutputError", "RewardSet", "assistant_text",
-           "build_rewards", "completion_text", "get_reward", "guarded", "is_tool_error", "tool_calls", "tool_messages"]
+__all__ = [
+    "REWARDS",
+    "GuardedReward",
+    "RewardFailureWarning",
+    "RewardOutputError",
+    "RewardSet",
+    "assistant_text",
+    "build_rewards",
+    "completion_text",
+    "get_reward",
+    "guarded",
+    "is_tool_error",
+    "tool_calls",
+    "tool_messages",
+]

@@ -5,11 +5,21 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
-from agentgrpo.errors import ConfigError
+from agentgrpo.errors import ConfigError, UserError
 
 
-def per_sample(name: str, score: Callable, columns: dict[str, str] | None = None,
-               max_reward: float | None = 1.0, doc: str = "") -> Callable:
+class RewardInputError(UserError, ValueError):
+    """A reward lacks an input it needs (a dataset column, completion_ids): a config problem, so it stops
+    the run with this message instead of scoring every sample None."""
+
+
+def per_sample(
+    name: str,
+    score: Callable,
+    columns: dict[str, str] | None = None,
+    max_reward: float | None = 1.0,
+    doc: str = "",
+) -> Callable:
     """A reward named ``name`` that calls ``score(completion, **row)`` for each completion.
 
     ``columns`` maps score keyword -> dataset column; TRL passes each column as a list, one value per
@@ -22,17 +32,20 @@ def per_sample(name: str, score: Callable, columns: dict[str, str] | None = None
         rows = {}
         for arg, column in columns.items():
             if column not in kwargs:
-                raise KeyError(f"reward {name!r} needs the dataset column {column!r}, which the batch lacks "
-                               f"(it has: {', '.join(sorted(kwargs)) or 'none'}); add the column or pass "
-                               f"params {{'{arg}_column': ...}} naming the one you have")
+                raise RewardInputError(
+                    f"reward {name!r} needs the dataset column {column!r}, which the batch lacks "
+                    f"(it has: {', '.join(sorted(kwargs)) or 'none'}); add the column or pass "
+                    f"params {{'{arg}_column': ...}} naming the one you have"
+                )
             rows[arg] = kwargs[column]
         return [score(c, **{a: v[i] for a, v in rows.items()}) for i, c in enumerate(completions)]
 
     return finish(reward, name, doc or score.__doc__, max_reward, required=tuple(columns.values()))
 
 
-def finish(func: Callable, name: str, doc: str, max_reward: float | None = 1.0,
-           required: tuple[str, ...] = ()) -> Callable:
+def finish(
+    func: Callable, name: str, doc: str, max_reward: float | None = 1.0, required: tuple[str, ...] = ()
+) -> Callable:
     """Name a reward function, and give it a signature naming the dataset columns it requires."""
     func.__name__ = func.__qualname__ = name
     func.__doc__ = doc

@@ -60,7 +60,9 @@ def completion_text(completion) -> str:
 
 def assistant_text(completion) -> str:
     """Every assistant message's text, joined by newlines (for length and repetition)."""
-    return "\n".join(content_text(m.get("content")) for m in messages(completion) if m.get("role") == "assistant")
+    return "\n".join(
+        content_text(m.get("content")) for m in messages(completion) if m.get("role") == "assistant"
+    )
 
 
 def tool_calls(completion) -> list[ToolCall]:
@@ -112,7 +114,11 @@ def is_tool_error(message: dict) -> bool:
     content = message.get("content")
     if isinstance(content, dict):
         return set(content) == {"error"}
-    if not isinstance(content, str) or not content.lstrip().startswith("{") or len(content) > _MAX_ERROR_PARSE:
+    if (
+        not isinstance(content, str)
+        or not content.lstrip().startswith("{")
+        or len(content) > _MAX_ERROR_PARSE
+    ):
         return False
     for parse in (json.loads, ast.literal_eval):
         try:

@@ -17,8 +17,11 @@ from agentgrpo.rewards._text import completion_text
 from agentgrpo.rewards.extract import answer_span, ascii_digits, boxed, hedged, numbers
 
 _PUNCT = " \t\n.,;:!?\"'`*"
-_TOWER = re.compile(  # an exponent that holds or is followed by another exponent: 10^{10^{10}}, 2^3^4, 2**3**4
-    r"\^\s*\{[^{}]*\^|\^\s*\([^()]*\^|\^\s*(?:\d+|[A-Za-z]|\{[^{}]*\})\s*\^|\*\*\s*[\w.]+\s*\*\*")
+_TOWER = (
+    re.compile(  # an exponent that holds or is followed by another exponent: 10^{10^{10}}, 2^3^4, 2**3**4
+        r"\^\s*\{[^{}]*\^|\^\s*\([^()]*\^|\^\s*(?:\d+|[A-Za-z]|\{[^{}]*\})\s*\^|\*\*\s*[\w.]+\s*\*\*"
+    )
+)
 
 
 def normalize(text: str) -> str:
@@ -65,8 +68,11 @@ def numeric_answer(column: str = "answer", rel_tol: float = 1e-6, abs_tol: float
     >>> reward(["The answer is 84.", "#### 84.0000001", "12 or 13", "٨٤"], answer=["84", 84, "12", "84"])
     [1.0, 1.0, 0.0, 1.0]
     """
-    check_params("numeric_answer", rel_tol=(_tolerance(rel_tol), "must be a number >= 0"),
-                 abs_tol=(_tolerance(abs_tol), "must be a number >= 0"))
+    check_params(
+        "numeric_answer",
+        rel_tol=(_tolerance(rel_tol), "must be a number >= 0"),
+        abs_tol=(_tolerance(abs_tol), "must be a number >= 0"),
+    )
 
     def score(completion, gold):
         target = _gold_number(gold)
@@ -98,7 +104,7 @@ def _gold_number(gold) -> float | None:
 
 
 def math_answer(column: str = "answer"):
-    r"""1.0 when the final answer is mathematically equal to the gold one (``math-verify``, the Hub's verifier).
+    r"""1.0 when the final answer equals the gold one mathematically (``math-verify``, the Hub's verifier).
 
     None when the gold answer cannot be parsed. Hedged answers and several different boxed answers earn 0.
 

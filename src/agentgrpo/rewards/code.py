@@ -6,7 +6,7 @@ import atexit
 import re
 import threading
 
-from agentgrpo.rewards._base import check_params, finish, positive
+from agentgrpo.rewards._base import RewardInputError, check_params, finish, positive
 from agentgrpo.rewards._text import completion_text
 from agentgrpo.sandbox import SANDBOX_ERROR, Limits, Sandbox
 
@@ -42,8 +42,9 @@ def _close_pools() -> None:
         _pools.clear()
 
 
-def code_tests_passed(column: str = "tests", workers: int = 2, limits: dict | None = None,
-                      isolation: str = "auto"):
+def code_tests_passed(
+    column: str = "tests", workers: int = 2, limits: dict | None = None, isolation: str = "auto"
+):
     """Fraction of the row's tests (a list of asserts, or one test script) the final code passes.
 
     None for rows without tests. The sandbox status of each run is logged as the ``sandbox_status`` column.
@@ -54,16 +55,24 @@ def code_tests_passed(column: str = "tests", workers: int = 2, limits: dict | No
     ...        tests=[["assert add(1, 2) == 3", "assert add(0, 0) == 0"]] * 3)
     [1.0, 0.5, 0.0]
     """
-    check_params("code_tests_passed", workers=(isinstance(workers, int) and positive(workers), "must be an int > 0"),
-                 limits=(limits is None or isinstance(limits, dict), "must be a mapping of Limits fields"))
+    check_params(
+        "code_tests_passed",
+        workers=(isinstance(workers, int) and positive(workers), "must be an int > 0"),
+        limits=(limits is None or isinstance(limits, dict), "must be a mapping of Limits fields"),
+    )
     box_limits = Limits(**(limits or {}))
 
     def reward(completions, log_extra=None, **kwargs):
         if column not in kwargs:
-            raise KeyError(f"reward 'code_tests_passed' needs the dataset column {column!r} with each row's tests; "
-                           f"add it or pass params {{'column': ...}}")
-        rows = [(i, extract_code(completion_text(c)), t) for i, (c, t) in enumerate(zip(completions, kwargs[column],
-                                                                                         strict=True)) if t]
+            raise RewardInputError(
+                f"reward 'code_tests_passed' needs the dataset column {column!r} with each row's tests; "
+                f"add it or pass params {{'column': ...}}"
+            )
+        rows = [
+            (i, extract_code(completion_text(c)), t)
+            for i, (c, t) in enumerate(zip(completions, kwargs[column], strict=True))
+            if t
+        ]
         verdicts = shared_sandbox(workers, box_limits, isolation).run_many([(p, t) for _, p, t in rows])
         out: list[float | None] = [None] * len(completions)
         statuses = [None] * len(completions)

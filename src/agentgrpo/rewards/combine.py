@@ -41,8 +41,11 @@ class RewardSet:
         values = {f.__name__: f(completions=completions, **kwargs) for f in self.funcs}
         totals = []
         for i in range(len(completions)):
-            row = [(w, values[n][i]) for n, w in zip(self.names, self.weights, strict=True)
-                   if n not in self.shadow_names]
+            row = [
+                (w, values[n][i])
+                for n, w in zip(self.names, self.weights, strict=True)
+                if n not in self.shadow_names
+            ]
             present = [w * v for w, v in row if v is not None]
             totals.append(sum(present) if present else None)
         return {**values, "total": totals}
@@ -97,7 +100,9 @@ def build_rewards(specs, strict: bool = False, weights: list[float] | None = Non
         built.append((alias or getattr(func, "__name__", name), weight, func))
     _check_names(built, problems)
     if built and all(w == 0 for _, w, _ in built):
-        problems.append("reward weights: every weight is 0, so nothing would be trained; give one a weight > 0")
+        problems.append(
+            "reward weights: every weight is 0, so nothing would be trained; give one a weight > 0"
+        )
     if problems:
         raise ConfigError(problems)
     built.sort(key=lambda entry: entry[1] == 0)  # trained first: shadows look at their rows (see _Ledger)
@@ -107,17 +112,22 @@ def build_rewards(specs, strict: bool = False, weights: list[float] | None = Non
         guarded = GuardedReward(func, name=name, strict=strict)
         guarded.after = ledger.record if weight != 0 else ledger.mask
         funcs.append(guarded)
-    return RewardSet(funcs, [w for _, w, _ in built], [n for n, _, _ in built],
-                     [n for n, w, _ in built if w == 0])
+    return RewardSet(
+        funcs, [w for _, w, _ in built], [n for n, _, _ in built], [n for n, w, _ in built if w == 0]
+    )
 
 
 def _entries(specs, weights, problems: list[str]) -> list[tuple[str, float, dict, str | None]]:
     if not isinstance(specs, list | tuple) or not specs:
-        problems.append(f"rewards: must be a non-empty list of names or {{name, weight, params}}, got {specs!r}")
+        problems.append(
+            f"rewards: must be a non-empty list of names or {{name, weight, params}}, got {specs!r}"
+        )
         return []
     if weights is not None and (not isinstance(weights, list | tuple) or len(weights) != len(specs)):
         count = len(weights) if isinstance(weights, list | tuple) else type(weights).__name__
-        problems.append(f"reward weights: {count} weights for {len(specs)} rewards; give one weight per reward")
+        problems.append(
+            f"reward weights: {count} weights for {len(specs)} rewards; give one weight per reward"
+        )
         weights = None
     entries = []
     for i, spec in enumerate(specs):
@@ -134,9 +144,13 @@ def _entry(i: int, spec, list_weight, problems: list[str]):
         return None
     unknown = set(spec) - _SPEC_KEYS
     if unknown:
-        problems.append(f"rewards[{i}] ({spec['name']}): unknown keys {sorted(unknown)}; use {sorted(_SPEC_KEYS)}")
+        problems.append(
+            f"rewards[{i}] ({spec['name']}): unknown keys {sorted(unknown)}; use {sorted(_SPEC_KEYS)}"
+        )
     if list_weight is not None and "weight" in spec:
-        problems.append(f"rewards[{i}] ({spec['name']}): weight given both in the spec and in weights; keep one")
+        problems.append(
+            f"rewards[{i}] ({spec['name']}): weight given both in the spec and in weights; keep one"
+        )
     weight = spec.get("weight", 1.0) if list_weight is None else list_weight
     if isinstance(weight, bool) or not isinstance(weight, int | float) or not math.isfinite(weight):
         problems.append(f"rewards[{i}] ({spec['name']}): weight must be a finite number, got {weight!r}")
@@ -156,6 +170,8 @@ def _check_names(built, problems: list[str]) -> None:
     seen = set()
     for name, _, _ in built:
         if name in seen:
-            problems.append(f"rewards: {name!r} appears twice and TRL would log both as rewards/{name}/...; "
-                            f"give one an 'alias'")
+            problems.append(
+                f"rewards: {name!r} appears twice and TRL would log both as rewards/{name}/...; "
+                f"give one an 'alias'"
+            )
         seen.add(name)

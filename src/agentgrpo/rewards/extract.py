@@ -11,10 +11,14 @@ import re
 import unicodedata
 
 MAX_ANSWER_CHARS = 1000  # longer "answers" are not answers
-_MARKER = re.compile(r"(?:final answer|answer)\s*(?:is|:|=)\s*:?\s*(.+?)\s*(?=\.\s|\.$|;|\n|$)", re.IGNORECASE)
+_MARKER = re.compile(
+    r"(?:final answer|answer)\s*(?:is|:|=)\s*:?\s*(.+?)\s*(?=\.\s|\.$|;|\n|$)", re.IGNORECASE
+)
 _HASHES = re.compile(r"^\s*####\s*(.+?)\s*$", re.MULTILINE)
 _TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
-_NUMBER = re.compile(r"(?<![\w.])([-+]?)(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:[eE]([-+]?\d+))?(?:\s*/\s*(\d+))?(?!\w)")
+_NUMBER = re.compile(
+    r"(?<![\w.])([-+]?)(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:[eE]([-+]?\d+))?(?:\s*/\s*(\d+))?(?!\w)"
+)
 _BOX_OPEN = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _HEDGE = re.compile(r"\b(?:or|either)\b|\?", re.IGNORECASE)
 

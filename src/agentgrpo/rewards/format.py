@@ -33,7 +33,8 @@ def tags_format_strict(tags: list[str] | tuple[str, ...] = ("think", "answer")):
     """Strict layout check: the final text is exactly ``<t1>...</t1> <t2>...</t2> ...`` in that order, each
     tag once, nothing but whitespace around (1.0 or 0.0).
 
-    >>> tags_format_strict()(["<think>7*12</think>\\n<answer>84</answer>", "<answer>84</answer><think>x</think>",
+    >>> tags_format_strict()(["<think>7*12</think>\\n<answer>84</answer>",
+    ...                       "<answer>84</answer><think>x</think>",
     ...                       "<think>a</think><answer>84</answer> PS: 85"])
     [1.0, 0.0, 0.0]
     """
@@ -121,14 +122,23 @@ def json_schema(schema: dict | None = None, column: str | None = None):
     """
     from jsonschema import validators
 
-    check_params("json_schema", schema=((schema is None) != (column is None),
-                                        "give exactly one of schema (a dict) or column (a dataset column)"))
+    check_params(
+        "json_schema",
+        schema=(
+            (schema is None) != (column is None),
+            "give exactly one of schema (a dict) or column (a dataset column)",
+        ),
+    )
     if schema is not None:  # a broken schema is a config error, found now
         try:
             _validator(schema, validators)
         except Exception as exc:
-            raise ConfigError([f"reward 'json_schema' param schema: not a valid JSON Schema "
-                               f"({getattr(exc, 'message', exc)}); fix the schema"]) from exc
+            raise ConfigError(
+                [
+                    f"reward 'json_schema' param schema: not a valid JSON Schema "
+                    f"({getattr(exc, 'message', exc)}); fix the schema"
+                ]
+            ) from exc
 
     def score(completion, row_schema=None):
         current = schema if schema is not None else row_schema

@@ -6,7 +6,8 @@ number of failed samples) through TRL's ``log_metric``; the first failure of eac
 as a `RewardFailureWarning` with its traceback. ``strict=True`` re-raises instead.
 
 Output that breaks the contract (wrong length, a non-number, NaN/inf) is a bug in the function, not a sample
-failure: it always raises `RewardOutputError` naming the function.
+failure: it always raises `RewardOutputError` naming the function. A `UserError` (a missing dataset column,
+a sandbox that cannot start) is a configuration problem and stops the run too.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import traceback
 import warnings
 from collections import defaultdict
 from collections.abc import Callable
+
+from agentgrpo.errors import UserError
 
 
 class RewardFailureWarning(UserWarning):
@@ -49,6 +52,8 @@ class GuardedReward:
         try:
             out = self.func(completions=completions, **{**kwargs, "log_extra": logs.batch})
             errors = 0
+        except UserError:
+            raise
         except Exception as exc:
             if self.strict:
                 exc.add_note(f"(raised by reward function {self.__name__!r}; strict mode is on)")
@@ -69,6 +74,8 @@ class GuardedReward:
             row["log_extra"] = logs.sample(i)
             try:
                 value = self.func(completions=[completions[i]], **row)
+            except UserError:
+                raise
             except Exception as exc:
                 self._warn(exc)
                 logs.drop(i)
@@ -84,10 +91,14 @@ class GuardedReward:
         if self.first_error is not None:
             return
         self.first_error = "".join(traceback.format_exception(exc, chain=False))
-        warnings.warn(RewardFailureWarning(
-            f"reward function {self.__name__!r} raised {type(exc).__name__}: {exc}. The failed samples score "
-            f"None (not 0) and are counted in rewards/{self.__name__}/errors; pass strict=True to stop the run "
-            f"instead. First traceback:\n{self.first_error}"), stacklevel=3)
+        warnings.warn(
+            RewardFailureWarning(
+                f"reward function {self.__name__!r} raised {type(exc).__name__}: {exc}. The failed samples "
+                f"score None (not 0) and are counted in rewards/{self.__name__}/errors; pass strict=True to "
+                f"stop the run instead. First traceback:\n{self.first_error}"
+            ),
+            stacklevel=3,
+        )
 
 
 def guarded(func: Callable, name: str | None = None, strict: bool = False) -> GuardedReward:
@@ -115,25 +126,31 @@ def check_output(name: str, out, n: int) -> list[float | None]:
 
     >>> check_output("f", [1, None, 0.5], 3)
     [1.0, None, 0.5]
-    >>> check_output("f", [1.0], 2)
+    >>> check_output("f", [1.0], 2)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    agentgrpo.rewards.guard.RewardOutputError: reward function 'f' returned 1 values for 2 completions; return exactly one float (or None) per completion
+    agentgrpo.rewards.guard.RewardOutputError: reward function 'f' returned 1 values for 2 completions; ...
     """
     if isinstance(out, str | bytes | dict) or not hasattr(out, "__len__") or not hasattr(out, "__iter__"):
-        raise RewardOutputError(f"reward function {name!r} returned a {type(out).__name__}; return a list with one "
-                                f"float (or None) per completion")
+        raise RewardOutputError(
+            f"reward function {name!r} returned a {type(out).__name__}; return a list with one "
+            f"float (or None) per completion"
+        )
     if len(out) != n:
-        raise RewardOutputError(f"reward function {name!r} returned {len(out)} values for {n} completions; "
-                                f"return exactly one float (or None) per completion")
+        raise RewardOutputError(
+            f"reward function {name!r} returned {len(out)} values for {n} completions; "
+            f"return exactly one float (or None) per completion"
+        )
     values = []
     for i, value in enumerate(out):
         if value is None:
             values.append(None)
             continue
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-            raise RewardOutputError(f"reward function {name!r} returned {value!r} ({type(value).__name__}) for "
-                                    f"completion {i}; rewards must be finite numbers, or None for 'not applicable'")
+            raise RewardOutputError(
+                f"reward function {name!r} returned {value!r} ({type(value).__name__}) for "
+                f"completion {i}; rewards must be finite numbers, or None for 'not applicable'"
+            )
         values.append(float(value))
     return values
 
@@ -165,7 +182,9 @@ class _Logs:
     def flush(self) -> None:
         if self.rows is not None:  # one value per sample, None where a sample failed or logged nothing
             names = {c for row in self.rows.values() for c in row}
-            self.columns = {c: [(self.rows.get(i, {}).get(c) or [None])[0] for i in range(self.n)] for c in names}
+            self.columns = {
+                c: [(self.rows.get(i, {}).get(c) or [None])[0] for i in range(self.n)] for c in names
+            }
         if self.target is not None:
             for column, values in self.columns.items():
                 self.target(column, values)

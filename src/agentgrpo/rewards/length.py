@@ -6,7 +6,7 @@ them) or, with ``unit="chars"``, in characters of the assistant's own text.
 
 from __future__ import annotations
 
-from agentgrpo.rewards._base import check_params, finish, positive
+from agentgrpo.rewards._base import RewardInputError, check_params, finish, positive
 from agentgrpo.rewards._text import assistant_text
 
 _UNITS = ("tokens", "chars")
@@ -16,8 +16,10 @@ def _lengths(name: str, unit: str, completions, completion_ids) -> list[int]:
     if unit == "chars":
         return [len(assistant_text(c)) for c in completions]
     if completion_ids is None:
-        raise ValueError(f"reward {name!r} counts tokens but got no completion_ids; TRL passes them, "
-                         f"elsewhere pass completion_ids=... or set params unit='chars'")
+        raise RewardInputError(
+            f"reward {name!r} counts tokens but got no completion_ids; TRL passes them, "
+            f"elsewhere pass completion_ids=... or set params unit='chars'"
+        )
     return [len(ids) for ids in completion_ids]
 
 
@@ -29,9 +31,12 @@ def overlong_penalty(max_length: int, cache: int, unit: str = "tokens"):
     >>> reward(["a", "b", "c"], completion_ids=[[0] * 80, [0] * 90, [0] * 120])
     [0.0, -0.5, -1.0]
     """
-    check_params("overlong_penalty", max_length=(positive(max_length), "must be a number > 0"),
-                 cache=(positive(cache) and cache <= max_length, "must be > 0 and <= max_length"),
-                 unit=(unit in _UNITS, f"must be one of {_UNITS}"))
+    check_params(
+        "overlong_penalty",
+        max_length=(positive(max_length), "must be a number > 0"),
+        cache=(positive(cache) and cache <= max_length, "must be > 0 and <= max_length"),
+        unit=(unit in _UNITS, f"must be one of {_UNITS}"),
+    )
     safe = max_length - cache
 
     def reward(completions, completion_ids=None, **kwargs):
@@ -49,8 +54,11 @@ def length_budget(budget: int, unit: str = "tokens"):
     >>> length_budget(budget=10, unit="chars")(["short", "x" * 15, "x" * 40])
     [1.0, 0.5, 0.0]
     """
-    check_params("length_budget", budget=(positive(budget), "must be a number > 0"),
-                 unit=(unit in _UNITS, f"must be one of {_UNITS}"))
+    check_params(
+        "length_budget",
+        budget=(positive(budget), "must be a number > 0"),
+        unit=(unit in _UNITS, f"must be one of {_UNITS}"),
+    )
 
     def reward(completions, completion_ids=None, **kwargs):
         lengths = _lengths("length_budget", unit, completions, completion_ids)
@@ -66,14 +74,17 @@ def repetition_penalty(ngram: int = 3, max_penalty: float = 1.0):
     >>> reward(["the cat sat on the mat", "go go go go go"])
     [0.0, -0.75]
     """
-    check_params("repetition_penalty", ngram=(isinstance(ngram, int) and ngram >= 1, "must be an int >= 1"),
-                 max_penalty=(positive(max_penalty), "must be a number > 0"))
+    check_params(
+        "repetition_penalty",
+        ngram=(isinstance(ngram, int) and ngram >= 1, "must be an int >= 1"),
+        max_penalty=(positive(max_penalty), "must be a number > 0"),
+    )
 
     def reward(completions, **kwargs):
         out = []
         for completion in completions:
             words = assistant_text(completion).lower().split()
-            grams = [tuple(words[i:i + ngram]) for i in range(len(words) - ngram + 1)]
+            grams = [tuple(words[i : i + ngram]) for i in range(len(words) - ngram + 1)]
             out.append(-max_penalty * (1 - len(set(grams)) / len(grams)) if grams else 0.0)
         return [0.0 if r == 0 else r for r in out]
 

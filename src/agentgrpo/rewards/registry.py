@@ -38,10 +38,12 @@ def get_reward(name: str, **params) -> Callable:
     >>> get_reward("numeric_anwser")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    agentgrpo.errors.UserError: unknown reward 'numeric_anwser'. Did you mean 'numeric_answer' or ...? Available: ...
+    agentgrpo.errors.UserError: unknown reward 'numeric_anwser'. Did you mean 'numeric_answer' or ...
     """
     if not isinstance(name, str) or not name:
-        raise UserError(f"a reward name must be a non-empty string, got {name!r}. Available: {', '.join(REWARDS)}")
+        raise UserError(
+            f"a reward name must be a non-empty string, got {name!r}. Available: {', '.join(REWARDS)}"
+        )
     factory = REWARDS.get(name)
     if factory is None:
         if ":" in name:
@@ -56,9 +58,8 @@ def _check_params(name: str, factory: Callable, params: dict) -> None:
     try:
         signature.bind(**params)
     except TypeError as exc:
-        takes = [p for p, v in signature.parameters.items() if v.kind == v.KEYWORD_ONLY or v.default is not v.empty
-                 or v.kind == v.POSITIONAL_OR_KEYWORD]
-        raise UserError(f"reward {name!r}: {exc}. Its params are: {', '.join(takes) or 'none'}.") from None
+        takes = ", ".join(signature.parameters) or "none"
+        raise UserError(f"reward {name!r}: {exc}. Its params are: {takes}.") from None
 
 
 def _import_reward(target: str, params: dict) -> Callable:
@@ -67,10 +68,14 @@ def _import_reward(target: str, params: dict) -> Callable:
     try:
         obj = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:
-        raise UserError(f"reward {target!r}: cannot import {attr!r} from {module_name!r} ({exc}). "
-                        f"Check the 'package.module:function' path and that the module is importable.") from exc
+        raise UserError(
+            f"reward {target!r}: cannot import {attr!r} from {module_name!r} ({exc}). "
+            f"Check the 'package.module:function' path and that the module is importable."
+        ) from exc
     func = obj(**params) if params else obj
     if not callable(func):
-        raise UserError(f"reward {target!r} is a {type(func).__name__}, not a function "
-                        f"`(completions, **kwargs) -> list[float | None]`.")
+        raise UserError(
+            f"reward {target!r} is a {type(func).__name__}, not a function "
+            f"`(completions, **kwargs) -> list[float | None]`."
+        )
     return func

@@ -38,12 +38,18 @@ def arguments_match(expected: dict, actual: dict | None, match: str) -> bool:
     return all(k in actual and same_value(v, actual[k]) for k, v in expected.items())
 
 
-def tool_called(tool: str | None = None, arguments: dict | None = None, match: str = "subset",
-                tool_column: str = "expected_tool", arguments_column: str | None = None):
+def tool_called(
+    tool: str | None = None,
+    arguments: dict | None = None,
+    match: str = "subset",
+    tool_column: str = "expected_tool",
+    arguments_column: str | None = None,
+):
     """1.0 when some call used the expected tool with the expected arguments (None: any arguments).
 
     The tool comes from ``tool`` or, when that is None, from the dataset column ``tool_column``; arguments
-    from ``arguments`` or the column ``arguments_column`` (a dict or a JSON string). None for rows without one.
+    from ``arguments`` or the column ``arguments_column`` (a dict or a JSON string). Rows without an
+    expected tool score None.
 
     >>> reward = tool_called(tool="calculate", arguments={"expression": "12*7"})
     >>> call = {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function":
@@ -51,8 +57,11 @@ def tool_called(tool: str | None = None, arguments: dict | None = None, match: s
     >>> reward([[call], "I called calculate(12*7): 84"])
     [1.0, 0.0]
     """
-    check_params("tool_called", match=(match in ("subset", "exact"), "must be 'subset' or 'exact'"),
-                 arguments=(arguments is None or isinstance(arguments, dict), "must be a dict of arguments"))
+    check_params(
+        "tool_called",
+        match=(match in ("subset", "exact"), "must be 'subset' or 'exact'"),
+        arguments=(arguments is None or isinstance(arguments, dict), "must be a dict of arguments"),
+    )
     columns = {} if tool is not None else {"row_tool": tool_column}
     if arguments is None and arguments_column:
         columns["row_arguments"] = arguments_column
@@ -74,7 +83,9 @@ def _as_dict(value) -> dict | None:
     if isinstance(value, str):
         value = json.loads(value)
     if value is not None and not isinstance(value, dict):
-        raise TypeError(f"expected tool arguments must be a dict or a JSON object, got {type(value).__name__}")
+        raise TypeError(
+            f"expected tool arguments must be a dict or a JSON object, got {type(value).__name__}"
+        )
     return value
 
 
@@ -105,8 +116,9 @@ def tool_call_count():
     >>> tool_call_count()([[call], "no tools"])
     [3.0, 0.0]
     """
-    return per_sample("tool_call_count", lambda c: float(len(tool_calls(c))), max_reward=None,
-                      doc=tool_call_count.__doc__)
+    return per_sample(
+        "tool_call_count", lambda c: float(len(tool_calls(c))), max_reward=None, doc=tool_call_count.__doc__
+    )
 
 
 def tool_call_penalty(free_calls: int = 1, per_call: float = 0.1, max_penalty: float = 1.0):
@@ -116,10 +128,12 @@ def tool_call_penalty(free_calls: int = 1, per_call: float = 0.1, max_penalty: f
     >>> tool_call_penalty(free_calls=1, per_call=0.25)([[call], "none"])
     [-0.75, 0.0]
     """
-    check_params("tool_call_penalty",
-                 free_calls=(isinstance(free_calls, int) and free_calls >= 0, "must be an int >= 0"),
-                 per_call=(positive(per_call), "must be a number > 0"),
-                 max_penalty=(positive(max_penalty), "must be a number > 0"))
+    check_params(
+        "tool_call_penalty",
+        free_calls=(isinstance(free_calls, int) and free_calls >= 0, "must be an int >= 0"),
+        per_call=(positive(per_call), "must be a number > 0"),
+        max_penalty=(positive(max_penalty), "must be a number > 0"),
+    )
 
     def score(completion):
         extra = max(0, len(tool_calls(completion)) - free_calls)

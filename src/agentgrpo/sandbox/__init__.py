@@ -12,9 +12,32 @@ reports what is in force on the machine at hand.
 from agentgrpo.sandbox.limits import Limits
 from agentgrpo.sandbox.pool import ISOLATION_MODES, Sandbox, SandboxUnavailable, SandboxWarning
 from agentgrpo.sandbox.verdict import (
-    CRASHED, ERROR, FAILED, INVALID, OUTPUT_LIMIT, PASSED, SANDBOX_ERROR, STATUSES, TIMEOUT, Verdict,
+    CRASHED,
+    ERROR,
+    FAILED,
+    INVALID,
+    OUTPUT_LIMIT,
+    PASSED,
+    SANDBOX_ERROR,
+    STATUSES,
+    TIMEOUT,
+    Verdict,
 )
 
-__all__ = ["CRASHED", "ERROR", "FAILED", "INVALID", "ISOLATION_MODES", "OUTPUT_LIMIT", "PASSED", "SANDBOX_ERROR",
-           "STATUSES", "TIMEOUT", "Limits", "Sandbox", "SandboxUnavailable",
-           "SandboxWarning", "Verdict"]
+__all__ = [
+    "CRASHED",
+    "ERROR",
+    "FAILED",
+    "INVALID",
+    "ISOLATION_MODES",
+    "OUTPUT_LIMIT",
+    "PASSED",
+    "SANDBOX_ERROR",
+    "STATUSES",
+    "TIMEOUT",
+    "Limits",
+    "Sandbox",
+    "SandboxUnavailable",
+    "SandboxWarning",
+    "Verdict",
+]

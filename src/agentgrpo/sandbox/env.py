@@ -14,12 +14,37 @@ ALLOWED = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
 FIXED = {"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8"}
 
 # Where secrets live by convention: homes, HF caches/tokens, XDG config and cache.
-_SECRET_VARS = ("HOME", "HF_HOME", "HF_TOKEN_PATH", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE",
-                "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME")
+_SECRET_VARS = (
+    "HOME",
+    "HF_HOME",
+    "HF_TOKEN_PATH",
+    "HF_HUB_CACHE",
+    "HUGGINGFACE_HUB_CACHE",
+    "XDG_CACHE_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+)
 _SECRET_DIRS = ("/root", "/home")
 # Never hidden: the system itself (hiding "/" or /usr would leave nothing to run).
-_SYSTEM = ("/", "/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc", "/proc", "/sys", "/dev", "/opt", "/var",
-           "/tmp", "/srv", "/mnt", "/run", "/boot")
+_SYSTEM = (
+    "/",
+    "/usr",
+    "/lib",
+    "/lib64",
+    "/bin",
+    "/sbin",
+    "/etc",
+    "/proc",
+    "/sys",
+    "/dev",
+    "/opt",
+    "/var",
+    "/tmp",
+    "/srv",
+    "/mnt",
+    "/run",
+    "/boot",
+)
 
 
 def clean_env(environ: dict[str, str] | None = None, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -37,8 +62,9 @@ def clean_env(environ: dict[str, str] | None = None, extra: dict[str, str] | Non
     return env
 
 
-def secret_paths(environ: dict[str, str] | None = None, cwd: str | None = None,
-                 extra: tuple[str, ...] = ()) -> list[str]:
+def secret_paths(
+    environ: dict[str, str] | None = None, cwd: str | None = None, extra: tuple[str, ...] = ()
+) -> list[str]:
     """Existing paths to hide from programs: homes, HF/XDG locations, the trainer's cwd, and ``extra``.
 
     System directories are never hidden. Paths are absolute and real, sorted, without duplicates.

@@ -78,9 +78,15 @@ def _exit() -> None:
 class _Guard(ast.NodeTransformer):
     def visit_Assert(self, node: ast.Assert) -> ast.Assert:
         test = node.test
-        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq | ast.NotEq):
+        if (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Eq | ast.NotEq)
+        ):
             op = "==" if isinstance(test.ops[0], ast.Eq) else "!="
-            call = ast.Call(ast.Name(_CMP, ast.Load()), [test.left, test.comparators[0], ast.Constant(op)], [])
+            call = ast.Call(
+                ast.Name(_CMP, ast.Load()), [test.left, test.comparators[0], ast.Constant(op)], []
+            )
             node.test = ast.copy_location(call, test)
         return node
 
@@ -109,20 +115,31 @@ def compare(left, right, op: str) -> bool:
     >>> compare(AlwaysEqual(), 5, "==")
     Traceback (most recent call last):
     ...
-    AssertionError: comparison decided by AlwaysEqual.__eq__, a Python-level method of a different type than int
+    AssertionError: comparison decided by AlwaysEqual.__eq__ (Python code) against a different type, int
     """
     if type(left) is not type(right):
         slot = "__eq__" if op == "==" else "__ne__"
         for value, other in ((left, right), (right, left)):
             method = getattr(type(value), slot, None)
             if hasattr(method, "__code__"):
-                raise AssertionError(f"comparison decided by {type(value).__name__}.{slot}, a Python-level "
-                                     f"method of a different type than {type(other).__name__}")
+                raise AssertionError(
+                    f"comparison decided by {type(value).__name__}.{slot} (Python code) "
+                    f"against a different type, {type(other).__name__}"
+                )
     return left == right if op == "==" else left != right
 
 
-_DENIED = ("socket.", "subprocess.", "os.exec", "os.posix_spawn", "os.spawn", "os.system", "os.fork",
-           "ctypes.dlopen", "pty.spawn")
+_DENIED = (
+    "socket.",
+    "subprocess.",
+    "os.exec",
+    "os.posix_spawn",
+    "os.spawn",
+    "os.system",
+    "os.fork",
+    "ctypes.dlopen",
+    "pty.spawn",
+)
 
 
 def _deny(event: str, args) -> None:

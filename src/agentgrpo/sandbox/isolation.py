@@ -29,9 +29,18 @@ UID_BASE = 200_000  # each worker runs programs as its own uid: UID_BASE + the w
 
 
 def base_report(mode: str) -> dict:
-    return {"mode": mode, "network": "audit hook (not a security boundary)", "mount_namespace": False,
-            "pid_namespace": False, "proc": "host /proc", "scratch": "host /tmp (job dir removed afterwards)",
-            "hidden_paths": [], "sandbox_uid": None, "process_limit": False, "problems": []}
+    return {
+        "mode": mode,
+        "network": "audit hook (not a security boundary)",
+        "mount_namespace": False,
+        "pid_namespace": False,
+        "proc": "host /proc",
+        "scratch": "host /tmp (job dir removed afterwards)",
+        "hidden_paths": [],
+        "sandbox_uid": None,
+        "process_limit": False,
+        "problems": [],
+    }
 
 
 def isolate_worker(requested: str, hide: list[str], scratch_mb: int) -> dict:
@@ -138,6 +147,9 @@ def hide_paths(hide: list[str], keep: list[str], problems: list[str]) -> list[st
     """Cover each path with an empty read-only tmpfs (a file: with /dev/null), re-binding ``keep`` inside."""
     hidden = []
     for path in hide:
+        if path in keep:
+            problems.append(f"not hidden: {path} is on the interpreter's path (sys.path / prefix)")
+            continue
         try:
             if os.path.isdir(path):
                 _hide_dir(path, [k for k in keep if k == path or k.startswith(path.rstrip("/") + "/")])
@@ -172,18 +184,21 @@ _use_reaper = False  # True where setns back to our own PID namespace is refused
 def _probe_pid_namespace(problems: list[str]) -> bool:
     global _own_pid_ns, _use_reaper
     _own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY)  # before /proc is replaced
+    failures = []
     for reaper in (False, True):
         _use_reaper = reaper
         try:
             pid = fork_in_new_pid_namespace()
         except OSError as exc:
-            problems.append(f"PID namespace ({'reaper' if reaper else 'setns'}): {exc}")
+            failures.append(f"PID namespace ({'with reaper' if reaper else 'setns'}): {exc}")
             continue
         if pid == 0:
             os._exit(0 if os.getpid() == 1 else 1)
         _, status = os.waitpid(pid, 0)
         if os.waitstatus_to_exitcode(status) == 0:
             return True
+        failures.append(f"PID namespace ({'with reaper' if reaper else 'setns'}): the child was not PID 1")
+    problems.extend(failures)
     return False
 
 

@@ -40,8 +40,10 @@ class Limits:
             value = getattr(self, f.name)
             ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
             if not ok or value <= 0:
-                problems.append(f"sandbox limit {f.name}: must be a number > 0, got {value!r}; "
-                                f"pass e.g. Limits({f.name}={getattr(Limits, f.name)!r})")
+                problems.append(
+                    f"sandbox limit {f.name}: must be a number > 0, got {value!r}; "
+                    f"pass e.g. Limits({f.name}={getattr(Limits, f.name)!r})"
+                )
             elif isinstance(f.default, float):
                 object.__setattr__(self, f.name, float(value))
             else:

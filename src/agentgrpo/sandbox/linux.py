@@ -49,7 +49,9 @@ def setns(fd: int, nstype: int) -> None:
     _check(_libc.setns(ctypes.c_int(fd), ctypes.c_int(nstype)), "setns")
 
 
-def mount(source: str | None, target: str, fstype: str | None, flags: int = 0, data: str | None = None) -> None:
+def mount(
+    source: str | None, target: str, fstype: str | None, flags: int = 0, data: str | None = None
+) -> None:
     def enc(s):
         return None if s is None else os.fsencode(s)
 
@@ -58,8 +60,12 @@ def mount(source: str | None, target: str, fstype: str | None, flags: int = 0, d
 
 
 def prctl(option: int, arg: int) -> None:
-    _check(_libc.prctl(ctypes.c_int(option), ctypes.c_ulong(arg), ctypes.c_ulong(0), ctypes.c_ulong(0),
-                       ctypes.c_ulong(0)), "prctl")
+    _check(
+        _libc.prctl(
+            ctypes.c_int(option), ctypes.c_ulong(arg), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)
+        ),
+        "prctl",
+    )
 
 
 class _CapHeader(ctypes.Structure):
@@ -67,8 +73,11 @@ class _CapHeader(ctypes.Structure):
 
 
 class _CapData(ctypes.Structure):
-    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
-                ("inheritable", ctypes.c_uint32)]
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
 
 
 def capset_empty() -> None:

@@ -27,7 +27,9 @@ from agentgrpo.sandbox.limits import Limits
 from agentgrpo.sandbox.verdict import INVALID, SANDBOX_ERROR, Verdict
 
 ISOLATION_MODES = ("auto", "namespaces", "userns", "basic")
-_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from agentgrpo.sandbox.worker import main; sys.exit(main())"
+_BOOT = (
+    "import sys; sys.path.insert(0, sys.argv[1]); from agentgrpo.sandbox.worker import main; sys.exit(main())"
+)
 _SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -43,16 +45,25 @@ class _WorkerProcess:
     """One worker: a clean interpreter started with the allowlisted environment."""
 
     def __init__(self, config: dict, env: dict, timeout: float):
-        self.proc = subprocess.Popen([sys.executable, "-s", "-P", "-c", _BOOT, _SRC], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, env=env, cwd="/", start_new_session=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-s", "-P", "-c", _BOOT, _SRC],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            cwd="/",
+            start_new_session=True,
+        )
         self.reader = protocol.Reader(self.proc.stdout.fileno())
         try:
             protocol.send(self.proc.stdin.fileno(), config)
             self.report = self.reader.recv(timeout)["isolation"]
         except (OSError, protocol.ChannelClosed, protocol.ChannelTimeout) as exc:
             self.kill()
-            raise SandboxUnavailable(f"a sandbox worker did not start ({exc}); run `python -c "
-                                     f"'from agentgrpo.sandbox.worker import main'` to see why") from exc
+            raise SandboxUnavailable(
+                f"a sandbox worker did not start ({type(exc).__name__}: {exc}); its error "
+                f"output, if any, is above. Check that {sys.executable} can import "
+                f"agentgrpo from {_SRC}."
+            ) from exc
 
     def call(self, job: dict, timeout: float) -> dict:
         protocol.send(self.proc.stdin.fileno(), job)
@@ -85,9 +96,16 @@ class Sandbox:
     the hidden ones (homes, HF/XDG dirs, the cwd). ``env`` adds variables to the allowlisted environment.
     """
 
-    def __init__(self, workers: int = 2, limits: Limits | None = None, isolation: str = "auto",
-                 hide_paths: Sequence[str] = (), env: dict[str, str] | None = None,
-                 worker_timeout_s: float | None = None, start_timeout_s: float = 60.0):
+    def __init__(
+        self,
+        workers: int = 2,
+        limits: Limits | None = None,
+        isolation: str = "auto",
+        hide_paths: Sequence[str] = (),
+        env: dict[str, str] | None = None,
+        worker_timeout_s: float | None = None,
+        start_timeout_s: float = 60.0,
+    ):
         problems = []
         if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
             problems.append(f"sandbox workers: must be an int >= 1, got {workers!r}; e.g. workers=2")
@@ -98,8 +116,11 @@ class Sandbox:
         if problems:
             raise ConfigError(problems)
         self.workers, self.limits, self.requested = workers, limits or Limits(), isolation
-        self._config = {"isolation": isolation, "hide": secret_paths(cwd=os.getcwd(), extra=tuple(hide_paths)),
-                        "scratch_mb": self.limits.scratch_mb}
+        self._config = {
+            "isolation": isolation,
+            "hide": secret_paths(cwd=os.getcwd(), extra=tuple(hide_paths)),
+            "scratch_mb": self.limits.scratch_mb,
+        }
         self._env = clean_env(extra=env)
         self._worker_timeout, self._start_timeout = worker_timeout_s, start_timeout_s
         self._live: list[_WorkerProcess] = []
@@ -123,8 +144,13 @@ class Sandbox:
                 return
             if not self._finalizer.alive:
                 raise RuntimeError("this Sandbox was closed; create a new one")
-            for _ in range(self.workers):
-                self._idle.put(self._spawn())
+            try:
+                for _ in range(self.workers):
+                    self._idle.put(self._spawn())
+            except BaseException:  # all or nothing: no half-started pool
+                _shutdown(self._live)
+                self._idle = queue.Queue()
+                raise
             self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="agentgrpo-sandbox")
 
     def close(self) -> None:
@@ -176,15 +202,21 @@ class Sandbox:
             return self.run(item["program"], item["tests"], limits)
         if isinstance(item, tuple | list) and len(item) == 2:
             return self.run(item[0], item[1], limits)
-        return Verdict(status=INVALID, passed=0, total=0,
-                       reason=f"a job must be (program, tests) or {{'program', 'tests'}}, got {type(item).__name__}")
+        return Verdict(
+            status=INVALID,
+            passed=0,
+            total=0,
+            reason=f"a job must be (program, tests) or {{'program', 'tests'}}, got {type(item).__name__}",
+        )
 
     # workers ------------------------------------------------------------------------------------------
     def _checkout(self, timeout: float) -> _WorkerProcess:
         try:
             return self._idle.get(timeout=timeout * (self.workers + 1) + self._start_timeout)
         except queue.Empty:
-            raise SandboxUnavailable("no sandbox worker became free; workers could not be restarted") from None
+            raise SandboxUnavailable(
+                "no sandbox worker became free; workers could not be restarted"
+            ) from None
 
     def _spawn(self) -> _WorkerProcess:
         worker = _WorkerProcess(self._config, self._env, self._start_timeout)
@@ -206,20 +238,32 @@ class Sandbox:
             self._idle.put(self._spawn())
 
 
-_BASIC_WARNING = ("sandbox: no namespaces on this machine, so programs run with process limits only: they can "
-                  "read files this user can read and signal this user's processes (docs/sandbox.md). Why: ")
+_BASIC_WARNING = (
+    "sandbox: no namespaces on this machine, so programs run with process limits only: they can "
+    "read files this user can read and signal this user's processes (docs/sandbox.md). Why: "
+)
 
 
 def _refusal(requested: str, report: dict) -> str | None:
     """Why a worker's isolation is not acceptable for what was asked, or None."""
     if requested == "namespaces" and not report["pid_namespace"]:
-        return ("isolation='namespaces' was asked for but the kernel refused: " + "; ".join(report["problems"])
-                + ". Run as root, allow user namespaces, or pass isolation='auto'.")
-    if requested == "auto" and report["mode"] == "basic" and report["sandbox_uid"] is None and os.geteuid() == 0:
-        return ("the sandbox would run untrusted programs as root (no namespaces, and no other uid can read "
-                "the interpreter: " + "; ".join(report["problems"]) + "). Grant CAP_SYS_ADMIN or allow user "
-                "namespaces, install Python where other users can read it, or pass isolation='basic' to "
-                "accept running programs as root.")
+        return (
+            "isolation='namespaces' was asked for but the kernel refused: "
+            + "; ".join(report["problems"])
+            + ". Run as root, allow user namespaces, or pass isolation='auto'."
+        )
+    if (
+        requested == "auto"
+        and report["mode"] == "basic"
+        and report["sandbox_uid"] is None
+        and os.geteuid() == 0
+    ):
+        return (
+            "the sandbox would run untrusted programs as root (no namespaces, and no other uid can read "
+            "the interpreter: " + "; ".join(report["problems"]) + "). Grant CAP_SYS_ADMIN or allow user "
+            "namespaces, install Python where other users can read it, or pass isolation='basic' to "
+            "accept running programs as root."
+        )
     return None
 
 

@@ -88,7 +88,7 @@ def _read(fd: int, open_fds: dict, poller, out: Outcome, caps: list[int]) -> boo
         return True
     buffer = out.streams[index]
     room = caps[index] - len(buffer)
-    buffer += data[:max(0, room)]
+    buffer += data[: max(0, room)]
     if len(data) > room:
         out.truncated[index] = True
         if not out.overflow:
@@ -122,9 +122,16 @@ def summarize(out: Outcome, nonce: str, total: int, limits: Limits) -> dict:
             tests[r["index"]] = "passed" if r.get("ok") else str(r.get("message", "failed"))
     passed = sum(t == "passed" for t in tests)
     status, reason = _classify(out, records, tests, limits)
-    return {"status": status, "passed": passed, "total": total, "reason": reason,
-            "stdout": _text(out.streams[0], out.truncated[0]), "stderr": _text(out.streams[1], out.truncated[1]),
-            "tests": tests, "duration_s": round(out.duration_s, 4)}
+    return {
+        "status": status,
+        "passed": passed,
+        "total": total,
+        "reason": reason,
+        "stdout": _text(out.streams[0], out.truncated[0]),
+        "stderr": _text(out.streams[1], out.truncated[1]),
+        "tests": tests,
+        "duration_s": round(out.duration_s, 4),
+    }
 
 
 def _classify(out: Outcome, records: list[dict], tests: list[str], limits: Limits) -> tuple[str, str]:
@@ -144,7 +151,10 @@ def _classify(out: Outcome, records: list[dict], tests: list[str], limits: Limit
         failed = [(i, t) for i, t in enumerate(tests) if t != "passed"]
         if not failed:
             return V.PASSED, f"all {len(tests)} tests passed"
-        return V.FAILED, f"{len(failed)} of {len(tests)} tests failed; test {failed[0][0] + 1}: {failed[0][1]}"
+        return (
+            V.FAILED,
+            f"{len(failed)} of {len(tests)} tests failed; test {failed[0][0] + 1}: {failed[0][1]}",
+        )
     if signum is not None:
         return V.CRASHED, f"killed by {signal.Signals(signum).name} before the tests finished"
     return V.CRASHED, f"exited with code {os.waitstatus_to_exitcode(out.status)} before the tests finished"

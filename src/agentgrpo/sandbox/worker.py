@@ -175,9 +175,10 @@ def main() -> int:
         while True:
             try:
                 job = reader.recv(timeout=None)
-            except protocol.ChannelClosed:
+                result = worker.run(job)
+                protocol.send(1, result)
+            except (protocol.ChannelClosed, BrokenPipeError):  # the pool closed us, or the trainer is gone
                 return 0
-            protocol.send(1, worker.run(job))
     finally:
         worker.close()
 
