@@ -23,7 +23,7 @@ from agentgrpo.sandbox import (
     SandboxUnavailable,
     SandboxWarning,
 )
-from agentgrpo.sandbox.limits import tasks_of
+from agentgrpo.sandbox.rlimits import tasks_of
 from agentgrpo.sandbox.pool import _refusal
 
 LIMITS = Limits(wall_s=3.0, cpu_s=1.0, output_bytes=4096)

@@ -13,6 +13,7 @@ shadow rewards return None on rows where every trained reward did.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from agentgrpo.errors import ConfigError, UserError
@@ -28,6 +29,27 @@ class RewardSet:
     weights: list[float]
     names: list[str]
     shadow_names: list[str]
+
+    @classmethod
+    def from_functions(cls, named: list[tuple[str, float, Callable]], strict: bool = False) -> RewardSet:
+        """Guard ready-made functions ``(name, weight, func)`` (a task's own rewards, say) and link the
+        shadow rewards to the trained ones; trained rewards come first, as the shadows need.
+
+        >>> def always(completions, **kw): return [1.0] * len(completions)
+        >>> def never(completions, **kw): return [None] * len(completions)
+        >>> rs = RewardSet.from_functions([("always", 0.0, always), ("maybe", 1.0, never)])
+        >>> rs.names, rs.score(["x"])
+        (['maybe', 'always'], {'maybe': [None], 'always': [None], 'total': [None]})
+        """
+        named = sorted(named, key=lambda entry: entry[1] == 0)  # stable: trained first, then shadows
+        ledger = _Ledger(sum(w != 0 for _, w, _ in named))
+        funcs = []
+        for name, weight, func in named:
+            guarded = GuardedReward(func, name=name, strict=strict)
+            guarded.after = ledger.record if weight != 0 else ledger.mask
+            funcs.append(guarded)
+        names = [n for n, _, _ in named]
+        return cls(funcs, [float(w) for _, w, _ in named], names, [n for n, w, _ in named if w == 0])
 
     @property
     def trained_names(self) -> list[str]:
@@ -105,16 +127,7 @@ def build_rewards(specs, strict: bool = False, weights: list[float] | None = Non
         )
     if problems:
         raise ConfigError(problems)
-    built.sort(key=lambda entry: entry[1] == 0)  # trained first: shadows look at their rows (see _Ledger)
-    ledger = _Ledger(sum(w != 0 for _, w, _ in built))
-    funcs = []
-    for name, weight, func in built:
-        guarded = GuardedReward(func, name=name, strict=strict)
-        guarded.after = ledger.record if weight != 0 else ledger.mask
-        funcs.append(guarded)
-    return RewardSet(
-        funcs, [w for _, w, _ in built], [n for n, _, _ in built], [n for n, w, _ in built if w == 0]
-    )
+    return RewardSet.from_functions(built, strict=strict)
 
 
 def _entries(specs, weights, problems: list[str]) -> list[tuple[str, float, dict, str | None]]:

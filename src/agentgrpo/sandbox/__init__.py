@@ -7,11 +7,16 @@
 
 What is enforced on Linux, and what is not, is written down in docs/sandbox.md; `Sandbox.isolation`
 reports what is in force on the machine at hand.
+
+The names below are loaded on first use, so that a worker process (which imports
+`agentgrpo.sandbox.worker`) stays small: every page it holds makes each fork dearer.
 """
 
-from agentgrpo.sandbox.limits import Limits
-from agentgrpo.sandbox.pool import ISOLATION_MODES, Sandbox, SandboxUnavailable, SandboxWarning
-from agentgrpo.sandbox.verdict import (
+from __future__ import annotations
+
+import importlib
+
+from agentgrpo.sandbox.status import (
     CRASHED,
     ERROR,
     FAILED,
@@ -21,23 +26,34 @@ from agentgrpo.sandbox.verdict import (
     SANDBOX_ERROR,
     STATUSES,
     TIMEOUT,
-    Verdict,
 )
+
+_LAZY = {
+    "Limits": "agentgrpo.sandbox.limits",
+    "Verdict": "agentgrpo.sandbox.verdict",
+    "Sandbox": "agentgrpo.sandbox.pool",
+    "SandboxUnavailable": "agentgrpo.sandbox.pool",
+    "SandboxWarning": "agentgrpo.sandbox.pool",
+    "ISOLATION_MODES": "agentgrpo.sandbox.pool",
+}
 
 __all__ = [
     "CRASHED",
     "ERROR",
     "FAILED",
     "INVALID",
-    "ISOLATION_MODES",
     "OUTPUT_LIMIT",
     "PASSED",
     "SANDBOX_ERROR",
     "STATUSES",
     "TIMEOUT",
-    "Limits",
-    "Sandbox",
-    "SandboxUnavailable",
-    "SandboxWarning",
-    "Verdict",
+    *_LAZY,
 ]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'agentgrpo.sandbox' has no attribute {name!r}")

@@ -12,27 +12,48 @@ from __future__ import annotations
 
 import ast
 import builtins
-import json
 import os
 import sys
 
 _CMP = "__agentgrpo_compare__"
 
 
-def run(program: str, steps: list[tuple[bool, str]], result_fd: int, nonce: str, block: bool) -> None:
-    """Execute ``program`` then each step (``(is_test, source)``); never returns."""
+class Compiled:
+    """A job's program and steps compiled by the worker before it forks (parsing and compiling untrusted
+    source runs no code; doing it before the fork spares the child the copy-on-write faults)."""
+
+    def __init__(self, program: str, steps: list[tuple[bool, str]]):
+        self.program = _compile(program, "<program>", guard=False)
+        self.steps = []
+        index = 0
+        for is_test, source in steps:
+            name = f"<test {index + 1}>" if is_test else "<setup>"
+            self.steps.append((is_test, _compile(source, name, guard=True)))
+            index += is_test
+
+
+def _compile(source: str, filename: str, guard: bool):
+    """A code object, or the exception compiling raised (reported by the job as its own failure)."""
+    try:
+        return compile(guard_comparisons(source) if guard else source, filename, "exec")
+    except (SyntaxError, ValueError, TypeError, OverflowError, RecursionError, MemoryError) as exc:
+        return exc
+
+
+def run(job: Compiled, result_fd: int, nonce: str, block: bool) -> None:
+    """Execute the program, then each step (setup or test); never returns."""
     send = sender(result_fd, nonce)
     if block:
         sys.addaudithook(_deny)
     namespace = {"__name__": "__main__", "__builtins__": builtins}
     try:
-        exec(compile(program, "<program>", "exec"), namespace)
+        _exec(job.program, namespace)
     except BaseException as exc:  # SystemExit and KeyboardInterrupt included: the program did not finish
         send({"kind": "error", "message": describe(exc)})
         _exit()
     index = 0
-    for is_test, source in steps:
-        message = _run_step(source, namespace, f"<test {index + 1}>" if is_test else "<setup>")
+    for is_test, code in job.steps:
+        message = _run_step(code, namespace)
         if is_test:
             send({"kind": "test", "index": index, "ok": message is None, "message": message or ""})
             index += 1
@@ -40,21 +61,52 @@ def run(program: str, steps: list[tuple[bool, str]], result_fd: int, nonce: str,
     _exit()
 
 
-def _run_step(source: str, namespace: dict, filename: str) -> str | None:
+def _exec(code, namespace: dict) -> None:
+    if isinstance(code, BaseException):
+        raise code
+    exec(code, namespace)
+
+
+def _run_step(code, namespace: dict) -> str | None:
     try:
-        code = compile(guard_comparisons(source), filename, "exec")
         namespace[_CMP] = compare
-        exec(code, namespace)
+        _exec(code, namespace)
     except BaseException as exc:
         return describe(exc)
     return None
 
 
 def sender(fd: int, nonce: str):
+    """A function writing one record as a line: nonce, kind, index, ok, message, tab-separated."""
+
     def send(record: dict) -> None:
-        os.write(fd, (json.dumps({"nonce": nonce, **record}) + "\n").encode())
+        fields = (
+            nonce,
+            record["kind"],
+            record.get("index", -1),
+            int(bool(record.get("ok"))),
+            record.get("message", ""),
+        )
+        line = "\t".join(str(f).replace("\t", " ").replace("\n", " ").replace("\r", " ") for f in fields)
+        os.write(fd, (line + "\n").encode("utf-8", "replace"))
 
     return send
+
+
+def parse_records(raw: bytes, nonce: str) -> list[dict]:
+    r"""The records in ``raw`` that carry ``nonce`` (anything else a program wrote there is ignored).
+
+    >>> records = parse_records(b"n\ttest\t0\t1\t\nforged\tdone\t-1\t0\t\nn\tdone\t-1\t0\t\n", "n")
+    >>> [(r["kind"], r["index"], r["ok"]) for r in records]
+    [('test', 0, True), ('done', -1, False)]
+    """
+    records = []
+    for line in raw.decode("utf-8", "replace").split("\n"):
+        parts = line.split("\t", 4)
+        if len(parts) != 5 or parts[0] != nonce or not parts[2].lstrip("-").isdigit():
+            continue
+        records.append({"kind": parts[1], "index": int(parts[2]), "ok": parts[3] == "1", "message": parts[4]})
+    return records
 
 
 def describe(exc: BaseException) -> str:
@@ -75,34 +127,34 @@ def _exit() -> None:
     os._exit(0)
 
 
-class _Guard(ast.NodeTransformer):
-    def visit_Assert(self, node: ast.Assert) -> ast.Assert:
-        test = node.test
-        if (
-            isinstance(test, ast.Compare)
-            and len(test.ops) == 1
-            and isinstance(test.ops[0], ast.Eq | ast.NotEq)
-        ):
-            op = "==" if isinstance(test.ops[0], ast.Eq) else "!="
-            call = ast.Call(
-                ast.Name(_CMP, ast.Load()), [test.left, test.comparators[0], ast.Constant(op)], []
-            )
-            node.test = ast.copy_location(call, test)
-        return node
-
-
 def guard_comparisons(source: str):
-    """The source's AST with equality asserts routed through `compare` (the source itself if it won't parse).
+    """The source's AST with equality asserts routed through `compare` (the source itself when there is
+    nothing to guard or it will not parse; compiling it then reports the error as the test's failure).
 
     >>> tree = guard_comparisons("assert f(1) == 2")
     >>> ast.unparse(tree)
     "assert __agentgrpo_compare__(f(1), 2, '==')"
     """
+    if "==" not in source and "!=" not in source:
+        return source
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return source  # compile() reports the same error as the test's failure
-    return ast.fix_missing_locations(_Guard().visit(tree))
+        return source
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assert) and _guardable(node.test):
+            test = node.test
+            op = "==" if isinstance(test.ops[0], ast.Eq) else "!="
+            args = [test.left, test.comparators[0], ast.copy_location(ast.Constant(op), test)]
+            func = ast.copy_location(ast.Name(_CMP, ast.Load()), test)
+            node.test = ast.copy_location(ast.Call(func, args, []), test)
+    return tree
+
+
+def _guardable(test: ast.expr) -> bool:
+    return (
+        isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq | ast.NotEq)
+    )
 
 
 def compare(left, right, op: str) -> bool:

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import signal
+import stat
 import sys
 
 from agentgrpo.sandbox import linux
@@ -93,10 +93,22 @@ def wipe_scratch() -> None:
         if not os.path.isdir(path):
             continue
         for entry in os.scandir(path):
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)
-            else:
-                os.unlink(entry.path)
+            remove_tree(entry.path)
+
+
+def remove_tree(path: str) -> None:
+    """Delete a file or a directory tree, whatever its permissions (without importing shutil)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(mode):
+        os.chmod(path, 0o700)  # a program may have made its dirs unreadable
+        for entry in os.scandir(path):
+            remove_tree(entry.path)
+        os.rmdir(path)
+    else:
+        os.unlink(path)
 
 
 def _mount_proc(*options: str) -> None:

@@ -2,41 +2,42 @@
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import signal
 import time
-from dataclasses import dataclass, field
 
-from agentgrpo.sandbox import verdict as V
-from agentgrpo.sandbox.limits import Limits, cpu_seconds
+from agentgrpo.sandbox import status as V
+from agentgrpo.sandbox.harness import parse_records
+from agentgrpo.sandbox.rlimits import cpu_seconds
 
 _RESULTS_CAP = 1 << 20  # the harness's own records; a program flooding that pipe is killed too
 _GRACE_S = 1.0  # after the job exits, how long its leftovers may keep the pipes open
 
 
-@dataclass
 class Outcome:
-    streams: list[bytearray]  # stdout, stderr, results
-    status: int = 0  # os.wait status
-    cpu_s: float = 0.0
-    timed_out: bool = False
-    overflow: str = ""  # "stdout" / "stderr" / "results" when a cap was hit
-    duration_s: float = 0.0
-    truncated: list[bool] = field(default_factory=lambda: [False, False, False])
+    """What happened to one job process (a plain class: dataclasses would cost the worker an import)."""
+
+    def __init__(self):
+        self.streams = [bytearray(), bytearray(), bytearray()]  # stdout, stderr, results
+        self.status = 0  # os.wait status
+        self.cpu_s = 0.0
+        self.timed_out = False
+        self.overflow = ""  # "stdout" / "stderr" / "results" when a cap was hit
+        self.duration_s = 0.0
+        self.truncated = [False, False, False]
 
 
-def supervise(pid: int, fds: list[int], limits: Limits, kill_tree) -> Outcome:
+def supervise(pid: int, fds: list[int], limits: dict, kill_tree) -> Outcome:
     """Read the job's pipes until it exits (or is killed for time/output); reap it."""
     start = time.monotonic()
-    out = Outcome([bytearray(), bytearray(), bytearray()])
-    caps = [limits.output_bytes, limits.output_bytes, _RESULTS_CAP]
+    out = Outcome()
+    caps = [limits["output_bytes"], limits["output_bytes"], _RESULTS_CAP]
     poller, open_fds = select.poll(), dict(zip(fds, range(3), strict=True))
     for fd in fds:
         poller.register(fd, select.POLLIN)
     pidfd = _pidfd(pid, poller)
-    deadline, exited_at = start + limits.wall_s, None
+    deadline, exited_at = start + limits["wall_s"], None
     while True:
         if exited_at is None and _reaped(pid, out):
             exited_at = time.monotonic()
@@ -113,9 +114,9 @@ def _reap(pid: int, out: Outcome) -> None:
     out.status, out.cpu_s = status, usage.ru_utime + usage.ru_stime
 
 
-def summarize(out: Outcome, nonce: str, total: int, limits: Limits) -> dict:
+def summarize(out: Outcome, nonce: str, total: int, limits: dict) -> dict:
     """The result dict sent to the pool (fields of `Verdict`)."""
-    records = _records(out.streams[2], nonce)
+    records = parse_records(bytes(out.streams[2]), nonce)
     tests = ["not run"] * total
     for r in records:
         if r.get("kind") == "test" and isinstance(r.get("index"), int) and 0 <= r["index"] < total:
@@ -134,13 +135,16 @@ def summarize(out: Outcome, nonce: str, total: int, limits: Limits) -> dict:
     }
 
 
-def _classify(out: Outcome, records: list[dict], tests: list[str], limits: Limits) -> tuple[str, str]:
+def _classify(out: Outcome, records: list[dict], tests: list[str], limits: dict) -> tuple[str, str]:
     kinds = {r.get("kind"): r for r in records}
     signum = os.WTERMSIG(out.status) if os.WIFSIGNALED(out.status) else None
     if out.timed_out:
-        return V.TIMEOUT, f"wall-clock limit of {limits.wall_s:g}s reached; the process tree was killed"
+        return V.TIMEOUT, f"wall-clock limit of {limits['wall_s']:g}s reached; the process tree was killed"
     if out.overflow:
-        return V.OUTPUT_LIMIT, f"{out.overflow} went past {limits.output_bytes} bytes; the process was killed"
+        return (
+            V.OUTPUT_LIMIT,
+            f"{out.overflow} went past {limits['output_bytes']} bytes; the process was killed",
+        )
     if signum == signal.SIGXCPU or (signum == signal.SIGKILL and out.cpu_s >= 0.9 * cpu_seconds(limits)):
         return V.TIMEOUT, f"CPU time limit of {cpu_seconds(limits)}s reached"
     if "setup_failed" in kinds:
@@ -158,18 +162,6 @@ def _classify(out: Outcome, records: list[dict], tests: list[str], limits: Limit
     if signum is not None:
         return V.CRASHED, f"killed by {signal.Signals(signum).name} before the tests finished"
     return V.CRASHED, f"exited with code {os.waitstatus_to_exitcode(out.status)} before the tests finished"
-
-
-def _records(raw: bytes, nonce: str) -> list[dict]:
-    out = []
-    for line in bytes(raw).splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict) and record.get("nonce") == nonce:
-            out.append(record)
-    return out
 
 
 def _text(raw: bytearray, truncated: bool) -> str:

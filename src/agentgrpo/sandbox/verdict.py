@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# The whole vocabulary. Only PASSED means "every test passed"; everything else scores `passed / total`.
-PASSED = "passed"  # the program ran and every test passed
-FAILED = "failed"  # the program ran; at least one test failed or raised
-ERROR = "error"  # the program itself raised (syntax error, exception, exit) before any test ran
-TIMEOUT = "timeout"  # wall-clock or CPU limit reached; the process tree was killed
-CRASHED = "crashed"  # the process died before reporting (signal such as SIGSEGV, os._exit, killed itself)
-OUTPUT_LIMIT = "output_limit"  # stdout or stderr went past the cap; the process tree was killed
-INVALID = "invalid"  # the input was not a runnable program/tests (wrong type, empty, too large)
-SANDBOX_ERROR = "sandbox_error"  # our side failed (worker lost twice, setup failure); not the program's fault
-
-STATUSES = (PASSED, FAILED, ERROR, TIMEOUT, CRASHED, OUTPUT_LIMIT, INVALID, SANDBOX_ERROR)
+from agentgrpo.sandbox.status import (  # noqa: F401  (re-exported: the vocabulary lives with Verdict)
+    CRASHED,
+    ERROR,
+    FAILED,
+    INVALID,
+    OUTPUT_LIMIT,
+    PASSED,
+    SANDBOX_ERROR,
+    STATUSES,
+    TIMEOUT,
+)
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import signal
 import sys
-import tempfile
 
 from agentgrpo.sandbox import harness, isolation, protocol
-from agentgrpo.sandbox.limits import Limits, apply_rlimits, tasks_of
+from agentgrpo.sandbox.rlimits import apply_rlimits, tasks_of
 from agentgrpo.sandbox.supervise import summarize, supervise
 
 _RESULT_FD = 3
@@ -40,14 +38,18 @@ class Worker:
             self.style = "shared" if report["sandbox_uid"] is not None else "private"
         else:
             self.style = "basic"
-        self.base = tempfile.mkdtemp(prefix="agentgrpo-sandbox-") if self.style == "basic" else None
-        if self.base:
+        self.base = None
+        if self.style == "basic":
+            import tempfile  # only here: the namespace styles keep the worker small
+
+            self.base = tempfile.mkdtemp(prefix="agentgrpo-sandbox-")
             os.chmod(self.base, 0o711)  # the sandbox uid may enter its own job dir, not list the others
         self.count = 0
 
     def run(self, job: dict) -> dict:
-        limits = Limits.from_dict(job["limits"])
+        limits = job["limits"]
         steps = [(bool(t), s) for t, s in job["steps"]]
+        compiled = harness.Compiled(job["program"], steps)
         nonce = os.urandom(16).hex()
         workdir = self._before(limits)
         pipes = [os.pipe() for _ in range(3)]  # stdout, stderr, results
@@ -55,7 +57,7 @@ class Worker:
         sys.stderr.flush()
         pid = os.fork() if self.style == "basic" else isolation.fork_in_new_pid_namespace()
         if pid == 0:
-            self._child(job["program"], steps, limits, pipes, nonce, workdir)  # never returns
+            self._child(compiled, limits, pipes, nonce, workdir)  # never returns
         for _, w in pipes:
             os.close(w)
         try:
@@ -64,14 +66,14 @@ class Worker:
             self._after(workdir)
         return summarize(outcome, nonce, sum(1 for t, _ in steps if t), limits)
 
-    def _before(self, limits: Limits) -> str:
+    def _before(self, limits: dict) -> str:
         """The job's (empty) work dir; in "private" style the child makes it in its own /tmp."""
         if self.style == "private":
             return WORKDIR
         if self.style == "shared":
-            if limits.scratch_mb != self.scratch_mb:
-                isolation.mount_scratch(limits.scratch_mb, remount=True)
-                self.scratch_mb = limits.scratch_mb
+            if limits["scratch_mb"] != self.scratch_mb:
+                isolation.mount_scratch(limits["scratch_mb"], remount=True)
+                self.scratch_mb = limits["scratch_mb"]
             os.mkdir(WORKDIR, 0o700)
             return WORKDIR
         self.count += 1
@@ -83,13 +85,16 @@ class Worker:
         if self.style == "shared":
             isolation.wipe_scratch()
         elif self.style == "basic":
-            shutil.rmtree(workdir, onerror=_force_remove)
+            try:
+                isolation.remove_tree(workdir)
+            except OSError:  # a stray dir on the host's /tmp is better than a lost worker
+                pass
 
-    def _child(self, program, steps, limits, pipes, nonce, workdir) -> None:
+    def _child(self, compiled, limits, pipes, nonce, workdir) -> None:
         try:
             _wire_fds(pipes)
             if self.style == "private":
-                isolation.enter_job(limits.scratch_mb)
+                isolation.enter_job(limits["scratch_mb"])
                 os.mkdir(workdir, 0o700)
             elif self.style == "basic":
                 os.setsid()  # own process group, killed as a whole
@@ -101,7 +106,7 @@ class Worker:
         except BaseException as exc:
             harness.sender(_RESULT_FD, nonce)({"kind": "setup_failed", "message": harness.describe(exc)})
             os._exit(70)
-        harness.run(program, steps, _RESULT_FD, nonce, block=self.report["network"].startswith("audit"))
+        harness.run(compiled, _RESULT_FD, nonce, block=self.report["network"].startswith("audit"))
 
     def _nproc_base(self) -> int:
         """Tasks that already count against RLIMIT_NPROC for the uid programs will run as."""
@@ -122,7 +127,7 @@ class Worker:
 
     def close(self) -> None:
         if self.base:
-            shutil.rmtree(self.base, onerror=_force_remove)
+            isolation.remove_tree(self.base)
 
 
 def _wire_fds(pipes) -> None:
@@ -153,15 +158,6 @@ def _kill_uid(uid: int) -> None:
             pass
         os._exit(0)
     os.waitpid(pid, 0)
-
-
-def _force_remove(func, path, _exc_info) -> None:
-    try:
-        os.chmod(os.path.dirname(path), 0o700)
-        os.chmod(path, 0o700)
-        func(path)
-    except OSError:
-        pass
 
 
 def main() -> int:
