@@ -198,3 +198,27 @@ def test_isolation_report_as_root(box):
 def test_verdict_rejects_unknown_status():
     with pytest.raises(ValueError, match="not one of"):
         Verdict(status="ok", passed=1, total=1)
+
+
+def test_the_worker_stays_lean():
+    """Every module a worker imports makes each fork dearer: keep the heavy ones out (see docs/sandbox.md)."""
+    import subprocess
+    import sys
+
+    heavy = [
+        "json",
+        "subprocess",
+        "threading",
+        "dataclasses",
+        "concurrent.futures",
+        "shutil",
+        "tempfile",
+        "difflib",
+        "inspect",
+        "logging",
+        "agentgrpo.sandbox.pool",
+        "agentgrpo.errors",
+    ]
+    code = f"import sys, agentgrpo.sandbox.worker; print([m for m in {heavy!r} if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-s", "-P", "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

@@ -176,6 +176,8 @@ class Sandbox:
         steps = jobs.prepare(program, tests)
         if isinstance(steps, Verdict):
             return steps
+        if limits is not None and not isinstance(limits, Limits):
+            raise ConfigError([f"sandbox limits: must be a Limits, got {type(limits).__name__}"])
         self.start()
         limits = limits or self.limits
         job = {"program": program, "steps": steps, "limits": limits.to_dict()}
@@ -184,7 +186,14 @@ class Sandbox:
             worker = self._checkout(timeout)
             try:
                 result = worker.call(job, timeout)
-            except (OSError, ValueError, protocol.ChannelClosed, protocol.ChannelTimeout) as exc:
+            except (
+                OSError,
+                ValueError,
+                EOFError,
+                TypeError,
+                protocol.ChannelClosed,
+                protocol.ChannelTimeout,
+            ) as exc:
                 self._replace(worker)
                 lost = f"worker lost ({type(exc).__name__}: {exc})"
                 continue
