@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ class RunConfig:
                                                                   "(default: count it, score the sample None)."})
     sft: bool = field(default=False, metadata={"help": "Run an SFT warm start on the task's demonstrations "
                                                        "before GRPO."})
-    sft_steps: int = field(default=2000, metadata={"help": "SFT optimizer steps."})
+    sft_steps: int = field(default=1500, metadata={"help": "SFT optimizer steps."})
     sft_batch_size: int = field(default=32, metadata={"help": "SFT examples per step."})
     sft_learning_rate: float = field(default=1e-3, metadata={"help": "SFT peak learning rate (cosine decay)."})
     sft_tool_fraction: float = field(default=0.5, metadata={
@@ -73,11 +74,27 @@ def _ours() -> dict[str, dataclasses.Field]:
 # --- parsing ------------------------------------------------------------------------------------------
 
 
+class _Loader(yaml.SafeLoader):
+    """YAML with 1.2 booleans: only true/false are booleans, so `save_strategy: no` stays the string 'no'."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                              list("tTfF"))
+
+
+def _load_yaml(text: str):
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+
+
 def parse_overrides(args: list[str]) -> tuple[dict[str, Any], list[str]]:
     """``--name value``, ``--name=value`` and bare ``--flag`` (= true) into a dict; values parsed as YAML.
 
-    >>> parse_overrides(["--learning_rate", "3e-4", "--use_vllm", "--stop_on=[collapse]"])
-    ({'learning_rate': 0.0003, 'use_vllm': True, 'stop_on': ['collapse']}, [])
+    >>> parse_overrides(["--learning_rate", "3e-4", "--use_vllm", "--stop_on=[collapse]", "--save_strategy", "no"])
+    ({'learning_rate': 0.0003, 'use_vllm': True, 'stop_on': ['collapse'], 'save_strategy': 'no'}, [])
     """
     values, problems, i = {}, [], 0
     while i < len(args):
@@ -100,7 +117,7 @@ def parse_overrides(args: list[str]) -> tuple[dict[str, Any], list[str]]:
 
 def _yaml_scalar(raw: str) -> Any:
     try:
-        value = yaml.safe_load(raw)
+        value = _load_yaml(raw)
     except yaml.YAMLError:
         return raw
     if isinstance(value, str) and _looks_float(value):
@@ -121,7 +138,7 @@ def read_yaml(path: str | os.PathLike) -> dict[str, Any]:
     if not path.is_file():
         raise ConfigError([f"config file {str(path)!r} does not exist. `agentgrpo ls` lists the shipped configs."])
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        data = _load_yaml(path.read_text()) or {}
     except yaml.YAMLError as exc:
         raise ConfigError([f"{path}: not valid YAML ({exc})"]) from exc
     if not isinstance(data, dict):

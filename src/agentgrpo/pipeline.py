@@ -14,6 +14,7 @@ from pathlib import Path
 from agentgrpo import rundir
 from agentgrpo.config import ResolvedConfig
 from agentgrpo.tasks import get_task
+from agentgrpo.training.reward_specs import normalize_specs
 
 
 @dataclass
@@ -36,7 +37,8 @@ def run(cfg: ResolvedConfig) -> RunResult:
     from agentgrpo.training.models import resolve_model
 
     task = get_task(cfg.run.task)
-    run_dir = rundir.new_run_dir(cfg.run.runs_dir, cfg.run.run_name, task.name, exist_ok=cfg.run.resume)
+    cfg.run.rewards = [dataclasses.asdict(s) for s in normalize_specs(cfg.run.rewards, task)]  # recorded in full
+    run_dir = rundir.new_run_dir(cfg.run.runs_dir, cfg.run.run_name, task.name, resume=cfg.run.resume)
     rundir.write_config(run_dir, cfg.to_dict())
     say(f"run directory: {run_dir}")
     torch.manual_seed(cfg.grpo.get("seed", 42))
@@ -112,7 +114,9 @@ def _live_doctor(cfg: ResolvedConfig, run_dir: Path) -> list:
         from agentgrpo.doctor.live import LiveDoctorCallback
     except ImportError:
         return []
-    return [LiveDoctorCallback(every=cfg.run.doctor_every, stop_on=set(cfg.run.stop_on), run_dir=run_dir)]
+    weights = {r["name"]: r["weight"] for r in cfg.run.rewards or []}
+    return [LiveDoctorCallback(every=cfg.run.doctor_every, stop_on=set(cfg.run.stop_on), run_dir=run_dir,
+                               reward_weights=weights or None)]
 
 
 def _draw(run_dir: Path) -> Path | None:

@@ -29,11 +29,21 @@ FINAL = "final"
 CURVES = "curves.png"
 
 
-def new_run_dir(runs_dir: str | Path, run_name: str | None, task: str, *, exist_ok: bool = False) -> Path:
-    """Create ``runs_dir/run_name`` (default name: ``<task>-<YYYYmmdd-HHMMSS>``)."""
+def new_run_dir(runs_dir: str | Path, run_name: str | None, task: str, *, resume: bool = False) -> Path:
+    """Create ``runs_dir/run_name`` (default name: ``<task>-<YYYYmmdd-HHMMSS>``).
+
+    An existing run is only reused when resuming, so no history is ever appended to by accident.
+    """
+    from agentgrpo.errors import UserError
+
     name = run_name or f"{task}-{time.strftime('%Y%m%d-%H%M%S')}"
     path = Path(runs_dir) / name
-    path.mkdir(parents=True, exist_ok=exist_ok or run_name is not None)
+    if (path / METRICS).exists() and not resume:
+        raise UserError(f"run directory {path} already holds a run; pass --resume true to continue it, "
+                        "or choose another --run_name.")
+    if resume and not path.exists():
+        raise UserError(f"cannot resume: {path} does not exist.")
+    path.mkdir(parents=True, exist_ok=True)
     return path
 
 

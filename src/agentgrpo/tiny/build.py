@@ -40,15 +40,13 @@ def build_random(task: Task, out_dir: str | Path, seed: int = 0) -> Path:
     return out
 
 
-def build_sft(task: Task, out_dir: str | Path, settings=None, seed: int = 0, show_progress: bool = True) -> Path:
-    """Random init, then the SFT warm start on the task's mixed demonstrations; saved to ``out_dir``."""
-    import torch
-
-    from agentgrpo.tiny.model import build_tiny_model
+def build_sft(task: Task, out_dir: str | Path, settings=None, show_progress: bool = True) -> Path:
+    """The SFT warm start exactly as `agentgrpo demo --sft` runs it: the 'tiny-random' init (seed 0), then
+    TRL SFT on the task's mixed demonstrations (seeded by ``settings.seed``); saved to ``out_dir``."""
+    from agentgrpo.training.models import load_model, load_tokenizer, resolve_model
     from agentgrpo.training.sft import SFTSettings, run_sft
 
-    torch.manual_seed(seed)
-    tokenizer = build_tokenizer(task)
-    model = build_tiny_model(tokenizer, seed=seed)
-    run_sft(model, tokenizer, task, settings or SFTSettings(seed=seed), out_dir, show_progress=show_progress)
+    start = resolve_model("tiny-random", task)
+    run_sft(load_model(start), load_tokenizer(start), task, settings or SFTSettings(), out_dir,
+            show_progress=show_progress)
     return Path(out_dir)

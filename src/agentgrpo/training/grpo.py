@@ -9,6 +9,7 @@ from datasets import Dataset
 from agentgrpo import rundir
 from agentgrpo.config import ResolvedConfig
 from agentgrpo.tasks.base import Task
+from agentgrpo.training.progress import use_compact_progress
 from agentgrpo.training.recorder import Recorder
 from agentgrpo.training.reward_specs import make_reward_funcs
 
@@ -17,8 +18,12 @@ def train_dataset(task: Task, size: int, seed: int) -> Dataset:
     return Dataset.from_list(task.train_problems(size, seed))
 
 
-def build_grpo_trainer(cfg: ResolvedConfig, task: Task, model_path: str, run_dir: Path, callbacks=()):
-    """A ready `GRPOTrainer` writing checkpoints under ``run_dir/checkpoints`` and metrics to ``run_dir``."""
+def build_grpo_trainer(cfg: ResolvedConfig, task: Task, model_path: str, run_dir: Path, callbacks=(),
+                       record: bool = True):
+    """A ready `GRPOTrainer` writing checkpoints under ``run_dir/checkpoints`` and metrics to ``run_dir``.
+
+    ``record=False`` leaves out the recorder (plain TRL, for overhead measurements).
+    """
     from trl import GRPOConfig, GRPOTrainer
 
     from agentgrpo.training.models import load_tokenizer
@@ -27,7 +32,7 @@ def build_grpo_trainer(cfg: ResolvedConfig, task: Task, model_path: str, run_dir
     grpo_kwargs = {"logging_steps": 1, "save_strategy": "steps", "save_steps": 50, **cfg.grpo}
     grpo_kwargs.setdefault("reward_weights", weights)
     args = GRPOConfig(output_dir=str(run_dir / rundir.CHECKPOINTS), **grpo_kwargs)
-    recorder = Recorder(run_dir)
+    recorder = Recorder(run_dir) if record else None
     trainer = GRPOTrainer(
         model=model_path,
         reward_funcs=funcs,
@@ -35,9 +40,11 @@ def build_grpo_trainer(cfg: ResolvedConfig, task: Task, model_path: str, run_dir
         train_dataset=train_dataset(task, cfg.run.train_size, seed=args.seed),
         processing_class=load_tokenizer(model_path),
         environment_factory=task.environment_factory,
-        callbacks=[recorder, *callbacks],
+        callbacks=[c for c in (recorder, *callbacks) if c is not None],
     )
-    recorder.attach(trainer)
+    if recorder is not None:
+        recorder.attach(trainer)
+    use_compact_progress(trainer)
     return trainer
 
 

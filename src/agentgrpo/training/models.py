@@ -45,13 +45,33 @@ def resolve_model(name: str, task: Task) -> str:
     return name  # a Hub id: TRL / transformers load it (needs network or a warm HF cache)
 
 
+GENERIC_TOKENIZER_CLASSES = {"TokenizersBackend", "PreTrainedTokenizerFast"}
+
+
 def load_tokenizer(model_path: str):
-    """The model's tokenizer, left-padded, with TRL's response parser for its chat template."""
+    """The model's tokenizer, left-padded, with TRL's response parser for its chat template.
+
+    A directory whose tokenizer_config.json declares the generic fast tokenizer loads as exactly that:
+    transformers 5's AutoTokenizer would otherwise pick the model type's tokenizer class (Qwen2Tokenizer
+    for a Qwen2 model), which rebuilds its own pre-tokenizer and silently changes the token ids.
+    """
     from transformers import AutoTokenizer
+    from transformers.tokenization_utils_tokenizers import TokenizersBackend
 
     from agentgrpo.training.trl_compat import prepare_tokenizer
 
-    return prepare_tokenizer(AutoTokenizer.from_pretrained(model_path))
+    declared = _declared_tokenizer_class(model_path)
+    loader = TokenizersBackend if declared in GENERIC_TOKENIZER_CLASSES else AutoTokenizer
+    return prepare_tokenizer(loader.from_pretrained(model_path))
+
+
+def _declared_tokenizer_class(model_path: str) -> str | None:
+    import json
+
+    config = Path(model_path) / "tokenizer_config.json"
+    if not config.is_file():
+        return None
+    return json.loads(config.read_text()).get("tokenizer_class")
 
 
 def load_model(model_path: str, dtype: str = "float32"):

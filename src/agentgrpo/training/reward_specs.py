@@ -127,12 +127,13 @@ def check_reward_specs(specs: list | None, task: Task) -> list[str]:
 
 
 def make_reward_funcs(specs: list | None, task: Task, strict: bool = False) -> tuple[list[Callable], list[float]]:
-    """Reward functions (named as in the spec, failures counted) and their weights, for GRPOTrainer."""
-    from agentgrpo.rewards.guard import guarded
+    """Guarded reward functions (named as in the spec, failures counted and logged) and their weights.
 
-    funcs, weights = [], []
-    for spec in normalize_specs(specs, task):
-        func = lookup(spec.name, task, spec.params)
-        funcs.append(guarded(func, name=spec.name, strict=strict))
-        weights.append(spec.weight)
-    return funcs, weights
+    Built as one `RewardSet`, so shadow rewards (weight 0) stay None where every trained reward is None
+    and never turn an unscorable row into a trained zero.
+    """
+    from agentgrpo.rewards import RewardSet
+
+    named = [(s.name, s.weight, lookup(s.name, task, s.params)) for s in normalize_specs(specs, task)]
+    reward_set = RewardSet.from_functions(named, strict=strict)
+    return reward_set.funcs, reward_set.weights

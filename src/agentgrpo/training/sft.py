@@ -15,11 +15,12 @@ from datasets import Dataset
 from transformers.utils import get_json_schema
 
 from agentgrpo.tasks.base import Task
+from agentgrpo.training.progress import use_compact_progress
 
 
 @dataclass(frozen=True)
 class SFTSettings:
-    steps: int = 2000
+    steps: int = 1500
     batch_size: int = 32
     learning_rate: float = 1e-3
     tool_fraction: float = 0.5
@@ -63,6 +64,7 @@ def run_sft(model, tokenizer, task: Task, settings: SFTSettings, output_dir: str
         dataset_num_proc=None,
     )
     trainer = SFTTrainer(model=model, args=args, train_dataset=data, processing_class=tokenizer)
+    use_compact_progress(trainer)
     trainer.train()
     trainer.save_model(str(output_dir))
     tokenizer.save_pretrained(str(output_dir))
