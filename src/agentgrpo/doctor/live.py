@@ -145,10 +145,15 @@ class LiveDoctorCallback(TrainerCallback):
     def _set_weights(self) -> None:
         """Reward weights as given, else from ``<run_dir>/config.yaml`` (written before training starts)."""
         weights = self._weights
-        if weights is None and self.run_dir is not None:
+        if self.run_dir is not None:
             from agentgrpo.doctor.readers import rundir
 
-            weights = rundir.reward_weights(rundir.read_config(self.run_dir / "config.yaml")[0])
+            config = rundir.read_config(self.run_dir / "config.yaml")[0]
+            if weights is None:
+                weights = rundir.reward_weights(config)
+            cap = rundir.length_cap(config)
+            if cap is not None:
+                self.meta["max_completion_length"] = cap
         weights = weights or {}
         self.meta["reward_weights"] = weights
         self.meta["shadow"] = sorted(k for k, w in weights.items() if w == 0)

@@ -292,6 +292,50 @@ def length_gaming_no_shadow(n: int, seed: int, onset_frac: float):
     return length_gaming(n, seed, onset_frac, shadow=False)
 
 
+def tool_adoption(
+    n: int, seed: int, onset_frac: float, padding: float = 0.0, call_tokens: float = 40.0
+):
+    """The agent learns to call its tool: a call adds ``call_tokens`` tokens and makes a right answer
+    likelier, so length and reward rise together with the call rate; no shadow, no truncation. Healthy.
+
+    Simulated per completion, so each batch's length follows its share of calling completions. With
+    ``padding`` (tokens), completions also grow by that much for nothing: length gaming alongside the tool.
+    """
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    shape = (n, sim.prompts, sim.group)
+    adopt = ease(sim.t, start, 0.25 * n)
+    called = sim.rng.random(shape) < (0.3 + 0.65 * adopt)[:, None, None]
+    q = np.where(called, 0.8, 0.25)
+    logit = np.log(q / (1 - q)) + 0.5 * sim.difficulty[:, :, None]
+    correct = (sim.rng.random(shape) < 1 / (1 + np.exp(-logit))).astype(float)
+    pad = padding * ease(sim.t, start, 0.25 * n)[:, None, None]
+    cap = 256.0
+    length = np.clip(20 + call_tokens * called + pad + sim.rng.normal(0, 6, shape), 1, cap).reshape(n, -1)
+    curves = _base(sim, 1.0 - 0.3 * sim.t / n, np.full(n, 50.0), 0.002 + 0.03 * sim.t / n, cap)
+    curves.update(
+        completions__mean_length=length.mean(axis=1),
+        completions__max_length=length.max(axis=1),
+        completions__clipped_ratio=(length >= cap).mean(axis=1),
+    )
+    records = assemble(
+        sim,
+        {"correct": correct},
+        {"correct": 1.0},
+        tools__call_frequency=called.reshape(n, -1).mean(axis=1),
+        tools__failure_frequency=np.full(n, 0.02),
+        **curves,
+    )
+    if padding:
+        return "length", start + 1, records, [], "warning"
+    return None, None, records, [], "failure"
+
+
+def length_padding_with_tools(n: int, seed: int, onset_frac: float):
+    """No shadow: tool calls rise, but completions grow far more than the calls account for (padding)."""
+    return tool_adoption(n, seed, onset_frac, padding=40.0)
+
+
 def kl_blowup(n: int, seed: int, onset_frac: float):
     sim = Sim(n, seed)
     start = int(onset_frac * n)
@@ -409,6 +453,8 @@ SCENARIOS: dict[str, Callable] = {
     "length_gaming": length_gaming,
     "length_gaming_modest": length_gaming_modest,
     "length_gaming_no_shadow": length_gaming_no_shadow,
+    "tool_adoption": tool_adoption,
+    "length_padding_with_tools": length_padding_with_tools,
     "kl_blowup": kl_blowup,
     "stall": stall,
     "stall_no_signal": stall_no_signal,

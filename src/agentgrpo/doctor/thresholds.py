@@ -35,6 +35,10 @@ LENGTH_RISE_UNCONFIRMED = 0.5  # ... by at least 50% to be judged without a shad
 LENGTH_REWARD_CORR = 0.6  # correlation of (binned) length and reward curves
 CLIPPED_GAMING = 0.3  # late truncated share that makes rising length a failure even without a shadow
 TRUNCATION_HIGH = 0.5  # late truncated share that earns a truncation warning
+LENGTH_TOOL_CORR = 0.5  # step-to-step changes of length and tool calls correlate: length follows the calls
+LENGTH_TOOL_RESIDUAL = 0.2  # length growth left after the tool calls' share, as a share of early length, below
+#                             which rising tool calls explain the growth (not gaming)
+LENGTH_FAR_BELOW_CAP = 0.5  # late mean length below this share of max_completion_length: far from the cap
 
 # --- KL ---------------------------------------------------------------------------------------------------
 KL_BLOWUP = 1.0  # per-token KL (median of 3 consecutive logs) above which the policy has left the reference

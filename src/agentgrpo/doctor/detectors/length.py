@@ -2,11 +2,16 @@
 
 Correctness is a shadow reward when the run has one: then a rise of 20% that the shadow does not follow is
 enough. Without one, only a rise of 50% counts: with rising truncation it is still a failure (truncated
-answers are rarely right); without, a warning. Separately, a run
-whose completions mostly hit the length cap gets a truncation warning.
+answers are rarely right); without, a warning. Without a shadow, growth that rising tool calls account for
+is not gaming: an agent that learns to call its tool writes the call (and reads the result), so its
+completions get longer; the length then moves with the call rate step by step, and what is left after the
+calls' share does not grow. Separately, a run whose completions mostly hit the length cap gets a
+truncation warning.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
@@ -33,8 +38,10 @@ def detect(sig: Signals) -> Finding:
     if rise is not None and rise.t >= th.T_CHANGE:
         growth = length.late / max(min(length.early, rise.before), 1e-9) - 1
     grew = growth >= th.LENGTH_RISE
+    tools = None
     if grew:
-        found = _gaming(sig, rise, clipped, growth)
+        tools = None if _shadow_curves(sig) else _tool_explained(sig, length)
+        found = None if tools is not None else _gaming(sig, rise, clipped, growth)
         if found is not None:
             return found
     if clipped is not None and clipped.late_mean >= th.TRUNCATION_HIGH:
@@ -48,17 +55,69 @@ def detect(sig: Signals) -> Finding:
             FIX_TRUNCATION,
             [names.CLIPPED, names.LENGTH],
         )
-    verdict = "no length gaming" + (": length grew but the reward did not follow it" if grew else "")
-    return Finding(
-        NAME,
-        OK,
-        verdict,
-        0.0,
-        None,
-        [f"mean length {num(length.early)} early → {num(length.late)} late"],
-        "",
-        [],
-    )
+    evidence = [f"mean length {num(length.early)} early → {num(length.late)} late"]
+    if tools is not None:
+        verdict = "no length gaming: length grew with the tool calls (tool use, not padding)"
+        evidence += tools + _room(sig, length, clipped)
+    else:
+        verdict = "no length gaming" + (": length grew but the reward did not follow it" if grew else "")
+    return Finding(NAME, OK, verdict, 0.0, None, evidence, "", [])
+
+
+def _shadow_curves(sig: Signals) -> list[str]:
+    return [s for s in sig.shadows if sig.curve(f"rewards/{s}/mean") is not None]
+
+
+def _tool_explained(sig: Signals, length) -> list[str] | None:
+    """Evidence that rising tool calls account for the length growth; None when they do not.
+
+    Both curves rising over the run proves nothing (any two trends correlate), so the link is read from
+    their step-to-step changes: each batch's share of completions that call the tool varies by chance, and
+    when the length follows those changes, the calls are what makes completions long. Their slope is the
+    tokens a call adds; the length minus that share (``length - tokens_per_call * calls``) must not grow by
+    ``LENGTH_TOOL_RESIDUAL`` of the early length.
+    """
+    calls = sig.curve(names.TOOL_CALLS)
+    pair = sig.pair(names.LENGTH, names.TOOL_CALLS)
+    if calls is None or pair is None:
+        return None
+    up = calls.ramp(+1)
+    if up is None or up.t < th.T_CHANGE or calls.late <= calls.early:
+        return None
+    _, lengths, rate = pair
+    dl, dc = np.diff(lengths), np.diff(rate)
+    corr = stats.pearson(dl, dc)
+    dc = dc - dc.mean()
+    if corr < th.LENGTH_TOOL_CORR or float(dc @ dc) == 0.0:
+        return None
+    per_call = float(dc @ (dl - dl.mean())) / float(dc @ dc)
+    rest_early, rest_late = stats.windows(lengths - per_call * rate, th.EDGE_FRAC)
+    left = (stats.level(rest_late) - stats.level(rest_early)) / max(length.early, 1e-9)
+    if per_call <= 0 or left >= th.LENGTH_TOOL_RESIDUAL:
+        return None
+    return [
+        f"tool calls per completion rose {num(calls.early)} → {num(calls.late)} "
+        f"(from step {int(round(up.onset))})",
+        f"length follows the tool calls step by step (r = {corr:.2f} between their changes; "
+        f"a call adds about {num(per_call)} tokens)",
+        f"without the tool calls' share, length changed by {left:+.0%} of its early level",
+    ]
+
+
+def _room(sig: Signals, length, clipped) -> list[str]:
+    """Supporting evidence: the length levelled off far below the cap, without truncation."""
+    cap = sig.table.meta.get("max_completion_length")
+    half = len(length.y) // 2
+    late = stats.trend(length.x[half:], length.y[half:])
+    out = []
+    if cap and late.t < th.T_TREND and length.late <= th.LENGTH_FAR_BELOW_CAP * cap:
+        out.append(
+            f"length levelled off at {num(length.late)}, "
+            f"{pct(length.late / cap)} of max_completion_length ({cap})"
+        )
+    if clipped is not None and clipped.late_mean < th.CLIPPED_GAMING:
+        out.append(f"{pct(clipped.late_mean)} of late completions truncated")
+    return out
 
 
 def _gaming(sig: Signals, rise: stats.Ramp, clipped, growth: float) -> Finding | None:
@@ -75,7 +134,7 @@ def _gaming(sig: Signals, rise: stats.Ramp, clipped, growth: float) -> Finding |
     )
     if truncating:
         evidence.append(f"truncated share {num(clipped.early)} early → {num(clipped.late)} late")
-    shadows = [s for s in sig.shadows if sig.curve(f"rewards/{s}/mean") is not None]
+    shadows = _shadow_curves(sig)
     lagging = []
     for s in shadows:
         curve = sig.curve(f"rewards/{s}/mean")

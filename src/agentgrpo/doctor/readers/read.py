@@ -57,6 +57,9 @@ def _read_dir(path: Path) -> Run:
     run.config, run.eval = config, evaluation
     run.notes += notes + eval_notes
     _apply_weights(run)
+    cap = rundir.length_cap(config)
+    if cap is not None:
+        run.table.meta["max_completion_length"] = cap
     distinct = rundir.distinct_fraction(path / "completions.jsonl")
     if distinct:
         index = {int(s): i for i, s in enumerate(run.table.steps)}

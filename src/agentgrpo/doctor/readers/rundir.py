@@ -48,6 +48,25 @@ def reward_weights(config: dict) -> dict[str, float]:
     return {}
 
 
+def length_cap(config: dict) -> int | None:
+    """The run's ``max_completion_length`` (top level or one down), or None when the config does not say.
+
+    >>> length_cap({"max_completion_length": 64}), length_cap({"training": {"max_completion_length": "96"}})
+    (64, 96)
+    >>> length_cap({}) is None, length_cap({"max_completion_length": None}) is None
+    (True, True)
+    """
+    for section in [config] + [v for v in config.values() if isinstance(v, dict)]:
+        value = section.get("max_completion_length")
+        try:
+            cap = int(float(value))
+        except (TypeError, ValueError):
+            continue
+        if cap > 0:
+            return cap
+    return None
+
+
 def _is_spec(item) -> bool:
     return isinstance(item, str) or (isinstance(item, dict) and isinstance(item.get("name"), str))
 
