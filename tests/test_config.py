@@ -88,3 +88,23 @@ def test_config_errors_come_before_any_model_load(monkeypatch):
 def test_missing_config_file():
     (msg,) = problems([], path="no/such/config.yaml")
     assert "does not exist" in msg
+
+
+def test_real_model_config_is_valid_on_a_gpu_machine_and_refused_on_cpu():
+    from agentgrpo.commands._common import config_path
+
+    cfg = load_config(config_path("qwen2.5-0.5b-1gpu"), [], cuda_available=True)
+    assert cfg.run.model == "Qwen/Qwen2.5-0.5B-Instruct" and cfg.grpo["use_vllm"] and cfg.grpo["bf16"]
+    msgs = problems([], path=config_path("qwen2.5-0.5b-1gpu"), cuda=False)
+    assert {m.split(":")[0] for m in msgs} == {"bf16", "use_vllm"}
+
+
+def test_hub_ids_and_directories_resolve_to_the_same_string_path(tmp_path, calculator):
+    from agentgrpo.errors import UserError
+    from agentgrpo.training.models import resolve_model
+
+    assert resolve_model("Qwen/Qwen2.5-0.5B-Instruct", calculator) == "Qwen/Qwen2.5-0.5B-Instruct"
+    (tmp_path / "config.json").write_text("{}")
+    assert resolve_model(str(tmp_path), calculator) == str(tmp_path)
+    with pytest.raises(UserError, match="without config.json"):
+        resolve_model(str(tmp_path.parent), calculator)

@@ -3,7 +3,6 @@
 import pytest
 
 from agentgrpo.errors import UserError
-
 from agentgrpo.rewards import get_reward
 from agentgrpo.rewards.code import extract_code
 

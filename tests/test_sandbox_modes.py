@@ -23,8 +23,8 @@ from agentgrpo.sandbox import (
     SandboxUnavailable,
     SandboxWarning,
 )
-from agentgrpo.sandbox.rlimits import tasks_of
 from agentgrpo.sandbox.pool import _refusal
+from agentgrpo.sandbox.rlimits import tasks_of
 
 LIMITS = Limits(wall_s=3.0, cpu_s=1.0, output_bytes=4096)
 TEST = ["assert seen == expected"]

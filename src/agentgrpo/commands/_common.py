@@ -17,16 +17,18 @@ def config_path(name_or_path: str | None) -> Path | None:
     if name_or_path is None:
         return None
     path = Path(name_or_path)
-    if path.exists() or path.suffix in (".yaml", ".yml") and "/" in name_or_path:
+    if path.exists() or "/" in name_or_path:
         return path
-    return shipped_configs().get(Path(name_or_path).stem, path)
+    shipped = shipped_configs()
+    name = name_or_path.removesuffix(".yaml").removesuffix(".yml")
+    return shipped.get(name, path)
 
 
 def add_override_help(parser: argparse.ArgumentParser) -> None:
     """Document the free-form overrides and the agentgrpo options (TRL's fields are documented by TRL)."""
-    from agentgrpo.config import RunConfig
-
     import dataclasses
+
+    from agentgrpo.config import RunConfig
 
     group = parser.add_argument_group(
         "options (YAML keys, overridable as --name value)",

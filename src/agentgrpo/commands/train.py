@@ -24,7 +24,8 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     from agentgrpo.config import load_config
-    from agentgrpo.pipeline import run as run_pipeline, say, summary_lines
+    from agentgrpo.pipeline import run as run_pipeline
+    from agentgrpo.pipeline import say, summary_lines
 
     cfg = load_config(config_path(args.config), collect_overrides(args))
     result = run_pipeline(cfg)
