@@ -5,13 +5,13 @@
     agentgrpo build-tiny --out /tmp/tiny-sft  # build elsewhere (then: agentgrpo train --model /tmp/tiny-sft)
 
 Builds the tokenizer (BPE on rendered demonstrations), a random 0.9M-parameter Qwen2-style model, and runs
-the SFT warm start (TRL SFTTrainer, assistant-only loss) on mixed demonstrations: half call the calculator,
-half answer directly. Same seed, same result. Takes about 10 minutes on 2 CPU cores.
+the SFT warm start (TRL SFTTrainer, assistant-only loss, 1500 steps) on mixed demonstrations: half call the calculator,
+half answer directly. Same seed, same result. Takes 10-14 minutes on 2 CPU cores.
 """
 
 from __future__ import annotations
 
-HELP = "rebuild the shipped tiny SFT checkpoint (about 10 minutes on 2 cores)"
+HELP = "rebuild the shipped tiny SFT checkpoint (10-14 minutes on 2 cores)"
 
 
 def add_arguments(parser) -> None:

@@ -1,7 +1,7 @@
 """The whole loop on the embedded tiny model, on a CPU, in a few minutes.
 
     agentgrpo demo                 # shipped SFT checkpoint -> eval -> 80 GRPO steps -> eval -> curves
-    agentgrpo demo --sft           # redo the SFT warm start from a random init first (~10 min more)
+    agentgrpo demo --sft           # redo the SFT warm start from a random init (10-14 min more, 2 cores)
     agentgrpo demo --seed 7        # any option of `agentgrpo train` works here too
 
 The tiny model answers arithmetic questions; after SFT it uses its calculator tool only about half the
