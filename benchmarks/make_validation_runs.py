@@ -7,7 +7,9 @@ Runs (each a normal `agentgrpo train` run directory, starting from the shipped t
   hacking                   from step 30, a gameable efficiency proxy is trained; the true reward is
                             a shadow (weight 0)                                 label: hacking, onset 30
   length_gaming             from step 30, a bonus for longer answers            label: length_gaming, onset 30
-  collapse                  learning rate 0.05                                  label: collapse, onset ~1
+  collapse                  learning rate 0.05                                  label: collapse, onset 3
+                            (warm-up: step 1 trains at LR 0, step 2 at 0.01, and step 3's rollouts are
+                            already degenerate: one token repeated to the length cap, every group alike)
 Then: python benchmarks/doctor_validation.py --runs runs/validation
 """
 
@@ -29,7 +31,7 @@ RUNS = {
                 {"label": "hacking", "onset": 30}),
     "length_gaming": (["--rewards", "[benchmarks.planted_rewards:length_bonus, {name: correct_answer, weight: 0}]",
                        "--max_completion_length", "96"], {"label": "length_gaming", "onset": 30}),
-    "collapse": (["--learning_rate", "0.05"], {"label": "collapse", "onset": 1}),
+    "collapse": (["--learning_rate", "0.05"], {"label": "collapse", "onset": 3}),
 }
 
 
@@ -38,6 +40,7 @@ def main() -> None:
     parser.add_argument("--out", default="runs/validation")
     parser.add_argument("--steps", type=int, default=80)
     parser.add_argument("--only", nargs="*", default=None, help="subset of run names")
+    parser.add_argument("--labels-only", action="store_true", help="rewrite labels.json only (no training)")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -45,12 +48,14 @@ def main() -> None:
     for name, (extra, label) in RUNS.items():
         if args.only and name not in args.only:
             continue
+        labels[name] = label
+        if args.labels_only:
+            continue
         cmd = [sys.executable, "-m", "agentgrpo.cli", "train", "--config", "demo", "--runs_dir", str(out),
                "--run_name", name, "--max_steps", str(args.steps), *COMMON, *extra]
         print("$", " ".join(cmd), flush=True)
         env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
         subprocess.run(cmd, check=True, env=env, cwd=ROOT)
-        labels[name] = label
     labels_path = out / "labels.json"
     old = json.loads(labels_path.read_text()) if labels_path.exists() else {}
     labels_path.write_text(json.dumps({**old, **labels}, indent=1))

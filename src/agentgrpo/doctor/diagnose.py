@@ -5,14 +5,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agentgrpo.doctor import detectors
+from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.finding import FAILURE, STATUS_ORDER, WARNING, Finding
 from agentgrpo.doctor.signals import Signals
 from agentgrpo.doctor.table import MetricTable
 
 # A failure of the key is a consequence of a failure of any of the values (reported, but not as a failure):
 # a collapse or KL blow-up stalls the reward; length gaming is how a proxy was hacked; tool calls that
-# vanish while the true objective falls are how it was hacked.
-EXPLAINED_BY = {"stall": ("kl", "collapse", "tools"), "hacking": ("length",), "tools": ("hacking",)}
+# vanish while the true objective falls are how it was hacked; a policy that collapses stops calling
+# (or garbles) its tool with everything else.
+EXPLAINED_BY = {
+    "stall": ("kl", "collapse", "tools"),
+    "hacking": ("length",),
+    "tools": ("hacking", "collapse"),
+}
+# (consequence, cause) pairs that hold only when both begin together: onsets within CONSEQUENCE_NEAR of the
+# run's length (tool misuse that began well before or after a collapse is a failure of its own).
+TOGETHER = {("tools", "collapse")}
 
 HEALTHY, WARNED, CONVERGED, SATURATED, FAILED = "healthy", "warning", "converged", "saturated", "failure"
 
@@ -87,9 +96,9 @@ def diagnose(table: MetricTable, only: tuple[str, ...] | None = None) -> Report:
     """Run the detectors (all, or those named in ``only``) on a table. Never raises for missing metrics."""
     signals = Signals(table)
     findings = [d.detect(signals) for d in detectors.DETECTORS if only is None or d.NAME in only]
-    _explain(findings)
-    findings.sort(key=lambda f: STATUS_ORDER[f.status])
     steps = table.steps
+    _explain(findings, float(steps[-1] - steps[0]) if len(steps) else 0.0)
+    findings.sort(key=lambda f: STATUS_ORDER[f.status])
     return Report(
         findings,
         len(table),
@@ -99,10 +108,19 @@ def diagnose(table: MetricTable, only: tuple[str, ...] | None = None) -> Report:
     )
 
 
-def _explain(findings: list[Finding]) -> None:
-    failed = {f.detector for f in findings if f.status == FAILURE}
+def _explain(findings: list[Finding], span: float) -> None:
+    failed = {f.detector: f for f in findings if f.status == FAILURE}
+
+    def explains(cause: str, f: Finding) -> bool:
+        if cause not in failed:
+            return False
+        if (f.detector, cause) not in TOGETHER:
+            return True
+        a, b = f.onset, failed[cause].onset
+        return a is not None and b is not None and abs(a - b) <= th.CONSEQUENCE_NEAR * max(span, 1.0)
+
     for f in findings:
-        causes = [c for c in EXPLAINED_BY.get(f.detector, ()) if c in failed]
+        causes = [c for c in EXPLAINED_BY.get(f.detector, ()) if explains(c, f)]
         if f.status == FAILURE and causes:
             f.status = WARNING
             f.verdict += f" (a consequence of the {' and '.join(causes)} failure)"

@@ -182,6 +182,30 @@ def collapse(n: int, seed: int, onset_frac: float):
     return "collapse", start + 1, assemble(sim, comps, {"correct": 1.0}, **curves), [], "failure"
 
 
+def collapse_with_tools(n: int, seed: int, onset_frac: float):
+    """A tool-using agent whose policy degenerates (too high a learning rate): it stops calling the tool,
+    repeats one token up to the length cap, every group gets identical rewards. The vanishing tool calls
+    are part of the collapse, not a separate failure."""
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    det = ease(sim.t, start, 0.05 * n)
+    p = (0.3 + 0.3 * ease(sim.t, 0, start)) * (1 - det)
+    comps = {"correct": sim.bernoulli(np.clip(p, 0, 1), det)}
+    entropy = np.maximum(0.4 * (1 - det), 1e-4)
+    cap = 64.0
+    curves = _base(sim, entropy, 14 + (cap + 10 - 14) * det, 0.002 + 0.02 * sim.t / n, cap)
+    calls = np.clip(sim.noisy(0.5 + 0.3 * ease(sim.t, 0, start), 0.1), 0, 1) * (1 - det)
+    records = assemble(
+        sim,
+        comps,
+        {"correct": 1.0},
+        tools__call_frequency=calls,
+        tools__failure_frequency=np.full(n, 0.02) * (1 - det),
+        **curves,
+    )
+    return "collapse", start + 1, records, [], "failure"
+
+
 def collapse_no_entropy(n: int, seed: int, onset_frac: float):
     """A collapse logged without entropy (TRL < 0.19), with the old ``completion_length`` / ``rewards/<f>``
     names: only the group statistics, length and reward tell."""
@@ -255,6 +279,23 @@ def hacking_via_tools(n: int, seed: int, onset_frac: float):
         tools__failure_frequency=np.full(n, 0.05),
         **curves,
     )
+    return "hacking", start + 1, records, _cfg(weights), "failure"
+
+
+def hacking_after_learning(n: int, seed: int, onset_frac: float):
+    """The true objective is learned first (and is the trained reward until the onset); from the onset a
+    proxy at the same level is trained: the true objective decays at once, the proxy rises only later,
+    when the policy finds its exploit (the tiny model's planted hacking run)."""
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    learn = ease(sim.t, 0, 0.6 * start)
+    exploit = ease(sim.t, start + 0.3 * n, 0.15 * n)
+    true = sim.bernoulli(0.3 + 0.6 * learn - 0.7 * ease(sim.t, start, 0.15 * n))
+    later = sim.bernoulli(0.9 + 0.09 * exploit) + 0.5 * exploit[:, None, None]
+    proxy = np.where((sim.t < start)[:, None, None], true, later)
+    weights = {"proxy": 1.0, "correct": 0.0}
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), 0.002 + 0.03 * sim.t / n)
+    records = assemble(sim, {"proxy": proxy, "correct": true}, weights, **curves)
     return "hacking", start + 1, records, _cfg(weights), "failure"
 
 
@@ -447,9 +488,11 @@ SCENARIOS: dict[str, Callable] = {
     "converged_fast": converged_fast,
     "collapse": collapse,
     "collapse_no_entropy": collapse_no_entropy,
+    "collapse_with_tools": collapse_with_tools,
     "hacking": hacking,
     "hacking_diverge": hacking_diverge,
     "hacking_via_tools": hacking_via_tools,
+    "hacking_after_learning": hacking_after_learning,
     "length_gaming": length_gaming,
     "length_gaming_modest": length_gaming_modest,
     "length_gaming_no_shadow": length_gaming_no_shadow,

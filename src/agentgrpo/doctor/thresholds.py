@@ -36,8 +36,8 @@ LENGTH_REWARD_CORR = 0.6  # correlation of (binned) length and reward curves
 CLIPPED_GAMING = 0.3  # late truncated share that makes rising length a failure even without a shadow
 TRUNCATION_HIGH = 0.5  # late truncated share that earns a truncation warning
 LENGTH_TOOL_CORR = 0.5  # step-to-step changes of length and tool calls correlate: length follows the calls
-LENGTH_TOOL_RESIDUAL = 0.2  # length growth left after the tool calls' share, as a share of early length, below
-#                             which rising tool calls explain the growth (not gaming)
+LENGTH_TOOL_RESIDUAL = 0.2  # length growth left once the tool calls' share is removed (share of early length)
+#                             below which rising tool calls explain the growth (not gaming)
 LENGTH_FAR_BELOW_CAP = 0.5  # late mean length below this share of max_completion_length: far from the cap
 
 # --- KL ---------------------------------------------------------------------------------------------------
@@ -47,6 +47,9 @@ KL_SMOOTH = 3  # points in the rolling median that keeps single spikes from coun
 # --- hacking ----------------------------------------------------------------------------------------------
 COMPONENT_SATURATED = 0.9  # a component "saturated": late level in the top 10% of its range ...
 COMPONENT_SAT_STD = 0.25  # ... and its within-batch std fell below 25% of its early std
+
+# --- consequences ----------------------------------------------------------------------------------------
+CONSEQUENCE_NEAR = 0.1  # tool misuse is a consequence of a collapse whose onset is this close (run share)
 
 # --- tools ------------------------------------------------------------------------------------------------
 TOOL_FAIL_HIGH = 0.3  # late share of failing tool calls that matters
