@@ -139,13 +139,8 @@ def ramp(x: np.ndarray, y: np.ndarray, direction: int = 0) -> Ramp | None:
     if n < 4:
         return None
     x = x.astype(float)
-    cand = np.unique(x[np.linspace(0, n - 1, min(n, RAMP_GRID)).astype(int)])
-    i1, i2 = np.triu_indices(len(cand), k=1)
-    x1, x2 = cand[i1][:, None], cand[i2][:, None]
-    g = np.clip((x[None, :] - x1) / (x2 - x1), 0.0, 1.0)
-    gc = g - g.mean(axis=1, keepdims=True)
+    x1, x2, gc, gmean, sgg = _ramp_design(x)
     yc = y - y.mean()
-    sgg = np.einsum("ij,ij->i", gc, gc)
     sgy = gc @ yc
     ok = sgg > 1e-12
     d = np.where(ok, sgy / np.where(ok, sgg, 1.0), 0.0)
@@ -156,8 +151,9 @@ def ramp(x: np.ndarray, y: np.ndarray, direction: int = 0) -> Ramp | None:
         return None
     sse = np.where(ok, sse, np.inf)
     best = int(np.argmin(sse))
-    a = float(y.mean() - d[best] * g[best].mean())
-    resid = y - a - d[best] * g[best]
+    g_best = gc[best] + gmean[best]
+    a = float(y.mean() - d[best] * g_best.mean())
+    resid = y - a - d[best] * g_best
     s2 = max(float(sse[best]), 0.0) / max(n - 4, 1)
     se = math.sqrt(s2 / sgg[best]) * _inflation(resid) if s2 > 0 else 0.0
     t = float(d[best]) / se if se > 0 else math.copysign(math.inf, float(d[best]))
@@ -166,6 +162,30 @@ def ramp(x: np.ndarray, y: np.ndarray, direction: int = 0) -> Ramp | None:
     before = float(np.median(pre)) if len(pre) else a
     after = float(np.median(post)) if len(post) else a + float(d[best])
     return Ramp(onset, settled, before, after, t)
+
+
+_DESIGNS: dict[bytes, tuple] = {}  # ramp design per x (the curves of one table share their steps)
+_DESIGNS_KEPT = 4
+
+
+def _ramp_design(x: np.ndarray) -> tuple:
+    """The candidate breakpoints and the centred ramp shapes for steps ``x``, cached: every curve of a table
+    has the same steps, and building the shapes is most of a ramp fit's cost."""
+    key = x.tobytes()
+    design = _DESIGNS.get(key)
+    if design is None:
+        n = len(x)
+        cand = np.unique(x[np.linspace(0, n - 1, min(n, RAMP_GRID)).astype(int)])
+        i1, i2 = np.triu_indices(len(cand), k=1)
+        x1, x2 = cand[i1][:, None], cand[i2][:, None]
+        g = np.clip((x[None, :] - x1) / (x2 - x1), 0.0, 1.0)
+        gmean = g.mean(axis=1)
+        gc = g - gmean[:, None]
+        design = (x1, x2, gc, gmean, np.einsum("ij,ij->i", gc, gc))
+        while len(_DESIGNS) >= _DESIGNS_KEPT:
+            _DESIGNS.pop(next(iter(_DESIGNS)))
+        _DESIGNS[key] = design
+    return design
 
 
 def windows(y: np.ndarray, frac: float, minimum: int = 3) -> tuple[np.ndarray, np.ndarray]:
