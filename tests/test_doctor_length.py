@@ -91,3 +91,21 @@ def test_live_doctor_reads_the_length_cap(tmp_path):
     cb = LiveDoctorCallback(every=10, run_dir=run_dir, print_fn=None)
     cb._set_weights()
     assert cb.meta["max_completion_length"] == 64
+
+
+def test_live_doctor_stays_silent_on_the_demo_run():
+    """Replayed through the live doctor (checks every 10 steps), the healthy demo raises nothing at all.
+
+    Before tool calls explained its growth, this run warned of length gaming at step 30."""
+    import json
+    from types import SimpleNamespace
+
+    printed = []
+    cb = LiveDoctorCallback(every=10, print_fn=printed.append)
+    with open(DEMO / "metrics.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            logs = json.loads(line)
+            step = logs.pop("step")
+            cb.on_log(None, SimpleNamespace(global_step=step), SimpleNamespace(), logs=logs)
+    cb.on_train_end(None, SimpleNamespace(global_step=step), SimpleNamespace())
+    assert printed == [] and cb.report.verdict == "converged", printed
