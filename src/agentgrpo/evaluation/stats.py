@@ -1,4 +1,4 @@
-"""Statistics for evaluation: confidence intervals, pass@k, and a paired test between two models."""
+"""Statistics for evaluation: confidence intervals and pass@k (the paired test lives in doctor/paired.py)."""
 
 from __future__ import annotations
 
@@ -32,22 +32,6 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     if n - c < k:
         return 1.0
     return 1.0 - math.prod((n - c - i) / (n - i) for i in range(k))
-
-
-def mcnemar_exact(a_only: int, b_only: int) -> float:
-    """Two-sided exact McNemar p-value from the discordant pairs (A right/B wrong, A wrong/B right).
-
-    >>> mcnemar_exact(0, 0)
-    1.0
-    >>> round(mcnemar_exact(2, 20), 5)
-    0.00012
-    """
-    n = a_only + b_only
-    if n == 0:
-        return 1.0
-    k = min(a_only, b_only)
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
-    return min(1.0, 2 * tail)
 
 
 def intervals_overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
