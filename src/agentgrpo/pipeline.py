@@ -43,7 +43,9 @@ def run(cfg: ResolvedConfig) -> RunResult:
     say(f"run directory: {run_dir}")
     torch.manual_seed(cfg.grpo.get("seed", 42))
     result = RunResult(run_dir=run_dir, model_path=resolve_model(cfg.run.model, task))
-    if cfg.run.sft:
+    if cfg.run.sft and cfg.run.resume and (run_dir / "sft" / "config.json").exists():
+        result.model_path = str(run_dir / "sft")  # resuming: the warm start is already done
+    elif cfg.run.sft:
         result.model_path = _timed(result, "sft", lambda: _sft(cfg, task, result.model_path, run_dir))
     if cfg.run.eval_before and not (cfg.run.resume and "before" in rundir.read_eval(run_dir)):
         _timed(result, "eval_before", lambda: _evaluate(cfg, task, result.model_path, run_dir, "before"))
