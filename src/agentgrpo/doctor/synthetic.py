@@ -409,21 +409,7 @@ def tool_failures(n: int, seed: int, onset_frac: float):
     fails = np.clip(0.05 + 0.55 * ease(sim.t, start, 0.25 * n) + sim.rng.normal(0, 0.04, n), 0, 1)
     calls = sim.noisy(np.full(n, 1.2), 0.1)
     comps = {"correct": sim.bernoulli(0.15 + 0.45 * ease(sim.t, 0, 0.8 * n))}
-    curves = _base(sim, np.full(n, 1.0), np.full(n, 200.0), 0.002 + 0.03 * sim.t / n)
-    return (
-        "tools",
-        start + 1,
-        assemble(
-            sim,
-            comps,
-            {"correct": 1.0},
-            tools__call_frequency=calls,
-            tools__failure_frequency=fails,
-            **curves,
-        ),
-        [],
-        "failure",
-    )
+    return _tool_failure_case(sim, start, comps, calls, fails)
 
 
 def tool_calls_gone(n: int, seed: int, onset_frac: float):
@@ -432,21 +418,15 @@ def tool_calls_gone(n: int, seed: int, onset_frac: float):
     calls = sim.noisy(1.5 - 1.45 * ease(sim.t, start, 0.2 * n), 0.1)
     fails = np.clip(0.1 + sim.rng.normal(0, 0.03, n), 0, 1)
     comps = {"correct": sim.bernoulli(0.15 + 0.35 * ease(sim.t, 0, start))}
+    return _tool_failure_case(sim, start, comps, calls, fails)
+
+
+def _tool_failure_case(sim: Sim, start: int, comps: dict, calls: np.ndarray, fails: np.ndarray):
+    """A planted tool-misuse case: flat healthy curves around the given tool-call and failure curves."""
+    n = sim.n
     curves = _base(sim, np.full(n, 1.0), np.full(n, 200.0), 0.002 + 0.03 * sim.t / n)
-    return (
-        "tools",
-        start + 1,
-        assemble(
-            sim,
-            comps,
-            {"correct": 1.0},
-            tools__call_frequency=calls,
-            tools__failure_frequency=fails,
-            **curves,
-        ),
-        [],
-        "failure",
-    )
+    tool_curves = {"tools__call_frequency": calls, "tools__failure_frequency": fails}
+    return "tools", start + 1, assemble(sim, comps, {"correct": 1.0}, **tool_curves, **curves), [], "failure"
 
 
 def shortcut(n: int, seed: int, onset_frac: float):
