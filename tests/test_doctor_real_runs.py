@@ -1,4 +1,4 @@
-"""Real public TRL GRPO logs (tests/data/real-runs/, provenance in its README.md): each is diagnosed in line with its label."""
+"""Real public TRL GRPO logs (tests/data/real-runs/, provenance in its README): diagnosed in line with their labels."""
 
 from __future__ import annotations
 
