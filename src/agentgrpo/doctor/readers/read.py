@@ -247,9 +247,10 @@ def _note_non_finite(table: MetricTable, notes: list[str]) -> None:
 
 
 def _drop_reward_aliases(table: MetricTable, notes: list[str]) -> None:
-    """Drop a ``rewards/<f>/mean`` column that is the total ``reward`` and the sum of the other components
-    (a logged total, not a component). A component equal to the total while the others add up to something
-    else is kept: the others are then unweighted (shadow) rewards, which the hacking detector needs."""
+    """Drop a ``rewards/<f>/mean`` column that equals the total ``reward`` and is named as a total
+    (``total_reward``) or is the sum of the other components: a logged total, not a component. Another
+    component equal to the total is kept: the others are then unweighted (shadow) rewards, which the
+    hacking detector needs."""
     if not table.has(names.REWARD):
         return
     comps = table.components()
@@ -260,11 +261,15 @@ def _drop_reward_aliases(table: MetricTable, notes: list[str]) -> None:
         col = table[f"rewards/{comp}/mean"]
         rest = np.sum([table[f"rewards/{c}/mean"] for c in comps if c != comp], axis=0)
         both = np.isfinite(col) & np.isfinite(total) & np.isfinite(rest)
-        if both.sum() >= 2 and _close(col[both], total[both]) and _close(rest[both], total[both]):
+        named_total = bool(_TOTAL_NAME.search(comp))
+        if both.sum() >= 2 and _close(col[both], total[both]) and (named_total or _close(rest[both], total[both])):
             del table.columns[f"rewards/{comp}/mean"]
             table.columns.pop(f"rewards/{comp}/std", None)
             notes.append(f"rewards/{comp} is the total of the other components: treated as the total, not a component")
             return
+
+
+_TOTAL_NAME = re.compile(r"(^|_)(total|sum|overall|combined|all)(_|$)", re.IGNORECASE)
 
 
 def _close(a: np.ndarray, b: np.ndarray) -> bool:
