@@ -40,6 +40,7 @@ STEP_KEYS = (
     "train/global_step",
     "trainer/global_step",
     "progress/step",
+    "progress/batch",
     "iteration",
     "iter",
     "_step",
