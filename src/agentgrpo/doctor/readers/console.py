@@ -135,6 +135,22 @@ def _steps_from_progress(text: str, offsets: list[int]) -> tuple[list[int] | Non
     return None, ""
 
 
+def _logging_every(text: str, n_records: int) -> tuple[int, str]:
+    """Steps between two dicts, when the progress bar cannot place each one (stdout and stderr buffered
+    apart): a stated ``logging_steps``, else the bar's last count over the number of dicts when it divides
+    exactly, else 1."""
+    stated = _LOGGING_STEPS.search(text)
+    if stated and int(stated.group(1)) > 0:
+        every = int(stated.group(1))
+        return every, f"position x logging_steps={every} (stated in the log)"
+    counters = _progress_counters(text)
+    last = max((count for _, count in counters), default=0)
+    if n_records and last >= n_records and last % n_records == 0:
+        every = last // n_records
+        return every, f"position x {every} (the progress bar's last count, {last}, over {n_records} dicts)"
+    return 1, "record position (1, 2, ...)"
+
+
 def _increasing(steps: list) -> bool:
     return bool(steps) and None not in steps and all(b > a for a, b in zip(steps, steps[1:]))
 
@@ -157,10 +173,8 @@ def read_console(text: str) -> tuple[list[dict], list[str]]:
     step_records = [r for r, keep in zip(records, is_step) if keep]
     steps, how = _steps_from_progress(text, offsets)
     if steps is None:
-        stated = _LOGGING_STEPS.search(text)
-        every = int(stated.group(1)) if stated else 1
+        every, how = _logging_every(text, len(step_records))
         steps = [every * (i + 1) for i in range(len(step_records))]
-        how = f"position x logging_steps={every} (stated in the log)" if stated else "record position (1, 2, ...)"
     step_of = {id(r): s for r, s in zip(step_records, steps)}
     out, last = [], None
     for record, keep in zip(records, is_step):
