@@ -11,6 +11,7 @@ ones, and ``agentgrpo doctor --map reward=KEY`` the rest. :func:`canonical` appl
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 REWARD = "reward"
 REWARD_STD = "reward_std"
@@ -166,6 +167,7 @@ def normalise(key: str) -> str:
     return key
 
 
+@lru_cache(maxsize=8192)
 def canonical(key: str) -> str:
     """The canonical name of a logged key.
 

@@ -19,33 +19,32 @@ from agentgrpo.doctor import names
 _DICT_START = re.compile(r"\{\s*['\"]")
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?i:nan|inf(?:inity)?)"
 _PAIR = re.compile(r"['\"]([^'\"]+)['\"]\s*:\s*(?:[A-Za-z_.]+\()?['\"]?(" + _NUMBER + r")")
-_BARE = re.compile(r"(?<=[:\[,(\s])([-+]?(?:nan|inf|Infinity|NaN))(?=\s*[,}\])])")
-_TQDM = re.compile(r"(\d+)/(\d+) \[")
+_TQDM = re.compile(r"(?<!\d)(\d+)/(\d+) \[")
 _LOGGING_STEPS = re.compile(r"logging_steps\s*[=:]\s*(\d+)")
 _MAX_WRAPPED_LINES = 40
 
 
 def parse_dict(text: str) -> dict | None:
-    """A printed metric dict: a Python literal, else JSON, else its ``'key': number`` pairs.
+    """A printed metric dict: its ``'key': number`` pairs (numbers may be quoted, bare ``nan``/``inf``, or
+    wrapped as ``tensor(...)``), else the whole dict as a Python literal or JSON.
 
     >>> parse_dict("{'loss': 0.1, 'reward': '0.5'}")
-    {'loss': 0.1, 'reward': '0.5'}
-    >>> parse_dict("{'kl': tensor(0.25), 'step': 3}")
+    {'loss': '0.1', 'reward': '0.5'}
+    >>> parse_dict("{'kl': tensor(0.25, device='cuda:0'), 'step': 3}")
     {'kl': '0.25', 'step': '3'}
-    >>> parse_dict("{'grad_norm': nan, 'kl': inf, 'reward': -0.5}")
-    {'grad_norm': 'nan', 'kl': 'inf', 'reward': -0.5}
+    >>> parse_dict("{'grad_norm': nan, 'kl': inf, 'reward': -0.5, 'mode': 'train'}")
+    {'grad_norm': 'nan', 'kl': 'inf', 'reward': '-0.5'}
     """
+    pairs = _PAIR.findall(text)
+    if pairs:
+        return dict(pairs)
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
         try:
             value = json.loads(text)
         except json.JSONDecodeError:
-            try:  # bare nan / inf: quote them and try again
-                value = ast.literal_eval(_BARE.sub(r"'\1'", text))
-            except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
-                pairs = _PAIR.findall(text)
-                return dict(pairs) if pairs else None
+            return None
     return value if isinstance(value, dict) else None
 
 
@@ -106,7 +105,12 @@ def _dict_at(lines: list[str], i: int, start: int) -> tuple[dict | None, int]:
 
 def _progress_counters(text: str) -> list[tuple[int, int]]:
     """(offset, count) of the training progress bar: the tqdm bar whose total shows up most often."""
-    matches = [(m.start(), int(m.group(1)), int(m.group(2))) for m in _TQDM.finditer(text)]
+    matches = []
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        if " [" in line:
+            matches += [(offset + m.start(), int(m.group(1)), int(m.group(2))) for m in _TQDM.finditer(line)]
+        offset += len(line)
     if not matches:
         return []
     main_total = Counter(total for _, _, total in matches).most_common(1)[0][0]

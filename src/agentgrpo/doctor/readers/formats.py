@@ -59,14 +59,20 @@ def _one_json_value(text: str) -> bool:
 def parse_text(text: str) -> tuple[list[dict], list[str], str]:
     """JSON Lines, console output with metric dicts, plain step lines, or a headed CSV: whichever reads most."""
     lines = [line for line in text.splitlines() if line.strip()]
-    records, notes = read_jsonl(text)
-    if records and len(records) >= len(lines) // 2:
-        return records, notes, "metrics.jsonl"
+    if _mostly_json(lines[:50]):
+        records, notes = read_jsonl(text)
+        if records and len(records) >= len(lines) // 2:
+            return records, notes, "metrics.jsonl"
     candidates = [(*read_console(text), "console log"), (*read_step_lines(text), "text step lines")]
     if lines and _looks_like_csv(lines[0]):
         candidates.append((*read_csv(text, ","), "csv"))
     records, notes, fmt = max(candidates, key=lambda c: len(c[0]))
     return records, notes, fmt
+
+
+def _mostly_json(sample: list[str]) -> bool:
+    """True when at least half of the sampled lines are JSON objects."""
+    return sum(_one_json_value(line) and line.lstrip().startswith("{") for line in sample) * 2 >= len(sample) > 0
 
 
 def _looks_like_csv(header: str) -> bool:

@@ -14,6 +14,7 @@ from agentgrpo.doctor import names
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?%?|[-+]?(?i:nan|inf(?:inity)?)"
 _PAIR = re.compile(r"(?<![\w/.])([A-Za-z_][\w/.\-]*?)\s*(?:=|:\s|:(?=[-+\d.]))\s*(" + _NUMBER + r")(?![\w.])")
 _FRACTION = re.compile(r"(?<![\w./])(\d+)\s*/\s*(\d+)(?![\w./])")
+_DICT_LINE = re.compile(r"\{\s*['\"]")  # printed dicts are the console reader's
 _STEP_WORD = re.compile(r"\b(?:step|iter(?:ation)?|update|global_step)\s*[#:=]?\s*(\d+)\b", re.IGNORECASE)
 
 
@@ -61,7 +62,11 @@ def _step_of(line: str, pairs: dict) -> int | None:
 
 def read_step_lines(text: str) -> tuple[list[dict], list[str]]:
     """Records from every step line of ``text``, and a note on what was read."""
-    records = [r for line in text.splitlines() if (r := parse_line(line))]
+    records = [
+        r
+        for line in text.splitlines()
+        if ("=" in line or ":" in line) and not _DICT_LINE.search(line) and (r := parse_line(line))
+    ]
     if not records:
         return [], []
     return records, [f"text log: read {len(records)} step lines (`step ... key=value ...`)"]
