@@ -138,7 +138,7 @@ SUMMARY_KEYS = frozenset({"train_runtime", "train_samples_per_second", "train_st
 
 # Canonical names, and families of them, that are training measurements (a printed dict or a text line with
 # none of them is not a metric record).
-_KNOWN = frozenset(ALIASES) | {
+_KNOWN = (frozenset(ALIASES) - {"step"}) | {
     MIN_LENGTH,
     TERM_LENGTH,
     CLIP_LOW,

@@ -187,6 +187,7 @@ def records_to_table(
     steps_rows = [r for r in records if not (names.SUMMARY_KEYS & r.keys())]
     if not steps_rows:
         raise UserError(f"{source}: no per-step metric record found in this {fmt}")
+    steps_rows = [_flatten(r) if any(isinstance(v, dict) for v in r.values()) else r for r in steps_rows]
     rename = _check_mapping(mapping or {}, steps_rows, source)
     if not any(_has_step(r) for r in steps_rows) and "step" not in (mapping or {}):
         steps_rows = [dict(r, step=i + 1) for i, r in enumerate(steps_rows)]
@@ -215,6 +216,22 @@ def records_to_table(
     table.meta["summary"] = summaries[-1] if summaries else {}
     table.meta["notes"] = notes
     return table
+
+
+def _flatten(record: dict, prefix: str = "") -> dict:
+    """Nested metric dicts as ``outer/inner`` keys.
+
+    >>> _flatten({"step": 1, "rewards": {"correct": 0.5, "fmt": {"mean": 0.2}}})
+    {'step': 1, 'rewards/correct': 0.5, 'rewards/fmt/mean': 0.2}
+    """
+    out = {}
+    for key, value in record.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(_flatten(value, f"{name}/"))
+        else:
+            out[name] = value
+    return out
 
 
 def _has_step(record: dict) -> bool:
