@@ -408,3 +408,35 @@ def test_no_reward_at_all(tmp_path, name, text):
     path.write_text(text, encoding="utf-8")
     with pytest.raises(UserError, match="no reward metric.*found: grad_norm, loss.*--map reward=KEY"):
         read_run(path)
+
+
+def test_console_log_cut_mid_dict(tmp_path):
+    lines = [f"{{'loss': 0.1, 'reward': {0.1 * s}, 'kl': 0.01}}" for s in range(1, 12)]
+    lines.append("{'loss': 0.1, 'reward': 1.2, 'k")  # the run was killed while printing
+    path = tmp_path / "train.log"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    run = read_run(path)
+    assert len(run.table) == 12 and np.isclose(run.table["reward"][-1], 1.2) and np.isnan(run.table["kl"][-1])
+    assert any("1 printed dict(s) cut short" in n for n in run.notes)
+
+
+@pytest.mark.parametrize(
+    "module, name, hint",
+    [
+        ("nbformat", "x.ipynb", "pip install nbformat"),
+        ("tensorboard", "events.out.tfevents.1", "pip install tensorboard"),
+    ],
+)
+def test_missing_optional_reader_gives_the_install_hint(tmp_path, monkeypatch, module, name, hint):
+    monkeypatch.setitem(sys.modules, module, None)  # import fails as if not installed
+    if module == "tensorboard":
+        for sub in [m for m in sys.modules if m.startswith("tensorboard.")]:
+            monkeypatch.setitem(sys.modules, sub, None)
+    path = tmp_path / name
+    path.write_bytes(
+        b'{"cells": [], "nbformat": 4, "nbformat_minor": 5, "metadata": {}}'
+        if module == "nbformat"
+        else b"\x18\x00\x00\x00\x00\x00\x00\x00brain.Event:2"
+    )
+    with pytest.raises(UserError, match=hint):
+        read_run(path)

@@ -53,9 +53,10 @@ def is_metric_record(record: dict) -> bool:
     return any(names.is_metric(names.canonical(str(k))) for k in record)
 
 
-def find_dicts(text: str) -> list[tuple[int, dict]]:
-    """(offset in text, dict) for every metric dict printed in ``text``, also when wrapped over lines."""
-    found = []
+def find_dicts(text: str) -> tuple[list[tuple[int, dict]], int]:
+    """(offset in text, dict) for every metric dict printed in ``text``, also when wrapped over lines; and
+    how many of them were cut short (no closing brace: the values before the cut are read)."""
+    found, cut = [], 0
     lines = text.splitlines(keepends=True)
     starts = _line_offsets(lines)
     i = 0
@@ -65,11 +66,12 @@ def find_dicts(text: str) -> list[tuple[int, dict]]:
         if not match:
             i += 1
             continue
-        parsed, used = _dict_at(lines, i, match.start())
+        parsed, used, closed = _dict_at(lines, i, match.start())
         if parsed and is_metric_record(parsed):
             found.append((starts[i] + match.start(), parsed))
+            cut += not closed
         i += max(used, 1)
-    return found
+    return found, cut
 
 
 def _line_offsets(lines: list[str]) -> list[int]:
@@ -80,17 +82,17 @@ def _line_offsets(lines: list[str]) -> list[int]:
     return offsets
 
 
-def _dict_at(lines: list[str], i: int, start: int) -> tuple[dict | None, int]:
+def _dict_at(lines: list[str], i: int, start: int) -> tuple[dict | None, int, bool]:
     """The dict starting at ``lines[i][start]``, joining the following lines while it is not closed.
 
-    Returns (dict or None, number of lines used).
+    Returns (dict or None, number of lines used, whether it was closed).
     """
     chunk = lines[i][start:].rstrip("\r\n")
     end = chunk.rfind("}")
     if end >= 0:
         parsed = parse_dict(chunk[: end + 1])
         if parsed is not None and chunk.count("{") <= chunk.count("}"):
-            return parsed, 1
+            return parsed, 1, True
     for extra in range(1, min(_MAX_WRAPPED_LINES, len(lines) - i)):
         nxt = lines[i + extra].rstrip("\r\n")
         if _DICT_START.match(nxt.lstrip()):  # a new dict begins: the previous one was cut short
@@ -98,9 +100,9 @@ def _dict_at(lines: list[str], i: int, start: int) -> tuple[dict | None, int]:
         chunk += nxt
         end = chunk.rfind("}")
         if end >= 0 and chunk.count("{") <= chunk.count("}"):
-            return parse_dict(chunk[: end + 1]), extra + 1
+            return parse_dict(chunk[: end + 1]), extra + 1, True
     end = chunk.rfind("}")
-    return parse_dict(chunk[: end + 1] if end >= 0 else chunk), 1
+    return parse_dict(chunk[: end + 1] if end >= 0 else chunk), 1, end >= 0
 
 
 def _progress_counters(text: str) -> list[tuple[int, int]]:
@@ -166,12 +168,13 @@ def _is_eval(record: dict) -> bool:
 
 def read_console(text: str) -> tuple[list[dict], list[str]]:
     """Records (with ``step``) from console text, and notes on how the steps were found."""
-    found = find_dicts(text)
+    found, cut = find_dicts(text)
     if not found:
         return [], []
+    cut_note = [f"{cut} printed dict(s) cut short (no closing brace): read the values before the cut"] if cut else []
     records = [d for _, d in found]
     if all(any(names.canonical(str(k)) == "step" for k in r) for r in records):
-        return records, []
+        return records, cut_note
     is_step = [not (names.SUMMARY_KEYS & r.keys()) and not _is_eval(r) for r in records]
     offsets = [off for (off, _), keep in zip(found, is_step) if keep]
     step_records = [r for r, keep in zip(records, is_step) if keep]
@@ -189,4 +192,4 @@ def read_console(text: str) -> tuple[list[dict], list[str]]:
             out.append(dict(record, step=last))
         else:
             out.append(record)
-    return out, [f"console log: steps inferred from {how}"]
+    return out, [f"console log: steps inferred from {how}"] + cut_note
