@@ -100,9 +100,7 @@ def build_notebook(path: Path, state: Path) -> Path:
 def in_process(path: Path, out: Path) -> float:
     from agentgrpo.commands import doctor
 
-    args = type(
-        "Args", (), {"path": str(path), "out": str(out), "json": False, "png": False, "no_report": False, "map": []}
-    )()
+    args = type("Args", (), {"path": str(path), "out": str(out), "json": False, "png": False, "no_report": False})()
     start = time.perf_counter()
     with redirect_stdout(io.StringIO()):
         doctor.run(args)
