@@ -137,7 +137,9 @@ class LiveDoctorCallback(TrainerCallback):
         if control is not None and not final:
             self._maybe_stop(step, report, control)
         if final:
-            self._write({"step": step, "event": "final", "verdict": report.verdict, "headline": report.headline})
+            self._write(
+                {"step": step, "event": "final", "verdict": report.verdict, "headline": report.headline}
+            )
         return report
 
     def _set_weights(self) -> None:
@@ -175,7 +177,9 @@ class LiveDoctorCallback(TrainerCallback):
         log.info("%s | %s", line, detail)
         if self.print_fn is not None:
             self.print_fn(
-                line + (f"\n    {detail}" if detail else "") + (f"\n    fix: {finding.fix}" if finding.fix else "")
+                line
+                + (f"\n    {detail}" if detail else "")
+                + (f"\n    fix: {finding.fix}" if finding.fix else "")
             )
         self._write({"step": step, "event": action, **finding.to_dict()})
 

@@ -48,7 +48,9 @@ class PairedResult:
         )
 
 
-def paired(a: dict[str, bool], b: dict[str, bool], resamples: int = 2000, seed: int = 0) -> PairedResult | None:
+def paired(
+    a: dict[str, bool], b: dict[str, bool], resamples: int = 2000, seed: int = 0
+) -> PairedResult | None:
     """Compare per-problem successes keyed by problem id; None when no id is shared.
 
     >>> r = paired({"1": True, "2": False, "3": False}, {"1": True, "2": True, "3": True, "4": True})

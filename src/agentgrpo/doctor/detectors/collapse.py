@@ -86,7 +86,8 @@ def detect(sig: Signals) -> Finding:
             "converged, not collapsed: the reward is at its ceiling",
             0.0,
             None,
-            evidence + [f"reward rose to {num(rf.late)} (the top of its range {num(facts.low)}–{num(facts.peak)})"],
+            evidence
+            + [f"reward rose to {num(rf.late)} (the top of its range {num(facts.low)}–{num(facts.peak)})"],
             "",
             [],
         )

@@ -50,7 +50,8 @@ def detect(sig: Signals) -> Finding:
         )
     late_trend = _late_trend(curve)
     evidence = [
-        f"{span('reward', curve.early, curve.late)}, at the top of its range ({num(facts.low)}–{num(facts.peak)})"
+        f"{span('reward', curve.early, curve.late)}, at the top of its range "
+        f"({num(facts.low)}–{num(facts.peak)})"
     ]
     zero = sig.curve(names.FRAC_ZERO_STD)
     entropy = sig.curve(names.ENTROPY)

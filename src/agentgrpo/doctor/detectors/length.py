@@ -96,7 +96,8 @@ def _tool_explained(sig: Signals, length) -> list[str] | None:
     if per_call <= 0 or left >= th.LENGTH_TOOL_RESIDUAL:
         return None
     return [
-        f"tool calls per completion rose {num(calls.early)} → {num(calls.late)} (from step {int(round(up.onset))})",
+        f"tool calls per completion rose {num(calls.early)} → {num(calls.late)} "
+        f"(from step {int(round(up.onset))})",
         f"length follows the tool calls step by step (r = {corr:.2f} between their changes; "
         f"a call adds about {num(per_call)} tokens)",
         f"without the tool calls' share, length changed by {left:+.0%} of its early level",
@@ -111,7 +112,8 @@ def _room(sig: Signals, length, clipped) -> list[str]:
     out = []
     if cap and late.t < th.T_TREND and length.late <= th.LENGTH_FAR_BELOW_CAP * cap:
         out.append(
-            f"length levelled off at {num(length.late)}, {pct(length.late / cap)} of max_completion_length ({cap})"
+            f"length levelled off at {num(length.late)}, "
+            f"{pct(length.late / cap)} of max_completion_length ({cap})"
         )
     if clipped is not None and clipped.late_mean < th.CLIPPED_GAMING:
         out.append(f"{pct(clipped.late_mean)} of late completions truncated")
@@ -127,7 +129,9 @@ def _gaming(sig: Signals, rise: stats.Ramp, clipped, growth: float) -> Finding |
     if not facts.learned or corr < th.LENGTH_REWARD_CORR:
         return None
     evidence = [moved("mean length", rise), f"length and reward move together (r = {corr:.2f})"]
-    truncating = clipped is not None and clipped.late_mean >= th.CLIPPED_GAMING and clipped.late > clipped.early
+    truncating = (
+        clipped is not None and clipped.late_mean >= th.CLIPPED_GAMING and clipped.late > clipped.early
+    )
     if truncating:
         evidence.append(f"truncated share {num(clipped.early)} early → {num(clipped.late)} late")
     shadows = _shadow_curves(sig)

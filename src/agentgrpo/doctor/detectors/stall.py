@@ -76,7 +76,8 @@ def detect(sig: Signals) -> Finding:
     supports = [no_signal]
     if no_signal:
         evidence.append(
-            f"{pct(zero.late_mean)} of groups have identical rewards late in the run (zero advantage, no gradient)"
+            f"{pct(zero.late_mean)} of groups have identical rewards late in the run "
+            "(zero advantage, no gradient)"
         )
         grad = sig.curve(names.GRAD_NORM)
         if grad is not None:
@@ -87,7 +88,11 @@ def detect(sig: Signals) -> Finding:
     else:
         std = sig.curve(names.REWARD_STD)
         if std is not None:
-            evidence.append(f"groups do differ (reward_std ≈ {num(std.late)}), yet the policy does not improve")
+            evidence.append(
+                f"groups do differ (reward_std ≈ {num(std.late)}), yet the policy does not improve"
+            )
         verdict, fix = "stall: reward flat within noise", FIX_FLAT
     conf = confidence(2 * th.T_FLAT - abs(trend.t), th.T_FLAT, supports)
-    return Finding(NAME, FAILURE, verdict, conf, int(curve.x[0]), evidence, fix, [names.REWARD, names.FRAC_ZERO_STD])
+    return Finding(
+        NAME, FAILURE, verdict, conf, int(curve.x[0]), evidence, fix, [names.REWARD, names.FRAC_ZERO_STD]
+    )

@@ -47,7 +47,9 @@ def detect(sig: Signals) -> Finding:
             and before >= th.TOOL_CALLS_MIN
             and calls.late <= th.TOOL_CALLS_GONE * before
         ):
-            findings.append((r, [moved("tool calls per completion", r)], FIX_GONE, "tool calls collapsing to zero"))
+            findings.append(
+                (r, [moved("tool calls per completion", r)], FIX_GONE, "tool calls collapsing to zero")
+            )
     if not findings:
         evidence = []
         if calls is not None:
