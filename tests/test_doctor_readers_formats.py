@@ -440,3 +440,18 @@ def test_missing_optional_reader_gives_the_install_hint(tmp_path, monkeypatch, m
     )
     with pytest.raises(UserError, match=hint):
         read_run(path)
+
+
+def test_printed_dataframe_and_markdown_table(tmp_path):
+    import pandas as pd
+
+    frame = pd.DataFrame({"step": range(1, 13), "reward": [0.1 * s for s in range(1, 13)], "kl": 0.01})
+    path = tmp_path / "log.txt"
+    path.write_text("training done\n" + frame.to_string() + "\n\nbye\n", encoding="utf-8")
+    run = read_run(path)
+    assert run.fmt == "text table" and run.table.steps.tolist() == list(range(1, 13))
+    assert np.isclose(run.table["reward"][-1], 1.2)
+    md = "| Step | reward | completion_length |\n|---:|---:|---:|\n"
+    md += "".join(f"| {s} | {0.05 * s} | {100 + s} |\n" for s in range(1, 13))
+    path.write_text(md, encoding="utf-8")
+    assert read_run(path).table[names.LENGTH][-1] == 112

@@ -15,6 +15,7 @@ from agentgrpo.doctor import names
 from agentgrpo.doctor.readers.console import read_console
 from agentgrpo.doctor.readers.jsontext import read_jsonl, recover_log_history
 from agentgrpo.doctor.readers.steplines import read_step_lines
+from agentgrpo.doctor.readers.texttable import read_text_tables
 from agentgrpo.errors import UserError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -63,7 +64,11 @@ def parse_text(text: str) -> tuple[list[dict], list[str], str]:
         records, notes = read_jsonl(text)
         if records and len(records) >= len(lines) // 2:
             return records, notes, "metrics.jsonl"
-    candidates = [(*read_console(text), "console log"), (*read_step_lines(text), "text step lines")]
+    candidates = [
+        (*read_console(text), "console log"),
+        (*read_step_lines(text), "text step lines"),
+        (*read_text_tables(text), "text table"),
+    ]
     if lines and _looks_like_csv(lines[0]):
         candidates.append((*read_csv(text, ","), "csv"))
     records, notes, fmt = max(candidates, key=lambda c: len(c[0]))
