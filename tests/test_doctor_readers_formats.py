@@ -455,3 +455,15 @@ def test_printed_dataframe_and_markdown_table(tmp_path):
     md += "".join(f"| {s} | {0.05 * s} | {100 + s} |\n" for s in range(1, 13))
     path.write_text(md, encoding="utf-8")
     assert read_run(path).table[names.LENGTH][-1] == 112
+
+
+def test_console_steps_from_the_training_bar_not_the_generation_bar(tmp_path):
+    lines = []
+    for step in range(2, 25, 2):  # logging_steps=2
+        for _ in range(3):
+            lines.append("Processed prompts: 100%|#####| 64/64 [00:02<00:00, 30.1it/s]")
+        lines.append(f" {step}/24 [00:{step:02d}<00:30, 1.1s/it]")
+        lines.append(f"{{'loss': 0.1, 'reward': {0.01 * step}, 'kl': 0.001}}")
+    path = tmp_path / "vllm.log"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    assert read_run(path).table.steps.tolist() == list(range(2, 25, 2))

@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections import Counter
 
 from agentgrpo.doctor import names
 
@@ -106,7 +105,7 @@ def _dict_at(lines: list[str], i: int, start: int) -> tuple[dict | None, int, bo
 
 
 def _progress_counters(text: str) -> list[tuple[int, int]]:
-    """(offset, count) of the training progress bar: the tqdm bar whose total shows up most often."""
+    """(offset, count) of the training progress bar: the tqdm bar that counts through the most values."""
     matches = []
     offset = 0
     for line in text.splitlines(keepends=True):
@@ -115,7 +114,12 @@ def _progress_counters(text: str) -> list[tuple[int, int]]:
         offset += len(line)
     if not matches:
         return []
-    main_total = Counter(total for _, _, total in matches).most_common(1)[0][0]
+    distinct: dict[int, set[int]] = {}
+    for _, count, total in matches:
+        distinct.setdefault(total, set()).add(count)
+    # the training bar counts through many values; a per-step bar (vLLM's "Processed prompts: 64/64")
+    # shows up as often but repeats the same few counts
+    main_total = max(distinct, key=lambda total: (len(distinct[total]), total))
     return [(pos, count) for pos, count, total in matches if total == main_total]
 
 
