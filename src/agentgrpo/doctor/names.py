@@ -131,7 +131,7 @@ _CUSTOM_COMPONENTS = frozenset(
         "pass_rate",
     }
 )
-_PREFIXES = ("train/", "train_", "training/")
+_PREFIXES = ("train/", "train_", "training/", "metrics/")
 
 # Keys of the summary record the Trainer logs once at the end; a record with any of them is not a step.
 SUMMARY_KEYS = frozenset({"train_runtime", "train_samples_per_second", "train_steps_per_second", "train_loss"})
@@ -179,6 +179,8 @@ def canonical(key: str) -> str:
     ('reward', 'rewards/compilable_g/mean', 'completions/mean_length')
     >>> canonical("rewards / xmlcount_reward_func"), canonical("accuracy"), canonical("reward/mean")
     ('rewards/xmlcount_reward_func/mean', 'rewards/accuracy/mean', 'reward')
+    >>> canonical("metrics/reward_mean"), canonical("Reward Std")
+    ('reward', 'reward_std')
     """
     key = normalise(key)
     if key in _RENAMES:
