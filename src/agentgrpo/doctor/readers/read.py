@@ -187,7 +187,7 @@ def records_to_table(
     steps_rows = [r for r in records if not (names.SUMMARY_KEYS & r.keys())]
     if not steps_rows:
         raise UserError(f"{source}: no per-step metric record found in this {fmt}")
-    steps_rows = [_flatten(r) if any(isinstance(v, dict) for v in r.values()) else r for r in steps_rows]
+    steps_rows = _flatten_nested(steps_rows)
     rename = _check_mapping(mapping or {}, steps_rows, source)
     if not any(_has_step(r) for r in steps_rows) and "step" not in (mapping or {}):
         steps_rows = [dict(r, step=i + 1) for i, r in enumerate(steps_rows)]
@@ -216,6 +216,19 @@ def records_to_table(
     table.meta["summary"] = summaries[-1] if summaries else {}
     table.meta["notes"] = notes
     return table
+
+
+def _flatten_nested(records: list[dict]) -> list[dict]:
+    """Records with nested dicts flattened; checked once per distinct key set (a log repeats a few)."""
+    nested: dict[tuple, bool] = {}
+    out = []
+    for record in records:
+        keys = tuple(record)
+        flag = nested.get(keys)
+        if flag is None:
+            flag = nested[keys] = any(isinstance(v, dict) for v in record.values())
+        out.append(_flatten(record) if flag else record)
+    return out
 
 
 def _flatten(record: dict, prefix: str = "") -> dict:
