@@ -467,3 +467,18 @@ def test_console_steps_from_the_training_bar_not_the_generation_bar(tmp_path):
     path = tmp_path / "vllm.log"
     path.write_text("\n".join(lines), encoding="utf-8")
     assert read_run(path).table.steps.tolist() == list(range(2, 25, 2))
+
+
+def test_gzip_and_utf16_logs(tmp_path):
+    import gzip
+
+    text = "\n".join(f"{{'loss': 0.1, 'reward': {0.1 * s}, 'kl': 0.01}}" for s in range(1, 13))
+    (tmp_path / "train.log.gz").write_bytes(gzip.compress(text.encode()))
+    assert len(read_run(tmp_path / "train.log.gz").table) == 12
+    jsonl = "\n".join(json.dumps({"step": s, "reward": 0.1 * s}) for s in range(1, 13))
+    cut = gzip.compress(jsonl.encode())[:-30]
+    (tmp_path / "metrics.jsonl.gz").write_bytes(cut)
+    run = read_run(tmp_path / "metrics.jsonl.gz")
+    assert 1 <= len(run.table) < 12 and any("gzip file cut short" in n for n in run.notes)
+    (tmp_path / "ps.log").write_bytes(text.encode("utf-16"))  # PowerShell's `python train.py > ps.log`
+    assert len(read_run(tmp_path / "ps.log").table) == 12

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import zlib
 from pathlib import Path
 
 from agentgrpo.doctor import names
@@ -20,17 +21,48 @@ from agentgrpo.errors import UserError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 TFEVENTS_MARK = b"brain.Event:"
+GZIP_MAGIC = b"\x1f\x8b"
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
 def kind_of(path: Path, head: bytes) -> str:
-    """``tensorboard``, ``trackio`` (a SQLite store), ``binary`` (unknown) or ``text``, from the first bytes."""
+    """``tensorboard``, ``trackio`` (a SQLite store), ``gzip``, ``utf-16``, ``binary`` (unknown) or ``text``,
+    from the first bytes."""
     if head.startswith(SQLITE_MAGIC):
         return "trackio"
+    if head.startswith(GZIP_MAGIC):
+        return "gzip"
+    if head.startswith(UTF16_BOMS):
+        return "utf-16"
     if TFEVENTS_MARK in head[:128] or "tfevents" in path.name:
         return "tensorboard"
     if b"\x00" in head[:8192]:
         return "binary"
     return "text"
+
+
+def decode(data: bytes, kind: str) -> tuple[str, str]:
+    """The text of a log (gzip-compressed, UTF-16 as PowerShell writes, or UTF-8), and a note on how.
+
+    >>> import gzip
+    >>> decode(gzip.compress(b"step=1 reward=0.5")[:-6], "gzip")
+    ('step=1 reward=0.5', 'gzip file cut short: read the 17 bytes before the cut')
+    """
+    note = ""
+    if kind == "gzip":
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            data = inflater.decompress(data)
+            if not inflater.eof:
+                note = f"gzip file cut short: read the {len(data)} bytes before the cut"
+        except zlib.error as exc:
+            data = b""
+            note = f"gzip data unreadable ({exc})"
+        if data.startswith(UTF16_BOMS):
+            kind = "utf-16"
+    if kind == "utf-16":
+        return data.decode("utf-16", errors="replace"), note
+    return data.decode("utf-8", errors="replace"), note
 
 
 def parse_file(path: Path, text: str) -> tuple[list[dict], list[str], str]:

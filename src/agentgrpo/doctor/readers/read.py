@@ -126,8 +126,11 @@ def _read_file(path: Path, mapping) -> Run:
             "(trainer_state.json, metrics.jsonl, JSON, CSV, console output, .ipynb), TensorBoard event files "
             "and trackio databases."
         )
-    text = path.read_text(encoding="utf-8", errors="replace")
-    return _run_from(formats.parse_file(path, text), path, mapping)
+    text, how = formats.decode(path.read_bytes(), kind)
+    if not text.strip():
+        raise UserError(f"{path}: no text in it ({how or 'empty'}); no training step was logged")
+    records, notes, fmt = formats.parse_file(path.with_suffix("") if kind == "gzip" else path, text)
+    return _run_from((records, ([how] if how else []) + notes, fmt), path, mapping)
 
 
 def _run_from(parsed: tuple[list[dict], list[str], str], source: Path, mapping) -> Run:
