@@ -66,8 +66,25 @@ ALIASES: dict[str, tuple[str, ...]] = {
         "episode_reward_mean",
         "ep_rew_mean",
         "mean_score",
+        "avg_score",
+        "score_mean",
+        "reward_avg",
+        "rewards_avg",
+        "avg_rewards",
+        "mean_rewards",
+        "mean_return",
+        "return_mean",
+        "avg_return",
     ),
-    REWARD_STD: ("std_reward", "reward/std", "rewards/std", "critic/score/std", "env/all/reward/std"),
+    REWARD_STD: (
+        "std_reward",
+        "reward/std",
+        "rewards/std",
+        "rewards_std",
+        "reward_stddev",
+        "critic/score/std",
+        "env/all/reward/std",
+    ),
     FRAC_ZERO_STD: ("frac_zero_std", "zero_std_frac", "frac_std_zero", "zero_std_ratio"),
     KL: ("approx_kl", "kl_div", "kl_divergence", "kl_mean", "mean_kl", "objective/kl", "actor/kl_loss", "kl_loss"),
     ENTROPY: ("policy/entropy", "optim/entropy", "actor/entropy", "entropy_mean", "mean_entropy", "objective/entropy"),
@@ -179,8 +196,8 @@ def canonical(key: str) -> str:
     ('reward', 'rewards/compilable_g/mean', 'completions/mean_length')
     >>> canonical("rewards / xmlcount_reward_func"), canonical("accuracy"), canonical("reward/mean")
     ('rewards/xmlcount_reward_func/mean', 'rewards/accuracy/mean', 'reward')
-    >>> canonical("metrics/reward_mean"), canonical("Reward Std")
-    ('reward', 'reward_std')
+    >>> canonical("metrics/reward_mean"), canonical("Reward Std"), canonical("KL"), canonical("rewards/FmtOK")
+    ('reward', 'reward_std', 'kl', 'rewards/FmtOK/mean')
     """
     key = normalise(key)
     if key in _RENAMES:
@@ -196,6 +213,8 @@ def canonical(key: str) -> str:
         return f"rewards/{match.group(1)}/mean"
     if key in _CUSTOM_COMPONENTS:
         return f"rewards/{key}/mean"
+    if key != key.lower() and is_metric(lower := canonical(key.lower())):
+        return lower  # "Reward", "KL", "Entropy" from a custom loop
     return key
 
 
