@@ -196,7 +196,7 @@ def canonical(key: str) -> str:
     ('reward', 'rewards/compilable_g/mean', 'completions/mean_length')
     >>> canonical("rewards / xmlcount_reward_func"), canonical("accuracy"), canonical("reward/mean")
     ('rewards/xmlcount_reward_func/mean', 'rewards/accuracy/mean', 'reward')
-    >>> canonical("metrics/reward_mean"), canonical("Reward Std"), canonical("KL"), canonical("rewards/FmtOK")
+    >>> canonical("metrics/reward_mean"), canonical("Reward Std"), canonical("KL"), canonical("rewards/FmtOK/mean")
     ('reward', 'reward_std', 'kl', 'rewards/FmtOK/mean')
     """
     key = normalise(key)
@@ -213,7 +213,7 @@ def canonical(key: str) -> str:
         return f"rewards/{match.group(1)}/mean"
     if key in _CUSTOM_COMPONENTS:
         return f"rewards/{key}/mean"
-    if key != key.lower() and is_metric(lower := canonical(key.lower())):
+    if key != key.lower() and (lower := canonical(key.lower())) in _KNOWN:
         return lower  # "Reward", "KL", "Entropy" from a custom loop
     return key
 
