@@ -121,3 +121,8 @@ def test_console_dicts_that_are_not_metrics_are_ignored():
     run = read_run(REAL_RUNS / "panacea_tooluse_truncation.log")
     assert not any("token_id" in k for k in run.table.names())
     assert run.table[names.LENGTH][0] == 256.0
+
+
+def test_component_names_keep_their_spelling():
+    table = read_run(REAL_RUNS / "redteam_finance_zero_std.json").table
+    assert table.components() == ["FinancePoisonReward"]
