@@ -31,8 +31,9 @@ def round_trip(tokenizer, prompt: list[dict], completion: list[dict], prompt_ids
         if not tail.strip():
             return None
         at = len(sampled)
+    body = len(render(tokenizer, list(prompt), tools))  # the prompt without the assistant header
     return _mismatch(tokenizer, "re-rendered conversation differs from the sampled tokens", sampled, rendered, at,
-                     len(prompt_ids))
+                     body if sampled[:body] == rendered[:body] else len(prompt_ids))
 
 
 def prefix_preserving(tokenizer, prompt: list[dict], completion: list[dict], tools=None) -> dict | None:
