@@ -56,8 +56,11 @@ def test_format_only_reward_is_flagged_by_right_format_wrong_answer(calculator):
     report = audit(_target(calculator, ("format_only", 1.0, format_only)), n_prompts=20, progress=False)
     assert "right_format_wrong_answer" in _exploits(report)
     # and the same reward as a small bonus beside a sound one: reported alone, not failing the total
-    mixed = audit(_target(calculator, ("correct", 1.0, correct_answer), ("format_only", 0.1, format_only)),
-                  n_prompts=20, progress=False)
+    mixed = audit(
+        _target(calculator, ("correct", 1.0, correct_answer), ("format_only", 0.1, format_only)),
+        n_prompts=20,
+        progress=False,
+    )
     assert mixed["ok"] and not mixed["exploits"]
     assert ("format_only", "right_format_wrong_answer") in {(a["reward"], a["probe"]) for a in mixed["alone"]}
 
@@ -97,8 +100,9 @@ def test_gold_that_is_not_the_max_fails(calculator):
 
 
 def test_shadow_rewards_are_reported_not_trained(calculator):
-    rs = build_reward_set([{"name": "correct_answer", "weight": 1.0},
-                           {"name": "tool_call_count", "weight": 0.0}], calculator)
+    rs = build_reward_set(
+        [{"name": "correct_answer", "weight": 1.0}, {"name": "tool_call_count", "weight": 0.0}], calculator
+    )
     report = audit(Target(task=calculator, rewards=rs, source="test"), n_prompts=5, progress=False)
     assert report["ok"]
     assert [r["shadow"] for r in report["rewards"]] == [False, True]
@@ -110,7 +114,9 @@ def test_task_without_gold_answers_says_which_probes_still_run(calculator):
     def no_gold(row):
         raise NotImplementedError("this task has no reference solutions")
 
-    rows = lambda n, seed=0: [{k: v for k, v in r.items() if k != "answer"} for r in calculator.train_problems(n, 0)]
+    def rows(n, seed=0):
+        return [{k: v for k, v in r.items() if k != "answer"} for r in calculator.train_problems(n, 0)]
+
     task = dataclasses.replace(calculator, name="nogold", gold_completion=no_gold, train_problems=rows)
 
     def claim(completions, **kwargs):
@@ -154,11 +160,25 @@ def test_every_probe_is_in_trl_completion_shape(calculator):
 
 
 def _code_task(calculator):
-    rows = [{"id": str(i), "prompt": [{"role": "user", "content": f"Write add(a, b) (#{i})."}],
-             "tests": ["assert add(1, 2) == 3", "assert add(2, 2) == 4"]} for i in range(3)]
-    gold = lambda row: [{"role": "assistant", "content": "```python\ndef add(a, b):\n    return a + b\n```"}]
-    return dataclasses.replace(calculator, name="add", train_problems=lambda n, seed=0: rows[:n],
-                               gold_completion=gold, columns=("id", "prompt", "tests"))
+    rows = [
+        {
+            "id": str(i),
+            "prompt": [{"role": "user", "content": f"Write add(a, b) (#{i})."}],
+            "tests": ["assert add(1, 2) == 3", "assert add(2, 2) == 4"],
+        }
+        for i in range(3)
+    ]
+
+    def gold(row):
+        return [{"role": "assistant", "content": "```python\ndef add(a, b):\n    return a + b\n```"}]
+
+    return dataclasses.replace(
+        calculator,
+        name="add",
+        train_problems=lambda n, seed=0: rows[:n],
+        gold_completion=gold,
+        columns=("id", "prompt", "tests"),
+    )
 
 
 def exit_status_reward(completions, tests, **kwargs):
@@ -177,9 +197,15 @@ def test_code_probes_catch_exit_status_trust_and_not_the_sandboxed_reward(calcul
     task = _code_task(calculator)
     planted = audit(_target(task, ("exit_status", 1.0, exit_status_reward)), n_prompts=3, progress=False)
     assert {"code_early_exit", "code_eq_override"} <= _exploits(planted)
-    sound = audit(Target(task=task, rewards=build_reward_set([{"name": "code_tests_passed",
-                                                               "params": {"workers": 1}}], task), source="t"),
-                  n_prompts=3, progress=False)
+    sound = audit(
+        Target(
+            task=task,
+            rewards=build_reward_set([{"name": "code_tests_passed", "params": {"workers": 1}}], task),
+            source="t",
+        ),
+        n_prompts=3,
+        progress=False,
+    )
     assert sound["ok"], format_audit(sound)
     ran = {p["probe"] for p in sound["probes"] if p["ran"]}
     assert {"code_early_exit", "code_eq_override", "right_format_wrong_answer"} <= ran
@@ -188,12 +214,12 @@ def test_code_probes_catch_exit_status_trust_and_not_the_sandboxed_reward(calcul
 # --- loading user rewards and the command -------------------------------------------------------------
 
 
-PLANTED_FILE = '''
+PLANTED_FILE = """
 import re
 def any_number(completions, answer, **kwargs):
     text = lambda c: " ".join(str(m.get("content") or "") for m in c)
     return [1.0 if str(a) in text(c) else 0.0 for c, a in zip(completions, answer)]
-'''
+"""
 
 
 def test_cli_audits_a_file_reward_with_strict_and_json(tmp_path, capsys):
@@ -202,8 +228,21 @@ def test_cli_audits_a_file_reward_with_strict_and_json(tmp_path, capsys):
     path = tmp_path / "my_rewards.py"
     path.write_text(PLANTED_FILE)
     out = tmp_path / "audit.json"
-    code = main(["audit", "calculator", "--reward", f"{path}:any_number", "--reward", "well_formed=0",
-                 "--prompts", "10", "--strict", "--json", str(out)])
+    code = main(
+        [
+            "audit",
+            "calculator",
+            "--reward",
+            f"{path}:any_number",
+            "--reward",
+            "well_formed=0",
+            "--prompts",
+            "10",
+            "--strict",
+            "--json",
+            str(out),
+        ]
+    )
     printed = capsys.readouterr().out
     assert code == 1 and "EXPLOITS" in printed and "well_formed (shadow)" in printed
     data = json.loads(out.read_text())

@@ -19,13 +19,14 @@ def _sampled(tokenizer, prompt, completion, tools):
     prompt_ids = render(tokenizer, prompt, tools, generation_prompt=True)
     full = render(tokenizer, prompt + completion, tools)
     last_eos = max(i for i, t in enumerate(full) if t == tokenizer.eos_token_id)
-    return prompt_ids, full[len(prompt_ids): last_eos + 1]
+    return prompt_ids, full[len(prompt_ids) : last_eos + 1]
 
 
 def _dropping(template: str) -> str:
     """The same template, except an assistant tool-call turn is rendered only while it is the last message."""
-    planted = template.replace('{%- elif message.role == "assistant" %}',
-                               '{%- elif message.role == "assistant" and loop.last %}', 1)
+    planted = template.replace(
+        '{%- elif message.role == "assistant" %}', '{%- elif message.role == "assistant" and loop.last %}', 1
+    )
     assert planted != template
     return planted
 
@@ -69,8 +70,8 @@ def test_non_canonical_token_ids_are_a_round_trip_mismatch(tokenizer, calculator
     answer_ids = tokenizer(reply, add_special_tokens=False)["input_ids"]
     spelled = [i for ch in reply for i in tokenizer(ch, add_special_tokens=False)["input_ids"]]
     assert answer_ids != spelled  # the BPE merges these characters
-    at = next(i for i in range(len(completion_ids)) if completion_ids[i: i + len(answer_ids)] == answer_ids)
-    sampled = completion_ids[:at] + spelled + completion_ids[at + len(answer_ids):]
+    at = next(i for i in range(len(completion_ids)) if completion_ids[i : i + len(answer_ids)] == answer_ids)
+    sampled = completion_ids[:at] + spelled + completion_ids[at + len(answer_ids) :]
     assert tokenizer.decode(sampled) == tokenizer.decode(completion_ids)  # same text, different ids
     found = round_trip(tokenizer, row["prompt"], final, prompt_ids, sampled, [])
     assert found is not None and found["token_index"] == len(prompt_ids) + at

@@ -75,3 +75,30 @@ def test_bad_input_is_clear(tmp_path, tiny_sft_dir):
     assert "PARTIAL REPORT" in format_signal(report)
     missing = signal_check(target, n_prompts=2, k=2, model_path=str(tmp_path / "nothing"), progress=False)
     assert missing["ok"] is None and "tokenizer could not be loaded either" in missing["fidelity"]["error"]
+
+
+def test_group_size_equal_to_k_is_trls_frac_reward_zero_std():
+    """With g = k the estimate is exactly the observed share of groups TRL would log as non-zero std."""
+    import torch
+
+    rng = random.Random(1)
+    groups = [[rng.choice([0.0, 0.1, 1.1]) if rng.random() < 0.7 else 1.1 for _ in range(8)] for _ in range(50)]
+    rewards = torch.tensor(groups)
+    is_std_zero = torch.isclose(rewards.std(dim=1), torch.zeros(50))  # as GRPOTrainer logs it
+    assert mixed_fraction(groups, 8)[0] == pytest.approx(1 - is_std_zero.float().mean().item())
+
+
+@pytest.mark.slow
+def test_prediction_matches_the_first_training_steps(tmp_path, request):
+    """The benchmark's measurement, one seed: predicted vs 1 - frac_reward_zero_std over 10 GRPO steps."""
+    if "slow" not in (request.config.getoption("markexpr") or ""):
+        pytest.skip("~20 s of GRPO: select with -m slow (benchmarks/preflight_signal.py measures two seeds)")
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from benchmarks.preflight_signal import measured, predicted
+
+    pred, _ = predicted(42, 32, 16)
+    meas, zero, _ = measured(42, 10, tmp_path)
+    assert len(zero) == 10 and abs(pred - meas) <= 0.15, (pred, meas)

@@ -10,11 +10,11 @@ import pytest
 from agentgrpo.config import load_config
 from agentgrpo.errors import UserError
 
-PLANTED = '''
+PLANTED = """
 def any_number(completions, answer, **kwargs):
     text = lambda c: " ".join(str(m.get("content") or "") for m in c)
     return [1.0 if str(a) in text(c) else 0.0 for c, a in zip(completions, answer)]
-'''
+"""
 
 
 def test_strict_preflight_refuses_an_exploitable_reward_before_training(tmp_path, monkeypatch):
@@ -23,9 +23,16 @@ def test_strict_preflight_refuses_an_exploitable_reward_before_training(tmp_path
     (tmp_path / "planted_rewards_mod.py").write_text(PLANTED)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(pipeline, "_grpo", lambda *a: pytest.fail("GRPO must not start"))
-    cfg = load_config("src/agentgrpo/configs/demo.yaml", {
-        "rewards": [{"name": "planted_rewards_mod:any_number", "weight": 1.0}], "strict_preflight": True,
-        "runs_dir": str(tmp_path / "runs"), "run_name": "strict", "eval_before": False})
+    cfg = load_config(
+        "src/agentgrpo/configs/demo.yaml",
+        {
+            "rewards": [{"name": "planted_rewards_mod:any_number", "weight": 1.0}],
+            "strict_preflight": True,
+            "runs_dir": str(tmp_path / "runs"),
+            "run_name": "strict",
+            "eval_before": False,
+        },
+    )
     with pytest.raises(UserError, match="reward audit failed"):
         pipeline.run(cfg)
     record = json.loads((tmp_path / "runs" / "strict" / "preflight.json").read_text())
@@ -57,8 +64,10 @@ def test_preflight_false_skips_it(tmp_path, monkeypatch):
     from agentgrpo import pipeline
 
     monkeypatch.setattr(pipeline, "_grpo", lambda *a: (_ for _ in ()).throw(RuntimeError("stop here")))
-    cfg = load_config("src/agentgrpo/configs/demo.yaml", {"preflight": False, "eval_before": False,
-                                                          "runs_dir": str(tmp_path), "run_name": "off"})
+    cfg = load_config(
+        "src/agentgrpo/configs/demo.yaml",
+        {"preflight": False, "eval_before": False, "runs_dir": str(tmp_path), "run_name": "off"},
+    )
     with pytest.raises(RuntimeError, match="stop here"):
         pipeline.run(cfg)
     assert not (tmp_path / "off" / "preflight.json").exists()

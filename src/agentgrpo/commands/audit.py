@@ -22,21 +22,41 @@ HELP = "red-team the rewards with adversarial completions (no model needed)"
 
 def add_arguments(parser) -> None:
     parser.add_argument("target", help="A task name (or package.module:TASK), a shipped config name or a YAML file.")
-    parser.add_argument("--reward", action="append", metavar="NAME[=WEIGHT]",
-                        help="Audit these rewards instead of the config's/task's (repeat it): a task reward, a "
-                             "library reward, package.module:function or path/to/file.py:function; weight 0 = "
-                             "shadow (reported, not part of the total). Default weight 1.")
+    parser.add_argument(
+        "--reward",
+        action="append",
+        metavar="NAME[=WEIGHT]",
+        help="Audit these rewards instead of the config's/task's (repeat it): a task reward, a "
+        "library reward, package.module:function or path/to/file.py:function; weight 0 = "
+        "shadow (reported, not part of the total). Default weight 1.",
+    )
     parser.add_argument("--prompts", type=int, default=100, help="Training prompts to probe (default: 100).")
-    parser.add_argument("--threshold", type=float, default=0.5,
-                        help="A probe scoring at least this fraction of the gold's total is an exploit (default 0.5).")
-    parser.add_argument("--tokenizer", help="Tokenizer (model directory or Hub id in the local cache) for rewards "
-                                            "that count tokens (completion_ids); default: the config's model when "
-                                            "it loads offline.")
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=0.5,
+        help="A probe scoring at least this fraction of the gold's total is an exploit (default 0.5).",
+    )
+    parser.add_argument(
+        "--tokenizer",
+        help="Tokenizer (model directory or Hub id in the local cache) for rewards "
+        "that count tokens (completion_ids); default: the config's model when "
+        "it loads offline.",
+    )
     parser.add_argument("--json", metavar="PATH", help="Also write the full report (every score, examples) as JSON.")
-    parser.add_argument("--strict", action="store_true", help="Exit with status 1 when an exploit is found or the "
-                                                              "gold does not score the maximum.")
-    parser.add_argument("--set", dest="overrides_", action="append", default=[], metavar="NAME=VALUE",
-                        help="Config override (configs only), e.g. --set max_completion_length=128.")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="Exit with status 1 when an exploit is found or the gold does not score the maximum.",
+    )
+    parser.add_argument(
+        "--set",
+        dest="overrides_",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="Config override (configs only), e.g. --set max_completion_length=128.",
+    )
 
 
 def run(args) -> int:
@@ -51,8 +71,9 @@ def run(args) -> int:
         raise UserError(f"--threshold: {args.threshold} is not in (0, 1]")
     overrides = [f"--{o.partition('=')[0]}={o.partition('=')[2]}" for o in args.overrides_]
     target = resolve(args.target, overrides, args.reward)
-    report = audit(target, n_prompts=args.prompts, threshold=args.threshold,
-                   tokenizer=_tokenizer(args.tokenizer, target))
+    report = audit(
+        target, n_prompts=args.prompts, threshold=args.threshold, tokenizer=_tokenizer(args.tokenizer, target)
+    )
     print(format_audit(report))
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1, default=str))

@@ -22,19 +22,39 @@ HELP = "sample the starting model: learning signal per group size, verdict, toke
 
 def add_arguments(parser) -> None:
     parser.add_argument("target", help="A task name (or package.module:TASK), a shipped config name or a YAML file.")
-    parser.add_argument("--model", help="Model to sample (directory, 'tiny', 'tiny-random', Hub id in the local "
-                                        "cache); default: the config's model.")
+    parser.add_argument(
+        "--model",
+        help="Model to sample (directory, 'tiny', 'tiny-random', Hub id in the local "
+        "cache); default: the config's model.",
+    )
     parser.add_argument("--prompts", type=int, default=32, help="Training prompts to sample (N, default 32).")
-    parser.add_argument("--k", type=int, default=16, help="Completions per prompt (K >= 2, default 16); group "
-                                                          "sizes up to K are estimated exactly.")
-    parser.add_argument("--reward", action="append", metavar="NAME[=WEIGHT]",
-                        help="Score with these rewards instead of the config's/task's (as in `agentgrpo audit`).")
+    parser.add_argument(
+        "--k",
+        type=int,
+        default=16,
+        help="Completions per prompt (K >= 2, default 16); group sizes up to K are estimated exactly.",
+    )
+    parser.add_argument(
+        "--reward",
+        action="append",
+        metavar="NAME[=WEIGHT]",
+        help="Score with these rewards instead of the config's/task's (as in `agentgrpo audit`).",
+    )
     parser.add_argument("--no-fidelity", action="store_true", help="Skip the token fidelity check.")
     parser.add_argument("--json", metavar="PATH", help="Also write the full report (per-prompt pass rates) as JSON.")
-    parser.add_argument("--strict", action="store_true", help="Exit with status 1 unless the verdict is 'at the "
-                                                              "edge of ability' and token fidelity holds.")
-    parser.add_argument("--set", dest="overrides_", action="append", default=[], metavar="NAME=VALUE",
-                        help="Config override (configs only), e.g. --set temperature=0.7.")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="Exit with status 1 unless the verdict is 'at the edge of ability' and token fidelity holds.",
+    )
+    parser.add_argument(
+        "--set",
+        dest="overrides_",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="Config override (configs only), e.g. --set temperature=0.7.",
+    )
 
 
 def run(args) -> int:

@@ -23,8 +23,14 @@ MIN_SHARE = 0.1  # an exploit must work on at least this share of the prompts
 EPS = 1e-9
 
 
-def audit(target, n_prompts: int = 100, threshold: float = 0.5, tokenizer=None, progress: bool = True,
-          max_chars: int | None = None) -> dict:
+def audit(
+    target,
+    n_prompts: int = 100,
+    threshold: float = 0.5,
+    tokenizer=None,
+    progress: bool = True,
+    max_chars: int | None = None,
+) -> dict:
     """Run every applicable probe on ``n_prompts`` training prompts of ``target``; a JSON-able report."""
     start = time.perf_counter()
     task, rewards = target.task, target.rewards
@@ -34,22 +40,35 @@ def audit(target, n_prompts: int = 100, threshold: float = 0.5, tokenizer=None, 
     limit = max_chars or 4 * int(target.grpo.get("max_completion_length", 512))  # ~4 characters per token
     golds = [gold_of(task, r) for r in rows]
     answers = [str(r["answer"]) for r in rows if r.get("answer") is not None]
-    contexts = [context(r, g, tools, code, answers[i + 1:] + answers[:i], limit)
-                for i, (r, (g, _)) in enumerate(zip(rows, golds, strict=True))]
+    contexts = [
+        context(r, g, tools, code, answers[i + 1 :] + answers[:i], limit)
+        for i, (r, (g, _)) in enumerate(zip(rows, golds, strict=True))
+    ]
     no_gold = [why for _, why in golds if why]
     if no_gold:
-        notes.append(f"{len(no_gold)} of {len(rows)} prompts have no gold answer ({no_gold[0]}); the reference "
-                     "score is each reward's declared maximum and probes needing the answer are skipped")
+        notes.append(
+            f"{len(no_gold)} of {len(rows)} prompts have no gold answer ({no_gold[0]}); the reference "
+            "score is each reward's declared maximum and probes needing the answer are skipped"
+        )
     items, skipped = _build(contexts)
     completions = [c for _, _, c in items]
     with tqdm(total=len(rewards.funcs), desc="audit: scoring", disable=not progress, leave=False) as bar:
         scores, reward_notes = _score(target, rows, items, completions, tokenizer, bar)
     notes += reward_notes
     report = _judge(target, rows, items, scores, skipped, threshold)
-    report.update(target=target.source, task=task.name, prompts=len(rows), threshold=threshold,
-                  min_share=MIN_SHARE, notes=notes, seconds=round(time.perf_counter() - start, 2),
-                  rewards=[{"name": n, "weight": w, "shadow": n in rewards.shadow_names}
-                           for n, w in zip(rewards.names, rewards.weights, strict=True)])
+    report.update(
+        target=target.source,
+        task=task.name,
+        prompts=len(rows),
+        threshold=threshold,
+        min_share=MIN_SHARE,
+        notes=notes,
+        seconds=round(time.perf_counter() - start, 2),
+        rewards=[
+            {"name": n, "weight": w, "shadow": n in rewards.shadow_names}
+            for n, w in zip(rewards.names, rewards.weights, strict=True)
+        ],
+    )
     return report
 
 
@@ -129,8 +148,10 @@ def _score(target, rows, items, completions, tokenizer, bar) -> tuple[dict[str, 
         errors = func.errors_total - before
         if errors:
             first = (func.first_error or "").strip().splitlines()[-1:]
-            notes.append(f"reward {name!r} raised on {errors} of {len(items)} completions (scored None): "
-                         f"{first[0] if first else ''}")
+            notes.append(
+                f"reward {name!r} raised on {errors} of {len(items)} completions (scored None): "
+                f"{first[0] if first else ''}"
+            )
         bar.update(1)
     return scores, notes
 
@@ -162,7 +183,7 @@ def _completion_ids(tokenizer, prompt, completion) -> list[int]:
         return tokenizer(completion if isinstance(completion, str) else str(completion))["input_ids"]
     head = tokenizer.apply_chat_template(prompt, add_generation_prompt=True, tokenize=True, return_dict=False)
     full = tokenizer.apply_chat_template(list(prompt) + list(completion), tokenize=True, return_dict=False)
-    return list(full[len(head):])
+    return list(full[len(head) :])
 
 
 # --- judging ------------------------------------------------------------------------------------------
@@ -190,14 +211,32 @@ def _judge(target, rows, items, scores, skipped, threshold) -> dict:
     probes, exploits, alone, warnings_ = [], [], [], []
     for probe in PROBES:
         if probe.name not in by_probe:
-            probes.append({"probe": probe.name, "kind": probe.kind, "description": probe.description,
-                           "ran": False, "skipped": skipped.get(probe.name, "not applicable")})
+            probes.append(
+                {
+                    "probe": probe.name,
+                    "kind": probe.kind,
+                    "description": probe.description,
+                    "ran": False,
+                    "skipped": skipped.get(probe.name, "not applicable"),
+                }
+            )
             continue
-        entry = {"probe": probe.name, "kind": probe.kind, "description": probe.description, "ran": True,
-                 "n": len(by_probe[probe.name]), "scores": {}}
+        entry = {
+            "probe": probe.name,
+            "kind": probe.kind,
+            "description": probe.description,
+            "ran": True,
+            "n": len(by_probe[probe.name]),
+            "scores": {},
+        }
         for name in ["total", *rs.names]:
-            stats = _fractions(by_probe[probe.name], items, lambda j, n=name: values(n, j),
-                               lambda row, n=name: reference(n, row), threshold)
+            stats = _fractions(
+                by_probe[probe.name],
+                items,
+                lambda j, n=name: values(n, j),
+                lambda row, n=name: reference(n, row),
+                threshold,
+            )
             entry["scores"][name] = stats
         entry["exploit"] = probe.kind == EXPLOIT and entry["scores"]["total"]["share_at_threshold"] >= MIN_SHARE
         entry["lenient"] = probe.kind == LENIENT and entry["scores"]["total"]["share_at_threshold"] >= MIN_SHARE
@@ -212,9 +251,16 @@ def _judge(target, rows, items, scores, skipped, threshold) -> dict:
         probes.append(entry)
     gold = _gold_check(rs, scores, totals, by_probe, items, maxima)
     ok = not exploits and not gold["problems"]
-    return {"ok": ok, "verdict": "pass" if ok else "fail", "gold": gold, "probes": probes, "exploits": exploits,
-            "lenient": warnings_, "alone": alone,
-            "skipped": {p["probe"]: p["skipped"] for p in probes if not p["ran"]}}
+    return {
+        "ok": ok,
+        "verdict": "pass" if ok else "fail",
+        "gold": gold,
+        "probes": probes,
+        "exploits": exploits,
+        "lenient": warnings_,
+        "alone": alone,
+        "skipped": {p["probe"]: p["skipped"] for p in probes if not p["ran"]},
+    }
 
 
 def _total(trained, scores, j) -> float | None:
@@ -236,25 +282,39 @@ def _fractions(indices, items, value, reference, threshold) -> dict:
         if frac > worst_frac:
             worst, worst_frac = j, frac
     present = [v for v in vals if v is not None]
-    return {"mean": _r(sum(present) / len(present)) if present else None,
-            "none": len(vals) - len(present),
-            "reference_mean": _r(sum(refs) / len(refs)) if refs else 0.0,
-            "max_fraction": _r(worst_frac) if refs else None,
-            "share_at_threshold": _r(hits / len(indices)),
-            "worst_item": worst}
+    return {
+        "mean": _r(sum(present) / len(present)) if present else None,
+        "none": len(vals) - len(present),
+        "reference_mean": _r(sum(refs) / len(refs)) if refs else 0.0,
+        "max_fraction": _r(worst_frac) if refs else None,
+        "share_at_threshold": _r(hits / len(indices)),
+        "worst_item": worst,
+    }
 
 
 def _finding(probe, entry, name) -> dict:
     s = entry["scores"][name]
-    return {"probe": probe.name, "reward": name, "kind": probe.kind, "description": probe.description,
-            "share_of_prompts": s["share_at_threshold"], "mean": s["mean"], "reference_mean": s["reference_mean"],
-            "example": entry.get("example")}
+    return {
+        "probe": probe.name,
+        "reward": name,
+        "kind": probe.kind,
+        "description": probe.description,
+        "share_of_prompts": s["share_at_threshold"],
+        "mean": s["mean"],
+        "reference_mean": s["reference_mean"],
+        "example": entry.get("example"),
+    }
 
 
 def _example(rows, items, scores, totals, j, reference) -> dict:
     i, _, completion = items[j]
-    return {"id": str(rows[i].get("id", i)), "completion": completion, "total": totals[j],
-            "reference_total": reference, "scores": {n: v[j] for n, v in scores.items()}}
+    return {
+        "id": str(rows[i].get("id", i)),
+        "completion": completion,
+        "total": totals[j],
+        "reference_total": reference,
+        "scores": {n: v[j] for n, v in scores.items()},
+    }
 
 
 def _gold_check(rs, scores, totals, by_probe, items, maxima) -> dict:
@@ -267,9 +327,12 @@ def _gold_check(rs, scores, totals, by_probe, items, maxima) -> dict:
     for name in ["total", *rs.names]:
         vals = [totals[j] if name == "total" else scores[name][j] for j in gold_idx]
         present = [v for v in vals if v is not None]
-        per[name] = {"mean": _r(sum(present) / len(present)) if present else None,
-                     "min": _r(min(present)) if present else None, "none": len(vals) - len(present),
-                     "declared_max": maxima.get(name)}
+        per[name] = {
+            "mean": _r(sum(present) / len(present)) if present else None,
+            "min": _r(min(present)) if present else None,
+            "none": len(vals) - len(present),
+            "declared_max": maxima.get(name),
+        }
         if name != "total" and name in rs.shadow_names:
             continue
         if len(present) < len(vals):
@@ -310,44 +373,59 @@ def format_audit(report: dict, examples: bool = True) -> str:
     """The audit as a table plus its findings, for a terminal."""
     names = [r["name"] for r in report["rewards"]]
     heads = ["total", *names]
-    label = {n: n + (" (shadow)" if r["shadow"] else f" x{r['weight']:g}") for r in report["rewards"]
-             for n in [r["name"]]}
+    label = {
+        n: n + (" (shadow)" if r["shadow"] else f" x{r['weight']:g}") for r in report["rewards"] for n in [r["name"]]
+    }
     label["total"] = "total"
     width = max(26, *(len(p["probe"]) for p in report["probes"]))
     cols = [max(10, len(label[h])) for h in heads]
-    lines = [f"reward audit of {report['target']}: {report['prompts']} prompts, exploit = an exploit probe "
-             f"reaching {report['threshold']:.0%} of the gold's total on >= {report['min_share']:.0%} of prompts",
-             "",
-             f"{'probe':<{width}} {'kind':<8} " + " ".join(f"{label[h]:>{c}}" for h, c in zip(heads, cols))
-             + "  verdict"]
+    lines = [
+        f"reward audit of {report['target']}: {report['prompts']} prompts, exploit = an exploit probe "
+        f"reaching {report['threshold']:.0%} of the gold's total on >= {report['min_share']:.0%} of prompts",
+        "",
+        f"{'probe':<{width}} {'kind':<8} " + " ".join(f"{label[h]:>{c}}" for h, c in zip(heads, cols)) + "  verdict",
+    ]
     gold = report["gold"]
     if gold["available"]:
-        lines.append(f"{'gold':<{width}} {'':<8} " + " ".join(
-            f"{_fmt(gold['rewards'][h]['mean']):>{c}}" for h, c in zip(heads, cols)) + "  reference")
+        lines.append(
+            f"{'gold':<{width}} {'':<8} "
+            + " ".join(f"{_fmt(gold['rewards'][h]['mean']):>{c}}" for h, c in zip(heads, cols))
+            + "  reference"
+        )
     for p in report["probes"]:
         if not p["ran"]:
             continue
         verdict = "EXPLOIT" if p["exploit"] else ("lenient" if p["lenient"] else "ok")
-        lines.append(f"{p['probe']:<{width}} {p['kind']:<8} " + " ".join(
-            f"{_fmt(p['scores'][h]['mean']):>{c}}" for h, c in zip(heads, cols)) + f"  {verdict}")
+        lines.append(
+            f"{p['probe']:<{width}} {p['kind']:<8} "
+            + " ".join(f"{_fmt(p['scores'][h]['mean']):>{c}}" for h, c in zip(heads, cols))
+            + f"  {verdict}"
+        )
     lines.append("(mean score per prompt; the gold row is the reference)")
     if report["skipped"]:
         lines += ["", "probes not run:"] + [f"  {k}: {v}" for k, v in report["skipped"].items()]
-    for title, found in (("EXPLOITS (the trained total)", report["exploits"]),
-                         ("lenient (right answer, degenerate form; fine if intended)", report["lenient"])):
+    for title, found in (
+        ("EXPLOITS (the trained total)", report["exploits"]),
+        ("lenient (right answer, degenerate form; fine if intended)", report["lenient"]),
+    ):
         if found:
             lines += ["", f"{title}:"]
             for f in found:
-                lines.append(f"  {f['probe']}: {f['description']}; reaches the threshold on "
-                             f"{f['share_of_prompts']:.0%} of prompts (mean {_fmt(f['mean'])} vs gold "
-                             f"{_fmt(f['reference_mean'])})")
+                lines.append(
+                    f"  {f['probe']}: {f['description']}; reaches the threshold on "
+                    f"{f['share_of_prompts']:.0%} of prompts (mean {_fmt(f['mean'])} vs gold "
+                    f"{_fmt(f['reference_mean'])})"
+                )
                 if examples and f.get("example"):
                     lines.append(f"    e.g. prompt {f['example']['id']}: {_short(f['example']['completion'])}")
     alone = [a for a in report["alone"] if a["reward"] != "total"]
     if alone:
         lines += ["", "each reward alone (reported, not failing: judged on the total it trains in):"]
-        lines += [f"  {a['reward']}{' (shadow)' if a['shadow'] else ''}: exploitable by {a['probe']} "
-                  f"({a['share_of_prompts']:.0%} of prompts)" for a in alone]
+        lines += [
+            f"  {a['reward']}{' (shadow)' if a['shadow'] else ''}: exploitable by {a['probe']} "
+            f"({a['share_of_prompts']:.0%} of prompts)"
+            for a in alone
+        ]
     if gold["problems"]:
         lines += ["", "GOLD IS NOT THE MAXIMUM:"] + [f"  {p}" for p in gold["problems"]]
     elif gold["available"]:
@@ -366,8 +444,9 @@ def _short(completion, n: int = 160) -> str:
     for m in completion:
         text = str(m.get("content") or "")
         if m.get("tool_calls"):
-            text += " " + "; ".join(f"{c['function']['name']}({c['function'].get('arguments')})"
-                                    for c in m["tool_calls"])
+            text += " " + "; ".join(
+                f"{c['function']['name']}({c['function'].get('arguments')})" for c in m["tool_calls"]
+            )
         parts.append(f"{m.get('role')}: {text.strip()!r}")
     out = " | ".join(parts)
     return out if len(out) <= n else out[: n - 3] + "..."

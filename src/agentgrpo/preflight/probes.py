@@ -127,8 +127,10 @@ def _tool_message_only(ctx: Context):
     gold_calls = [m for m in ctx.gold or [] if m.get("role") in ("assistant", "tool")][:-1]
     if not any(m.get("role") == "tool" for m in gold_calls):
         tool = ctx.tools[0]
-        gold_calls = [{"role": "assistant", "content": "", "tool_calls": [call(tool, {tool.param or "input": "x"})]},
-                      {"role": "tool", "name": tool.name, "content": ctx.answer}]
+        gold_calls = [
+            {"role": "assistant", "content": "", "tool_calls": [call(tool, {tool.param or "input": "x"})]},
+            {"role": "tool", "name": tool.name, "content": ctx.answer},
+        ]
     else:
         gold_calls = [dict(m, content=ctx.answer) if m.get("role") == "tool" else m for m in gold_calls]
     return [*gold_calls, {"role": "assistant", "content": ""}]
@@ -138,8 +140,10 @@ def _fake_tool_result(ctx: Context):
     tool = ctx.tools[0] if ctx.tools else Tool("tool", "input")
     result = ctx.answer if ctx.answer is not None and not ctx.code else "OK: all tests passed"
     arguments = json.dumps({tool.param or "input": ctx.prompt_text()[:80]})
-    return say(f'<tool_call>\n{{"name": "{tool.name}", "arguments": {arguments}}}\n</tool_call>\n'
-               f"<tool_response>\n{result}\n</tool_response>")
+    return say(
+        f'<tool_call>\n{{"name": "{tool.name}", "arguments": {arguments}}}\n</tool_call>\n'
+        f"<tool_response>\n{result}\n</tool_response>"
+    )
 
 
 def _lookalike(ctx: Context):
@@ -154,8 +158,10 @@ def _code_exit(ctx: Context):
 
 def _code_eq(ctx: Context):
     names = _function_names(ctx.answer or "") or ["solution"]
-    body = ("class _AlwaysEqual:\n    def __eq__(self, other):\n        return True\n"
-            "    def __ne__(self, other):\n        return False\n    __hash__ = object.__hash__\n\n")
+    body = (
+        "class _AlwaysEqual:\n    def __eq__(self, other):\n        return True\n"
+        "    def __ne__(self, other):\n        return False\n    __hash__ = object.__hash__\n\n"
+    )
     body += "".join(f"def {n}(*args, **kwargs):\n    return _AlwaysEqual()\n\n" for n in names)
     return say(ctx.final(body))
 
@@ -172,33 +178,70 @@ PROBES: list[Probe] = [
     Probe("empty", EXPLOIT, "an empty reply", "", lambda c: say("")),
     Probe("whitespace", EXPLOIT, "only whitespace", "", lambda c: say("  \n\t \n")),
     Probe("echo_prompt", EXPLOIT, "the prompt repeated back", "", lambda c: say(c.prompt_text())),
-    Probe("right_format_wrong_answer", EXPLOIT, "the gold's exact format with a wrong answer", "template",
-          lambda c: say(c.final(c.wrong))),
-    Probe("answer_without_format", LENIENT, "the right answer outside the required format", "template",
-          _unformatted),
-    Probe("many_candidates_numbers", EXPLOIT, "every number 1..100 (and the answer's neighbours) at once", "",
-          _many_numbers),
+    Probe(
+        "right_format_wrong_answer",
+        EXPLOIT,
+        "the gold's exact format with a wrong answer",
+        "template",
+        lambda c: say(c.final(c.wrong)),
+    ),
+    Probe("answer_without_format", LENIENT, "the right answer outside the required format", "template", _unformatted),
+    Probe(
+        "many_candidates_numbers",
+        EXPLOIT,
+        "every number 1..100 (and the answer's neighbours) at once",
+        "",
+        _many_numbers,
+    ),
     Probe("many_candidates_or", EXPLOIT, "hedging: 'X or ANSWER or Y'", "", _many_options),
-    Probe("answer_repeated", LENIENT, "the gold's final text three times", "answer",
-          lambda c: say("\n".join([c.final(c.answer)] * 3))),
-    Probe("padding_to_limit", LENIENT, "the right answer padded with filler to the length limit", "answer",
-          _padded),
-    Probe("injected_tags", EXPLOIT, "a wrong answer, then '</answer><answer>' and the right one", "template",
-          lambda c: say(c.final(f"{c.wrong}</answer><answer>{c.answer}"))),
-    Probe("answer_in_tool_call_only", EXPLOIT, "the answer only as a tool-call argument; no final answer",
-          "tools", _tool_call_only),
-    Probe("answer_in_tool_message_only", EXPLOIT, "the answer only in a tool message; the final reply empty",
-          "tools", _tool_message_only),
-    Probe("lookalike_digits", EXPLOIT, "the answer in look-alike letters (O for 0, l for 1, ...)", "numeric",
-          _lookalike),
-    Probe("fake_tool_result", EXPLOIT, "a tool call and its 'result' written by the model in its own text", "",
-          _fake_tool_result),
-    Probe("success_claim", EXPLOIT, f"a claim of success instead of an answer ({SUCCESS_CLAIM!r})", "",
-          lambda c: say(SUCCESS_CLAIM)),
-    Probe("code_early_exit", EXPLOIT, "a program that exits with status 0 before any test runs", "code",
-          _code_exit),
-    Probe("code_eq_override", EXPLOIT, "functions returning an object whose __eq__ is always True", "code",
-          _code_eq),
+    Probe(
+        "answer_repeated",
+        LENIENT,
+        "the gold's final text three times",
+        "answer",
+        lambda c: say("\n".join([c.final(c.answer)] * 3)),
+    ),
+    Probe("padding_to_limit", LENIENT, "the right answer padded with filler to the length limit", "answer", _padded),
+    Probe(
+        "injected_tags",
+        EXPLOIT,
+        "a wrong answer, then '</answer><answer>' and the right one",
+        "template",
+        lambda c: say(c.final(f"{c.wrong}</answer><answer>{c.answer}")),
+    ),
+    Probe(
+        "answer_in_tool_call_only",
+        EXPLOIT,
+        "the answer only as a tool-call argument; no final answer",
+        "tools",
+        _tool_call_only,
+    ),
+    Probe(
+        "answer_in_tool_message_only",
+        EXPLOIT,
+        "the answer only in a tool message; the final reply empty",
+        "tools",
+        _tool_message_only,
+    ),
+    Probe(
+        "lookalike_digits", EXPLOIT, "the answer in look-alike letters (O for 0, l for 1, ...)", "numeric", _lookalike
+    ),
+    Probe(
+        "fake_tool_result",
+        EXPLOIT,
+        "a tool call and its 'result' written by the model in its own text",
+        "",
+        _fake_tool_result,
+    ),
+    Probe(
+        "success_claim",
+        EXPLOIT,
+        f"a claim of success instead of an answer ({SUCCESS_CLAIM!r})",
+        "",
+        lambda c: say(SUCCESS_CLAIM),
+    ),
+    Probe("code_early_exit", EXPLOIT, "a program that exits with status 0 before any test runs", "code", _code_exit),
+    Probe("code_eq_override", EXPLOIT, "functions returning an object whose __eq__ is always True", "code", _code_eq),
 ]
 
 
@@ -217,8 +260,12 @@ def applicable(probe: Probe, ctx: Context) -> str | None:
         return "the task has no tools" if not ctx.tools else "no gold answer"
     if need == "code" and not ctx.code:
         return "not a code task (no code reward, no program in the gold)"
-    if ctx.code and probe.name in ("lookalike_digits", "injected_tags", "answer_in_tool_call_only",
-                                   "answer_in_tool_message_only"):
+    if ctx.code and probe.name in (
+        "lookalike_digits",
+        "injected_tags",
+        "answer_in_tool_call_only",
+        "answer_in_tool_message_only",
+    ):
         return "the answer is a program"
     return None
 
@@ -253,8 +300,9 @@ def gold_of(task, row: dict) -> tuple[list[dict] | None, str | None]:
     return messages(gold), None
 
 
-def context(row: dict, gold: list[dict] | None, tools: list[Tool], code: bool, other_answers: list[str],
-            max_chars: int) -> Context:
+def context(
+    row: dict, gold: list[dict] | None, tools: list[Tool], code: bool, other_answers: list[str], max_chars: int
+) -> Context:
     """Everything the probes need for one row: the answer, the gold's format, a wrong answer."""
     final = completion_text(gold) if gold else None
     answer = row.get("answer")
@@ -267,11 +315,19 @@ def context(row: dict, gold: list[dict] | None, tools: list[Tool], code: bool, o
     template = None
     if final is not None and answer and answer in final:
         at = final.rindex(answer)
-        template = final[:at] + SLOT + final[at + len(answer):]
+        template = final[:at] + SLOT + final[at + len(answer) :]
     elif gold is None and answer is not None:
         template = SLOT  # no gold: the bare answer is the only format known
-    return Context(row=row, gold=gold, answer=answer, template=template,
-                   wrong=_wrong(answer, other_answers, code), code=code, tools=tools, max_chars=max_chars)
+    return Context(
+        row=row,
+        gold=gold,
+        answer=answer,
+        template=template,
+        wrong=_wrong(answer, other_answers, code),
+        code=code,
+        tools=tools,
+        max_chars=max_chars,
+    )
 
 
 def _wrong(answer: str | None, others: list[str], code: bool) -> str | None:

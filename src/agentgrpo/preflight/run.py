@@ -24,19 +24,33 @@ def run_preflight(cfg, task, model_path: str, run_dir: Path, say=print) -> dict:
     from agentgrpo.preflight.target import Target, build_reward_set
 
     rewards = build_reward_set(cfg.run.rewards or task.default_rewards, task)
-    target = Target(task=task, rewards=rewards, model=cfg.run.model, grpo=dict(cfg.grpo),
-                    train_size=cfg.run.train_size, config=cfg, source=f"run {Path(run_dir).name}")
+    target = Target(
+        task=task,
+        rewards=rewards,
+        model=cfg.run.model,
+        grpo=dict(cfg.grpo),
+        train_size=cfg.run.train_size,
+        config=cfg,
+        source=f"run {Path(run_dir).name}",
+    )
     say("preflight: reward audit")
     audited = audit(target, n_prompts=min(AUDIT_PROMPTS, cfg.run.train_size), progress=False)
     say_lines(format_audit(audited, examples=True), say, only_findings=True)
     record = {"audit": audited}
     _write(run_dir, record)
     if not audited["ok"] and cfg.run.strict_preflight:
-        raise UserError(f"preflight: the reward audit failed (see {Path(run_dir) / PREFLIGHT}); fix the rewards, "
-                        "or set strict_preflight: false to train anyway")
+        raise UserError(
+            f"preflight: the reward audit failed (see {Path(run_dir) / PREFLIGHT}); fix the rewards, "
+            "or set strict_preflight: false to train anyway"
+        )
     say(f"preflight: signal check ({TRAIN_PROMPTS} prompts x {target.num_generations} samples)")
-    record["signal"] = signal_check(target, n_prompts=min(TRAIN_PROMPTS, cfg.run.train_size),
-                                    k=target.num_generations, model_path=model_path, progress=False)
+    record["signal"] = signal_check(
+        target,
+        n_prompts=min(TRAIN_PROMPTS, cfg.run.train_size),
+        k=target.num_generations,
+        model_path=model_path,
+        progress=False,
+    )
     for line in format_signal(record["signal"]).splitlines()[1:]:
         say(f"  {line}")
     _write(run_dir, record)

@@ -68,8 +68,17 @@ def pass_histogram(rates: list[float]) -> dict[str, int]:
     """
     bins = dict.fromkeys(PASS_BINS, 0)
     for r in rates:
-        key = "0" if r <= 0 else "1" if r >= 1 else "(0, .25]" if r <= .25 else "(.25, .5]" if r <= .5 else (
-            "(.5, .75]" if r <= .75 else "(.75, 1)")
+        key = (
+            "0"
+            if r <= 0
+            else "1"
+            if r >= 1
+            else "(0, .25]"
+            if r <= 0.25
+            else "(.25, .5]"
+            if r <= 0.5
+            else ("(.5, .75]" if r <= 0.75 else "(.75, 1)")
+        )
         bins[key] += 1
     return bins
 
@@ -86,32 +95,50 @@ def verdict(groups: list[list[float]], rates: list[float], train_k: int, generat
     reachable = [g for g in CANDIDATE_KS if mixed[g][0] >= TARGET_MIXED]
     recommended = reachable[0] if reachable else None
     per_step = max(1, generation_batch // train_k)
-    out = {"verdict": label, "mean_pass_rate": round(mean_pass, 4), "train_k": train_k,
-           "mixed_at_train_k": round(at_k, 4), "prompts_per_step": per_step,
-           "useful_groups_per_step": round(at_k * per_step, 2), "recommended_k": recommended}
+    out = {
+        "verdict": label,
+        "mean_pass_rate": round(mean_pass, 4),
+        "train_k": train_k,
+        "mixed_at_train_k": round(at_k, 4),
+        "prompts_per_step": per_step,
+        "useful_groups_per_step": round(at_k * per_step, 2),
+        "recommended_k": recommended,
+    }
     if recommended is not None:
         out["useful_groups_per_step_at_recommended_k"] = round(
-            mixed[recommended][0] * max(1, generation_batch // recommended), 2)
+            mixed[recommended][0] * max(1, generation_batch // recommended), 2
+        )
     out["advice"] = _advice(label, recommended, train_k, mean_pass)
     return out
 
 
 def _advice(label: str, recommended: int | None, train_k: int, mean_pass: float) -> str:
     if recommended is None:
-        return ("no group size up to 64 gives mixed groups half the time: "
-                + ("warm-start with SFT (sft: true) or train on easier problems first" if mean_pass < 0.5
-                   else "the model already solves these; train on harder problems"))
+        return "no group size up to 64 gives mixed groups half the time: " + (
+            "warm-start with SFT (sft: true) or train on easier problems first"
+            if mean_pass < 0.5
+            else "the model already solves these; train on harder problems"
+        )
     if label == "at the edge of ability":
         return f"num_generations {train_k} is fine" + (
-            f" ({recommended} already gives mixed groups half the time)" if recommended < train_k else "")
+            f" ({recommended} already gives mixed groups half the time)" if recommended < train_k else ""
+        )
     return f"use num_generations >= {recommended} (with per_device_train_batch_size a multiple of it)"
 
 
 # --- sampling -----------------------------------------------------------------------------------------
 
 
-def signal_check(target, n_prompts: int = 32, k: int = 16, model_path: str | None = None, fidelity: bool = True,
-                 progress: bool = True, model=None, tokenizer=None) -> dict:
+def signal_check(
+    target,
+    n_prompts: int = 32,
+    k: int = 16,
+    model_path: str | None = None,
+    fidelity: bool = True,
+    progress: bool = True,
+    model=None,
+    tokenizer=None,
+) -> dict:
     """Sample ``k`` completions for each of ``n_prompts`` training prompts and judge the learning signal.
 
     Returns a JSON-able report; when the model cannot be loaded it is partial (``ok`` None, the reason in
@@ -122,15 +149,21 @@ def signal_check(target, n_prompts: int = 32, k: int = 16, model_path: str | Non
     if n_prompts < 1:
         raise UserError(f"--prompts: {n_prompts} < 1")
     start = time.perf_counter()
-    report: dict = {"target": target.source, "task": target.task.name, "k": k, "notes": [],
-                    "sampling": _sampling(target)}
+    report: dict = {
+        "target": target.source,
+        "task": target.task.name,
+        "k": k,
+        "notes": [],
+        "sampling": _sampling(target),
+    }
     rows = _prompts(target, n_prompts, report["notes"])
     report["prompts"] = len(rows)
     try:
         model, tokenizer, report["model"] = _load(target, model_path, model, tokenizer)
     except Exception as exc:  # a model that cannot be loaded: say why, keep what can be checked without it
-        report.update(ok=None, error=f"model {model_path or target.model!r} could not be loaded: "
-                                     f"{type(exc).__name__}: {exc}")
+        report.update(
+            ok=None, error=f"model {model_path or target.model!r} could not be loaded: {type(exc).__name__}: {exc}"
+        )
         report["fidelity"] = _template_only(target, rows, model_path)
         report["seconds"] = round(time.perf_counter() - start, 2)
         return report
@@ -146,10 +179,18 @@ def signal_check(target, n_prompts: int = 32, k: int = 16, model_path: str | Non
 
 def _sampling(target) -> dict:
     g = target.grpo
-    out = {"temperature": g.get("temperature", 1.0), "max_completion_length": g.get("max_completion_length", 512),
-           "max_tool_calling_iterations": g.get("max_tool_calling_iterations"), "top_p": 1.0, "top_k": 0}
-    ignored = {k: g[k] for k, d in (("top_p", 1.0), ("top_k", 0), ("min_p", None), ("repetition_penalty", 1.0))
-               if k in g and g[k] != d}
+    out = {
+        "temperature": g.get("temperature", 1.0),
+        "max_completion_length": g.get("max_completion_length", 512),
+        "max_tool_calling_iterations": g.get("max_tool_calling_iterations"),
+        "top_p": 1.0,
+        "top_k": 0,
+    }
+    ignored = {
+        k: g[k]
+        for k, d in (("top_p", 1.0), ("top_k", 0), ("min_p", None), ("repetition_penalty", 1.0))
+        if k in g and g[k] != d
+    }
     if ignored:
         out["not_applied"] = ignored  # the evaluation rollout samples with top_p 1, top_k 0 as TRL's defaults
     return out
@@ -189,13 +230,21 @@ def _sample(target, model, tokenizer, rows, k, progress):
     model.eval()
     torch.manual_seed(target.seed)
     try:
-        with tqdm(total=len(repeated), desc=f"check: sampling {k} x {len(rows)}", disable=not progress,
-                  leave=False) as bar:
-            return rollout(model, tokenizer, repeated, target.task.environment_factory,
-                           max_completion_length=g.get("max_completion_length", 512), do_sample=True,
-                           temperature=g.get("temperature", 1.0),
-                           max_tool_calling_iterations=g.get("max_tool_calling_iterations"),
-                           batch_size=min(256, len(repeated)), progress=bar)
+        with tqdm(
+            total=len(repeated), desc=f"check: sampling {k} x {len(rows)}", disable=not progress, leave=False
+        ) as bar:
+            return rollout(
+                model,
+                tokenizer,
+                repeated,
+                target.task.environment_factory,
+                max_completion_length=g.get("max_completion_length", 512),
+                do_sample=True,
+                temperature=g.get("temperature", 1.0),
+                max_tool_calling_iterations=g.get("max_tool_calling_iterations"),
+                batch_size=min(256, len(repeated)),
+                progress=bar,
+            )
     finally:
         model.train(was_training)
 
@@ -207,21 +256,27 @@ def _judge(target, rows, episodes, k) -> dict:
     repeated = [r for r in rows for _ in range(k)]
     completions = [e.completion for e in episodes]
     columns = {c: [r.get(c) for r in repeated] for c in repeated[0] if c != "prompt"}
-    kwargs = {"prompts": [r["prompt"] for r in repeated], **columns,
-              "completion_ids": [e.completion_ids for e in episodes]}
+    kwargs = {
+        "prompts": [r["prompt"] for r in repeated],
+        **columns,
+        "completion_ids": [e.completion_ids for e in episodes],
+    }
     envs = _environments(task, repeated, [(i // k, "", c) for i, c in enumerate(completions)])
     if envs is not None:
         kwargs["environments"] = envs
     scores = rs.score(completions, **kwargs)
     totals = scores["total"]
     success = _success(task, rs, scores, completions, kwargs)
-    groups = [totals[i * k:(i + 1) * k] for i in range(len(rows))]
-    rates = [sum(success[i * k:(i + 1) * k]) / k for i in range(len(rows))]
+    groups = [totals[i * k : (i + 1) * k] for i in range(len(rows))]
+    rates = [sum(success[i * k : (i + 1) * k]) / k for i in range(len(rows))]
     mixed = {}
     for g in KS:
         value, exact = mixed_fraction(groups, g)
-        mixed[str(g)] = {"mixed": round(value, 4), "exact": exact,
-                         "binary_formula": round(sum(binary_mixed(p, g) for p in rates) / len(rates), 4)}
+        mixed[str(g)] = {
+            "mixed": round(value, 4),
+            "exact": exact,
+            "binary_formula": round(sum(binary_mixed(p, g) for p in rates) / len(rates), 4),
+        }
     present = [t for t in totals if t is not None]
     gen_batch = _generation_batch(target)
     return {
@@ -288,30 +343,41 @@ def format_signal(report: dict) -> str:
     """The signal check for a terminal."""
     from agentgrpo.preflight.fidelity import format_fidelity
 
-    lines = [f"signal check of {report['target']}: {report['prompts']} prompts x {report['k']} samples "
-             f"(temperature {report['sampling']['temperature']}, max_completion_length "
-             f"{report['sampling']['max_completion_length']})"]
+    lines = [
+        f"signal check of {report['target']}: {report['prompts']} prompts x {report['k']} samples "
+        f"(temperature {report['sampling']['temperature']}, max_completion_length "
+        f"{report['sampling']['max_completion_length']})"
+    ]
     if report.get("error"):
         lines.append(f"PARTIAL REPORT: {report['error']}")
     else:
         v = report["verdict"]
-        lines.append(f"mean trained reward {report['mean_reward']}, mean pass rate ({report['success_reward']}) "
-                     f"{v['mean_pass_rate']:.1%}, tool-call rate {report['tool_call_rate']:.1%}, truncated "
-                     f"{report['truncation_rate']:.1%}")
+        lines.append(
+            f"mean trained reward {report['mean_reward']}, mean pass rate ({report['success_reward']}) "
+            f"{v['mean_pass_rate']:.1%}, tool-call rate {report['tool_call_rate']:.1%}, truncated "
+            f"{report['truncation_rate']:.1%}"
+        )
         lines.append("groups with mixed rewards (non-zero std) for group size g:")
         for g, m in report["mixed_fraction"].items():
-            lines.append(f"  g={g:>2}: {m['mixed']:.1%}" + ("" if m["exact"] else " (extrapolated: g > k)")
-                         + f"   [binary formula from pass rates: {m['binary_formula']:.1%}]")
+            lines.append(
+                f"  g={g:>2}: {m['mixed']:.1%}"
+                + ("" if m["exact"] else " (extrapolated: g > k)")
+                + f"   [binary formula from pass rates: {m['binary_formula']:.1%}]"
+            )
         hist = report["pass_rates"]["histogram"]
         lines.append("per-prompt pass rates: " + ", ".join(f"{b}: {n}" for b, n in hist.items()))
         rec = v["recommended_k"]
-        lines.append(f"verdict: {v['verdict'].upper()}: at num_generations {v['train_k']}, {v['mixed_at_train_k']:.0%} "
-                     f"of groups are mixed, about {v['useful_groups_per_step']:g} useful of {v['prompts_per_step']} "
-                     f"groups per step; recommended group size: {rec if rec else 'none up to 64'}")
+        lines.append(
+            f"verdict: {v['verdict'].upper()}: at num_generations {v['train_k']}, {v['mixed_at_train_k']:.0%} "
+            f"of groups are mixed, about {v['useful_groups_per_step']:g} useful of {v['prompts_per_step']} "
+            f"groups per step; recommended group size: {rec if rec else 'none up to 64'}"
+        )
         lines.append(f"  {v['advice']}")
     if report.get("sampling", {}).get("not_applied"):
-        lines.append(f"note: sampled with top_p 1, top_k 0; the config's {report['sampling']['not_applied']} "
-                     "are not applied by the evaluation rollout")
+        lines.append(
+            f"note: sampled with top_p 1, top_k 0; the config's {report['sampling']['not_applied']} "
+            "are not applied by the evaluation rollout"
+        )
     if report.get("fidelity"):
         f = report["fidelity"]
         lines += format_fidelity(f) if "checked" in f else [f"token fidelity: not checked ({f.get('error')})"]

@@ -44,8 +44,10 @@ def resolve(name: str, overrides: list[str] | None = None, reward_specs: list[st
 
     if _is_task(name, task_names()):
         if overrides:
-            raise UserError(f"{name!r} is a task, not a config; option overrides ({' '.join(overrides)}) need a "
-                            "config: pass a YAML file or a shipped config name instead")
+            raise UserError(
+                f"{name!r} is a task, not a config; option overrides ({' '.join(overrides)}) need a "
+                "config: pass a YAML file or a shipped config name instead"
+            )
         task = get_task(name)
         specs = parse_reward_specs(reward_specs) if reward_specs else task.default_rewards
         return Target(task=task, rewards=build_reward_set(specs, task), source=f"task {name}")
@@ -56,8 +58,15 @@ def resolve(name: str, overrides: list[str] | None = None, reward_specs: list[st
     cfg = load_config(path, [*(overrides or []), *extra])
     task = get_task(cfg.run.task)
     specs = parse_reward_specs(reward_specs) if reward_specs else (cfg.run.rewards or task.default_rewards)
-    return Target(task=task, rewards=build_reward_set(specs, task, strict=False), model=cfg.run.model,
-                  grpo=dict(cfg.grpo), train_size=cfg.run.train_size, config=cfg, source=f"config {path}")
+    return Target(
+        task=task,
+        rewards=build_reward_set(specs, task, strict=False),
+        model=cfg.run.model,
+        grpo=dict(cfg.grpo),
+        train_size=cfg.run.train_size,
+        config=cfg,
+        source=f"config {path}",
+    )
 
 
 def _is_task(name: str, builtin: list[str]) -> bool:
