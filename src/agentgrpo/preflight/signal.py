@@ -44,8 +44,9 @@ def all_equal_probability(values: list[float], g: int) -> tuple[float, bool]:
 def mixed_fraction(groups: list[list[float]], g: int) -> tuple[float, bool]:
     """Expected share of prompts whose group of ``g`` is mixed (non-zero std); (share, exact).
 
-    >>> mixed_fraction([[1, 1, 1, 1], [1, 0, 1, 0]], 2)
-    (0.3333333333333333, True)
+    >>> share, exact = mixed_fraction([[1, 1, 1, 1], [1, 0, 1, 0]], 2)   # (0 + 2/3) / 2
+    >>> round(share, 4), exact
+    (0.3333, True)
     """
     probs = [all_equal_probability(v, g) for v in groups]
     return sum(1 - p for p, _ in probs) / len(probs), all(e for _, e in probs)
