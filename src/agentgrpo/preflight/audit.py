@@ -429,7 +429,17 @@ def format_audit(report: dict, examples: bool = True) -> str:
     if gold["problems"]:
         lines += ["", "GOLD IS NOT THE MAXIMUM:"] + [f"  {p}" for p in gold["problems"]]
     elif gold["available"]:
-        lines += ["", "gold: earns each reward's declared maximum; no probe outscores it"]
+        declared = [n for n in names if gold["rewards"][n]["declared_max"] is not None]
+        lines += [
+            "",
+            "gold: no probe outscores it on any prompt"
+            + (f"; it earns the declared maximum of {', '.join(declared)}" if declared else "")
+            + (
+                f" ({', '.join(n for n in names if n not in declared)} declare no maximum)"
+                if len(declared) < len(names)
+                else ""
+            ),
+        ]
     lines += [f"note: {n}" for n in report["notes"]]
     lines.append(f"audit {report['verdict'].upper()} ({report['seconds']:.1f} s)")
     return "\n".join(lines)

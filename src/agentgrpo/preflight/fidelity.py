@@ -100,7 +100,7 @@ def _mismatch(tokenizer, what: str, expected: list[int], got: list[int], at: int
     }
 
 
-def check_episodes(tokenizer, prompts: list, episodes: list, tools=None, limit: int = 16) -> dict:
+def check_episodes(tokenizer, prompts: list, episodes: list, tools=None, limit: int = 64) -> dict:
     """Round-trip and prefix checks over sampled episodes (truncated ones are skipped: nothing to re-render)."""
     checked, skipped, mismatches, prefix_problems = 0, 0, [], []
     order = sorted(range(len(episodes)), key=lambda i: -episodes[i].tool_calls)  # multi-turn episodes first

@@ -14,6 +14,7 @@ from agentgrpo.errors import UserError
 
 PREFLIGHT = "preflight.json"
 AUDIT_PROMPTS = 50
+TRAIN_FIDELITY = 16  # sampled episodes re-rendered for the token fidelity check
 TRAIN_PROMPTS = 16  # signal-check prompts during `train` (k = num_generations); `agentgrpo check` samples more
 
 
@@ -50,6 +51,7 @@ def run_preflight(cfg, task, model_path: str, run_dir: Path, say=print) -> dict:
         k=target.num_generations,
         model_path=model_path,
         progress=False,
+        fidelity=TRAIN_FIDELITY,
     )
     for line in format_signal(record["signal"]).splitlines()[1:]:
         say(f"  {line}")
@@ -67,7 +69,7 @@ def say_lines(text: str, say, only_findings: bool) -> None:
                 keep.append(line)
             elif line.startswith("each reward alone"):
                 on = False
-        lines = [*keep, lines[-1]]
+        lines = keep if keep and keep[-1] == lines[-1] else [*keep, lines[-1]]
     for line in lines:
         say(f"  {line}")
 

@@ -135,13 +135,14 @@ def signal_check(
     n_prompts: int = 32,
     k: int = 16,
     model_path: str | None = None,
-    fidelity: bool = True,
+    fidelity: bool | int = True,
     progress: bool = True,
     model=None,
     tokenizer=None,
 ) -> dict:
     """Sample ``k`` completions for each of ``n_prompts`` training prompts and judge the learning signal.
 
+    ``fidelity``: check token fidelity on up to 64 episodes (True), that many (an int), or not (False).
     Returns a JSON-able report; when the model cannot be loaded it is partial (``ok`` None, the reason in
     ``error``) and still checks the chat template on the task's gold conversations when the tokenizer loads.
     """
@@ -172,7 +173,8 @@ def signal_check(
     report.update(_judge(target, rows, episodes, k))
     if fidelity:
         tools = target.task.tools()
-        report["fidelity"] = _fidelity(tokenizer, rows, episodes, k, tools)
+        limit = 64 if fidelity is True else int(fidelity)  # episodes re-rendered
+        report["fidelity"] = _fidelity(tokenizer, rows, episodes, k, tools, limit)
     report["ok"] = report["verdict"]["verdict"] == "at the edge of ability"
     report["seconds"] = round(time.perf_counter() - start, 2)
     return report
@@ -316,11 +318,11 @@ def _generation_batch(target) -> int:
     return generation_batch_size(target.grpo, 1) if target.grpo else 8 * target.num_generations
 
 
-def _fidelity(tokenizer, rows, episodes, k, tools) -> dict:
+def _fidelity(tokenizer, rows, episodes, k, tools, limit) -> dict:
     from agentgrpo.preflight.fidelity import check_episodes
 
     prompts = [r["prompt"] for r in rows for _ in range(k)]
-    return check_episodes(tokenizer, prompts, episodes, tools)
+    return check_episodes(tokenizer, prompts, episodes, tools, limit)
 
 
 def _template_only(target, rows, model_path) -> dict:
@@ -371,7 +373,8 @@ def format_signal(report: dict) -> str:
         lines.append(
             f"verdict: {v['verdict'].upper()}: at num_generations {v['train_k']}, {v['mixed_at_train_k']:.0%} "
             f"of groups are mixed, about {v['useful_groups_per_step']:g} useful of {v['prompts_per_step']} "
-            f"groups per step; recommended group size: {rec if rec else 'none up to 64'}"
+            f"groups per step; smallest group size with mixed groups >= {TARGET_MIXED:.0%}: "
+            f"{rec if rec else 'none up to 64'}"
         )
         lines.append(f"  {v['advice']}")
     if report.get("sampling", {}).get("not_applied"):
