@@ -260,3 +260,11 @@ def test_cli_bad_reward_file_is_a_clear_error(tmp_path, capsys):
     assert "must be a number" in capsys.readouterr().err
     assert main(["audit", "calculator", "--reward", f"{tmp_path}/r.py:score"]) == 2
     assert "it defines: other" in capsys.readouterr().err
+
+
+def test_more_prompts_than_the_training_set_audits_all_and_says_so():
+    report = audit(resolve("demo", ["--train_size", "5"]), n_prompts=20, progress=False)
+    assert report["prompts"] == 5 and report["ok"]
+    assert any("training set has 5" in n for n in report["notes"])
+    with pytest.raises(Exception, match="--prompts: 0 < 1"):
+        audit(resolve("calculator"), n_prompts=0, progress=False)
