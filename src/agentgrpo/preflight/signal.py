@@ -184,7 +184,7 @@ def _sampling(target) -> dict:
     g = target.grpo
     out = {
         "temperature": g.get("temperature", 1.0),
-        "max_completion_length": g.get("max_completion_length", 512),
+        "max_completion_length": g.get("max_completion_length") or 512,
         "max_tool_calling_iterations": g.get("max_tool_calling_iterations"),
         "top_p": 1.0,
         "top_k": 0,
@@ -241,7 +241,7 @@ def _sample(target, model, tokenizer, rows, k, progress):
                 tokenizer,
                 repeated,
                 target.task.environment_factory,
-                max_completion_length=g.get("max_completion_length", 512),
+                max_completion_length=g.get("max_completion_length") or 512,
                 do_sample=True,
                 temperature=g.get("temperature", 1.0),
                 max_tool_calling_iterations=g.get("max_tool_calling_iterations"),

@@ -50,22 +50,61 @@ def resolve(name: str, overrides: list[str] | None = None, reward_specs: list[st
             )
         task = get_task(name)
         specs = parse_reward_specs(reward_specs) if reward_specs else task.default_rewards
-        return Target(task=task, rewards=build_reward_set(specs, task), source=f"task {name}")
+        return Target(task=task, rewards=build_reward_set(specs, task), grpo=grpo_settings(), source=f"task {name}")
     from agentgrpo.config import load_config
 
     path = config_path(name)
     extra = ["--rewards", "null"] if reward_specs else []  # specs given here replace the config's (checked below)
     cfg = load_config(path, [*(overrides or []), *extra])
-    task = get_task(cfg.run.task)
+    task = config_task(cfg)
     specs = parse_reward_specs(reward_specs) if reward_specs else (cfg.run.rewards or task.default_rewards)
+    return from_config(cfg, task, build_reward_set(specs, task, strict=False), f"config {path}")
+
+
+def config_task(cfg):
+    """The config's task (a config that builds its task from a dataset carries it as ``cfg.task``)."""
+    from agentgrpo.tasks import get_task
+
+    task = getattr(cfg, "task", None)
+    return task if task is not None else get_task(cfg.run.task)
+
+
+# The GRPOConfig settings preflight reads, with TRL's defaults (a config only lists what it sets).
+SETTINGS = {
+    "seed": 42,
+    "num_generations": 8,
+    "temperature": 1.0,
+    "max_completion_length": 512,
+    "max_tool_calling_iterations": None,
+    "per_device_train_batch_size": 8,
+    "gradient_accumulation_steps": 1,
+    "steps_per_generation": None,
+    "generation_batch_size": None,
+    "top_p": 1.0,
+    "top_k": 0,
+    "min_p": None,
+    "repetition_penalty": 1.0,
+}
+
+
+def grpo_settings(cfg=None) -> dict:
+    """The settings above for ``cfg``: its values, else TRL's defaults (``cfg.setting`` where it exists)."""
+    if cfg is None:
+        return dict(SETTINGS)
+    if callable(getattr(cfg, "setting", None)):
+        return {k: cfg.setting(k) for k in SETTINGS}
+    return {k: cfg.grpo.get(k, d) for k, d in SETTINGS.items()}
+
+
+def from_config(cfg, task, rewards, source: str) -> Target:
     return Target(
         task=task,
-        rewards=build_reward_set(specs, task, strict=False),
+        rewards=rewards,
         model=cfg.run.model,
-        grpo=dict(cfg.grpo),
+        grpo=grpo_settings(cfg),
         train_size=cfg.run.train_size,
         config=cfg,
-        source=f"config {path}",
+        source=source,
     )
 
 
@@ -100,7 +139,11 @@ def parse_reward_specs(items: list[str]) -> list[dict]:
 def build_reward_set(specs: list, task, strict: bool = False):
     """A `RewardSet` for ``specs`` (names or ``{name, weight, params}``), looked up as training does."""
     from agentgrpo.rewards import RewardSet
-    from agentgrpo.training.reward_specs import lookup
+    from agentgrpo.training import reward_specs
+
+    if hasattr(reward_specs, "build_task_rewards"):  # the unified reward-spec parser (trl-fit branch)
+        return reward_specs.build_task_rewards(specs, task, strict=strict)
+    lookup = reward_specs.lookup
 
     named, problems = [], []
     for i, spec in enumerate(specs):
