@@ -259,7 +259,7 @@ def test_cli_bad_reward_file_is_a_clear_error(tmp_path, capsys):
     assert main(["audit", "calculator", "--reward", f"{tmp_path}/r.py:score=x"]) == 2
     assert "must be a number" in capsys.readouterr().err
     assert main(["audit", "calculator", "--reward", f"{tmp_path}/r.py:score"]) == 2
-    assert "it defines: other" in capsys.readouterr().err
+    assert "it defines: other" in capsys.readouterr().err.lower()
 
 
 def test_more_prompts_than_the_training_set_audits_all_and_says_so():
