@@ -51,8 +51,12 @@ def test_verdicts_and_recommended_group_size():
 
 
 def test_signal_check_on_the_tiny_model(calculator):
+    import torch
+
     target = resolve("demo")
+    state = torch.get_rng_state()
     report = signal_check(target, n_prompts=4, k=4, progress=False)
+    assert torch.equal(state, torch.get_rng_state())  # training's random stream is left alone
     assert report["prompts"] == 4 and report["model"].endswith("calculator-sft")
     assert [m["exact"] for m in report["mixed_fraction"].values()] == [True, True, False, False]
     assert sum(report["pass_rates"]["histogram"].values()) == 4

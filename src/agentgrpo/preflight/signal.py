@@ -231,6 +231,7 @@ def _sample(target, model, tokenizer, rows, k, progress):
     repeated = [r for r in rows for _ in range(k)]
     was_training = model.training
     model.eval()
+    rng = torch.get_rng_state()  # the check leaves the caller's random state as it found it
     torch.manual_seed(target.seed)
     try:
         with tqdm(
@@ -250,6 +251,7 @@ def _sample(target, model, tokenizer, rows, k, progress):
             )
     finally:
         model.train(was_training)
+        torch.set_rng_state(rng)
 
 
 def _judge(target, rows, episodes, k) -> dict:
