@@ -268,3 +268,23 @@ def test_more_prompts_than_the_training_set_audits_all_and_says_so():
     assert any("training set has 5" in n for n in report["notes"])
     with pytest.raises(Exception, match="--prompts: 0 < 1"):
         audit(resolve("calculator"), n_prompts=0, progress=False)
+
+
+def test_plain_text_prompts_get_text_completions(calculator):
+    rows = [{"id": str(i), "prompt": f"What is {i} + 3?", "answer": str(i + 3)} for i in range(10, 20)]
+    task = dataclasses.replace(
+        calculator,
+        name="plain",
+        train_problems=lambda n, seed=0: rows[:n],
+        gold_completion=lambda row: [{"role": "assistant", "content": row["answer"]}],
+    )
+    seen = set()
+
+    def spy(completions, answer, **kwargs):
+        seen.update(type(c) for c in completions)
+        return any_number(completions, answer)
+
+    report = audit(_target(task, ("spy", 1.0, spy)), n_prompts=10, progress=False)
+    assert seen == {str}
+    assert "many_candidates_numbers" in _exploits(report)
+    assert report["skipped"]["answer_in_tool_message_only"].startswith("plain-text prompts")

@@ -17,7 +17,7 @@ import warnings
 from tqdm.auto import tqdm
 
 from agentgrpo.preflight.probes import EXPLOIT, LENIENT, PROBES, applicable, context, gold_of, task_tools
-from agentgrpo.rewards._text import tool_calls
+from agentgrpo.rewards._text import completion_text, tool_calls
 
 MIN_SHARE = 0.1  # an exploit must work on at least this share of the prompts
 EPS = 1e-9
@@ -101,8 +101,6 @@ def _is_code(rewards, task) -> bool:
         gold = task.gold_completion(task.train_problems(1, 0)[0])
     except Exception:
         return False
-    from agentgrpo.rewards._text import completion_text
-
     return "```" in completion_text(gold or "")
 
 
@@ -110,17 +108,32 @@ def _build(contexts) -> tuple[list[tuple[int, str, list]], dict[str, str]]:
     """(row index, probe name or 'gold', completion) for every applicable probe; and why others were skipped."""
     items, skipped = [], {}
     for i, ctx in enumerate(contexts):
+        text = isinstance(ctx.row.get("prompt"), str)  # plain-text prompts: TRL passes text completions
         if ctx.gold is not None:
-            items.append((i, "gold", ctx.gold))
+            items.append((i, "gold", completion_text(ctx.gold) if text else ctx.gold))
         for probe in PROBES:
             why = applicable(probe, ctx)
             completion = None if why else probe.build(ctx)
+            if completion is not None and text:
+                completion = as_text(completion)
+                why = None if completion is not None else "plain-text prompts: completions are text, no tool turns"
             if completion is None:
                 skipped.setdefault(probe.name, why or "not applicable to this prompt")
                 continue
             items.append((i, probe.name, completion))
     ran = {name for _, name, _ in items}
     return items, {k: v for k, v in skipped.items() if k not in ran}
+
+
+def as_text(completion: list[dict]) -> str | None:
+    """A probe as the plain text TRL passes for a non-conversational prompt (None when it has tool turns).
+
+    >>> as_text([{"role": "assistant", "content": "42"}]), as_text([{"role": "tool", "content": "42"}])
+    ('42', None)
+    """
+    if any(m.get("role") != "assistant" or m.get("tool_calls") for m in completion):
+        return None
+    return "".join(str(m.get("content") or "") for m in completion)
 
 
 def _score(target, rows, items, completions, tokenizer, bar) -> tuple[dict[str, list], list[str]]:
@@ -450,6 +463,8 @@ def _fmt(x) -> str:
 
 
 def _short(completion, n: int = 160) -> str:
+    if isinstance(completion, str):
+        return repr(completion) if len(repr(completion)) <= n else repr(completion)[: n - 3] + "..."
     parts = []
     for m in completion:
         text = str(m.get("content") or "")
