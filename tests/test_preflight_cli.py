@@ -34,3 +34,12 @@ def test_task_target_rejects_config_overrides(capsys):
     assert main(["audit", "calculator", "--set", "temperature=0.5"]) == 2
     assert "is a task, not a config" in capsys.readouterr().err
     assert main(["audit", "demo", "--set", "temperature=0.5", "--prompts", "3"]) == 0
+
+
+def test_reward_flag_replaces_the_configs_rewards():
+    from agentgrpo.preflight.target import resolve
+
+    target = resolve("demo", reward_specs=["correct_answer", "tool_call_count=0"])
+    assert target.rewards.names == ["correct_answer", "tool_call_count"]
+    assert target.rewards.shadow_names == ["tool_call_count"] and target.num_generations == 8
+    assert resolve("demo").rewards.names == ["correct_answer", "well_formed"]
