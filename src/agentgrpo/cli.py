@@ -23,6 +23,8 @@ COMMANDS: dict[str, str] = {
     "doctor": "doctor",
     "compare": "compare",
     "build-tiny": "build_tiny",
+    "audit": "audit",
+    "check": "check",
 }
 
 

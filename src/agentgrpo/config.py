@@ -56,6 +56,11 @@ class RunConfig:
                                                             "(0 = off)."})
     stop_on: list = field(default_factory=list, metadata={
         "help": "Failure modes that stop training early (a checkpoint is saved first), e.g. [hacking, collapse]."})
+    # preflight (agentgrpo.preflight): audit the rewards and check the learning signal before GRPO
+    preflight: bool = field(default=True, metadata={"help": "Run the reward audit and the signal check before "
+                                                             "GRPO; results in <run>/preflight.json."})
+    strict_preflight: bool = field(default=False, metadata={"help": "Refuse to train when the reward audit "
+                                                                    "finds an exploit or the gold is not the max."})
 
 
 GRPO_DEFAULTS_CPU = {"use_cpu": True, "bf16": False, "report_to": "none"}

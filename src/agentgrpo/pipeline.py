@@ -47,6 +47,8 @@ def run(cfg: ResolvedConfig) -> RunResult:
         result.model_path = str(run_dir / "sft")  # resuming: the warm start is already done
     elif cfg.run.sft:
         result.model_path = _timed(result, "sft", lambda: _sft(cfg, task, result.model_path, run_dir))
+    if cfg.run.preflight and not cfg.run.resume:  # agentgrpo.preflight: audit + signal check, preflight.json
+        _timed(result, "preflight", lambda: _preflight(cfg, task, result.model_path, run_dir))
     if cfg.run.eval_before and not (cfg.run.resume and "before" in rundir.read_eval(run_dir)):
         _timed(result, "eval_before", lambda: _evaluate(cfg, task, result.model_path, run_dir, "before"))
     final = _timed(result, "grpo", lambda: _grpo(cfg, task, result.model_path, run_dir))
@@ -62,6 +64,12 @@ def _timed(result: RunResult, name: str, fn):
     value = fn()
     result.timings[name] = round(time.perf_counter() - start, 1)
     return value
+
+
+def _preflight(cfg: ResolvedConfig, task, model_path: str, run_dir: Path) -> dict:
+    from agentgrpo.preflight.run import run_preflight
+
+    return run_preflight(cfg, task, model_path, run_dir, say=say)
 
 
 def _sft(cfg: ResolvedConfig, task, model_path: str, run_dir: Path) -> str:

@@ -24,6 +24,8 @@ class Episode:
     turns: int = 0
     completion_tokens: int = 0
     truncated: bool = False
+    prompt_ids: list[int] = field(default_factory=list)  # the token ids generation started from
+    completion_ids: list[int] = field(default_factory=list)  # every completion token (tool results included)
 
 
 @dataclass
@@ -44,6 +46,8 @@ def rollout(model, tokenizer, rows: list[dict], env_factory, *, max_completion_l
         batch = [_start(tokenizer, row, env_factory) for row in rows[start:start + batch_size]]
         _run_batch(model, tokenizer, batch, max_completion_length, do_sample, temperature,
                    max_tool_calling_iterations)
+        for s in batch:
+            s.episode.prompt_ids, s.episode.completion_ids = list(s.prompt_ids), list(s.ids)
         episodes += [s.episode for s in batch]
         if progress is not None:
             progress.update(len(batch))

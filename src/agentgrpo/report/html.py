@@ -78,10 +78,51 @@ def render(run, report, charts: list[chartlib.Chart] | None = None) -> str:
         '<div class="grid">',
         *(svg.render(c) for c in charts),
         "</div>",
+        *_preflight(run),
         "<h2>What was read</h2>",
         _read_notes(run, report),
     ]
     return page(f"agentgrpo doctor: {run.name}", body)
+
+
+def _preflight(run) -> list[str]:
+    """The run's preflight.json (reward audit, signal check, token fidelity), when `agentgrpo train` wrote one."""
+    import json
+
+    path = Path(run.source) / "preflight.json" if Path(run.source).is_dir() else None
+    if path is None or not path.is_file():
+        return []
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ["<h2>Preflight</h2>", '<p class="note">preflight.json is present but unreadable</p>']
+    items = []
+    audit = data.get("audit") or {}
+    if audit:
+        ok = audit.get("ok")
+        items.append(f'<li><span class="badge {"ok" if ok else "failure"}">audit {escape(str(audit.get("verdict")))}'
+                     f"</span> {audit.get('prompts')} prompts, threshold {audit.get('threshold')}</li>")
+        for f in audit.get("exploits", []):
+            items.append(f"<li>exploit: {escape(f['probe'])} ({escape(f['description'])}) on "
+                         f"{f['share_of_prompts']:.0%} of prompts</li>")
+        for p in (audit.get("gold") or {}).get("problems", []):
+            items.append(f"<li>gold: {escape(p)}</li>")
+    signal = data.get("signal") or {}
+    verdict = signal.get("verdict") or {}
+    if verdict:
+        mixed = ", ".join(f"g={g}: {m['mixed']:.0%}" for g, m in signal.get("mixed_fraction", {}).items())
+        items.append(f"<li>signal: <b>{escape(verdict['verdict'])}</b>; mean pass rate "
+                     f"{verdict['mean_pass_rate']:.0%}; mixed groups {escape(mixed)}; recommended group size "
+                     f"{verdict.get('recommended_k')}; {escape(verdict.get('advice', ''))}</li>")
+    elif signal.get("error"):
+        items.append(f"<li>signal: not measured ({escape(signal['error'])})</li>")
+    fidelity = signal.get("fidelity") or {}
+    if "checked" in fidelity:
+        first = fidelity.get("first_mismatch") or fidelity.get("first_prefix_violation")
+        items.append(f"<li>token fidelity: {'OK' if fidelity.get('ok') else 'FAILED'} on {fidelity['checked']} "
+                     "conversations" + (f"; first: {escape(first['what'])} at token {first['token_index']}"
+                                        if first else "") + "</li>")
+    return ["<h2>Preflight</h2>", '<ul class="note">' + "".join(items) + "</ul>"]
 
 
 def _read_notes(run, report) -> str:

@@ -1,0 +1,190 @@
+"""What a preflight command checks: a task name (or ``module:ATTR``) or a config, resolved to one `Target`.
+
+    target = resolve("calculator")                 # a task with its default rewards
+    target = resolve("demo", ["--num_generations", "4"])   # a shipped config (or a YAML path) + overrides
+
+Rewards come from the config's ``rewards`` list (or the task's defaults), or from ``reward_specs`` given
+on the command line. A spec names a task reward, a library reward, ``package.module:function`` or
+``path/to/file.py:function`` (loaded here: the config loader on main does not read files yet).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentgrpo.errors import ConfigError, UserError
+
+
+@dataclass
+class Target:
+    task: object  # agentgrpo Task
+    rewards: object  # agentgrpo RewardSet (trained rewards first, then weight-0 shadows)
+    model: str = "tiny"
+    grpo: dict = field(default_factory=dict)
+    train_size: int | None = None
+    config: object | None = None  # the ResolvedConfig, when the target was a config
+    source: str = ""
+
+    @property
+    def seed(self) -> int:
+        return int(self.grpo.get("seed", 42))
+
+    @property
+    def num_generations(self) -> int:
+        return int(self.grpo.get("num_generations", 8))
+
+
+def resolve(name: str, overrides: list[str] | None = None, reward_specs: list[str] | None = None) -> Target:
+    """The task (and config) ``name`` refers to, with its rewards built; every problem reported at once."""
+    from agentgrpo.commands._common import config_path
+    from agentgrpo.tasks import get_task, task_names
+
+    if _is_task(name, task_names()):
+        if overrides:
+            raise UserError(
+                f"{name!r} is a task, not a config; option overrides ({' '.join(overrides)}) need a "
+                "config: pass a YAML file or a shipped config name instead"
+            )
+        task = get_task(name)
+        specs = parse_reward_specs(reward_specs) if reward_specs else task.default_rewards
+        return Target(task=task, rewards=build_reward_set(specs, task), grpo=grpo_settings(), source=f"task {name}")
+    from agentgrpo.config import load_config
+
+    path = config_path(name)
+    extra = ["--rewards", "null"] if reward_specs else []  # specs given here replace the config's (checked below)
+    cfg = load_config(path, [*(overrides or []), *extra])
+    task = config_task(cfg)
+    specs = parse_reward_specs(reward_specs) if reward_specs else (cfg.run.rewards or task.default_rewards)
+    return from_config(cfg, task, build_reward_set(specs, task, strict=False), f"config {path}")
+
+
+def config_task(cfg):
+    """The config's task (a config that builds its task from a dataset carries it as ``cfg.task``)."""
+    from agentgrpo.tasks import get_task
+
+    task = getattr(cfg, "task", None)
+    return task if task is not None else get_task(cfg.run.task)
+
+
+# The GRPOConfig settings preflight reads, with TRL's defaults (a config only lists what it sets).
+SETTINGS = {
+    "seed": 42,
+    "num_generations": 8,
+    "temperature": 1.0,
+    "max_completion_length": 512,
+    "max_tool_calling_iterations": None,
+    "per_device_train_batch_size": 8,
+    "gradient_accumulation_steps": 1,
+    "steps_per_generation": None,
+    "generation_batch_size": None,
+    "top_p": 1.0,
+    "top_k": 0,
+    "min_p": None,
+    "repetition_penalty": 1.0,
+}
+
+
+def grpo_settings(cfg=None) -> dict:
+    """The settings above for ``cfg``: its values, else TRL's defaults (``cfg.setting`` where it exists)."""
+    if cfg is None:
+        return dict(SETTINGS)
+    if callable(getattr(cfg, "setting", None)):
+        return {k: cfg.setting(k) for k in SETTINGS}
+    return {k: cfg.grpo.get(k, d) for k, d in SETTINGS.items()}
+
+
+def from_config(cfg, task, rewards, source: str) -> Target:
+    return Target(
+        task=task,
+        rewards=rewards,
+        model=cfg.run.model,
+        grpo=grpo_settings(cfg),
+        train_size=cfg.run.train_size,
+        config=cfg,
+        source=source,
+    )
+
+
+def _is_task(name: str, builtin: list[str]) -> bool:
+    if name in builtin:
+        return True
+    if ":" in name and not name.endswith((".yaml", ".yml")):
+        module = name.split(":", 1)[0]
+        return not module.endswith(".py") and importlib.util.find_spec(module.split(".")[0]) is not None
+    return False
+
+
+def parse_reward_specs(items: list[str]) -> list[dict]:
+    """``NAME`` or ``NAME=WEIGHT`` strings (the ``--reward`` flag) as ``{name, weight}`` specs.
+
+    >>> parse_reward_specs(["correct_answer", "my_rewards.py:score=0.5", "well_formed=0"])
+    [{'name': 'correct_answer', 'weight': 1.0}, {'name': 'my_rewards.py:score', 'weight': 0.5}, \
+{'name': 'well_formed', 'weight': 0.0}]
+    """
+    specs, problems = [], []
+    for item in items:
+        name, eq, weight = item.rpartition("=") if "=" in item else (item, "", "1")
+        try:
+            specs.append({"name": name, "weight": float(weight)})
+        except ValueError:
+            problems.append(f"--reward {item!r}: the weight after '=' must be a number, e.g. {name}=0.5")
+    if problems:
+        raise ConfigError(problems)
+    return specs
+
+
+def build_reward_set(specs: list, task, strict: bool = False):
+    """A `RewardSet` for ``specs`` (names or ``{name, weight, params}``), looked up as training does."""
+    from agentgrpo.rewards import RewardSet
+    from agentgrpo.training import reward_specs
+
+    if hasattr(reward_specs, "build_task_rewards"):  # the unified reward-spec parser (trl-fit branch)
+        return reward_specs.build_task_rewards(specs, task, strict=strict)
+    lookup = reward_specs.lookup
+
+    named, problems = [], []
+    for i, spec in enumerate(specs):
+        spec = {"name": spec} if isinstance(spec, str) else dict(spec)
+        name, weight, params = spec.get("name"), spec.get("weight", 1.0), spec.get("params")
+        try:
+            func = load_file_reward(name, params) if _is_file_spec(name) else lookup(name, task, params)
+        except UserError as exc:
+            problems.append(f"rewards[{i}] ({name}): {exc}")
+            continue
+        named.append((spec.get("alias") or name, float(weight), func))
+    if not problems and named and all(w == 0 for _, w, _ in named):
+        problems.append("rewards: every weight is 0 (shadow), so nothing would be trained on")
+    if problems:
+        raise ConfigError(problems)
+    return RewardSet.from_functions(named, strict=strict)
+
+
+def _is_file_spec(name) -> bool:
+    return isinstance(name, str) and ":" in name and name.rsplit(":", 1)[0].endswith(".py")
+
+
+def load_file_reward(spec: str, params: dict | None = None):
+    """``path/to/file.py:function``: the function, or what ``function(**params)`` returns when params are given."""
+    path_text, _, attr = spec.rpartition(":")
+    path = Path(path_text).expanduser()
+    if not path.is_file():
+        raise UserError(f"reward file {str(path)!r} does not exist (from {spec!r}); give 'path/to/file.py:function'")
+    module_name = f"agentgrpo_user_reward_{abs(hash(str(path.resolve())))}"
+    loader_spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(loader_spec)
+    sys.modules[module_name] = module
+    try:
+        loader_spec.loader.exec_module(module)
+    except Exception as exc:
+        raise UserError(f"reward file {path}: importing it raised {type(exc).__name__}: {exc}") from exc
+    func = getattr(module, attr, None)
+    if func is None:
+        names = [n for n in vars(module) if callable(vars(module)[n]) and not n.startswith("_")]
+        raise UserError(f"reward file {path} has no {attr!r}; it defines: {', '.join(names) or 'no functions'}")
+    func = func(**params) if params else func
+    if not callable(func):
+        raise UserError(f"reward {spec!r} is a {type(func).__name__}, not a function (completions, **kwargs)")
+    return func
