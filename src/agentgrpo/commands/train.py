@@ -24,10 +24,15 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     from agentgrpo.config import load_config
+
+    return run_resolved(load_config(config_path(args.config), collect_overrides(args)))
+
+
+def run_resolved(cfg) -> int:
+    """Run a resolved config in this process and print its summary."""
     from agentgrpo.pipeline import run as run_pipeline
     from agentgrpo.pipeline import say, summary_lines
 
-    cfg = load_config(config_path(args.config), collect_overrides(args))
     result = run_pipeline(cfg)
     for line in summary_lines(result):
         say(line)
