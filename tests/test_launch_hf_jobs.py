@@ -160,7 +160,8 @@ def test_bundle_carries_user_files_and_refuses_what_a_job_cannot_see(tmp_path):
     b = bundle_mod.make_bundle(config, tmp_path / "out", base=project)
     names = set(b.files)
     assert {"user/0/my_rewards.py", "user/0/helpers.py", "user/0/train.jsonl"} <= names
-    assert b.config["rewards"][0]["name"] == "user/0/my_rewards.py:exact" and b.config["dataset"] == "user/0/train.jsonl"
+    assert b.config["rewards"][0]["name"] == "user/0/my_rewards.py:exact"
+    assert b.config["dataset"] == "user/0/train.jsonl"
     again = bundle_mod.make_bundle(config, tmp_path / "out2", base=project)
     assert again.sha256 == b.sha256  # content-addressed: same inputs, same hash
     with pytest.raises(ConfigError, match="does not exist"):
