@@ -56,6 +56,12 @@ class RunConfig:
                                                             "(0 = off)."})
     stop_on: list = field(default_factory=list, metadata={
         "help": "Failure modes that stop training early (a checkpoint is saved first), e.g. [hacking, collapse]."})
+    tool_timeout: float = field(default=60.0, metadata={
+        "help": "Seconds one tool call may take; past it the call ends and the model sees 'tool X timed out "
+                "after N s' (counted in tools/timeouts). 0 = no limit."})
+    step_timeout: float = field(default=1800.0, metadata={
+        "help": "Watchdog: if no training step finishes for this many seconds, dump every thread's stack into "
+                "the run directory and fail (exit 3) instead of hanging. 0 = off."})
     target: str = field(default="local", metadata={
         "help": "Where `agentgrpo launch` trains: local (this process), accelerate (num_processes processes on "
                 "this machine), hf-jobs (a Hugging Face Job on `flavor`)."})
@@ -312,6 +318,9 @@ def _check_launch(run: RunConfig) -> list[str]:
     problems = []
     if run.target not in TARGETS:
         problems.append(f"target: {run.target!r} is not a target. {did_you_mean(run.target, TARGETS)}")
+    for name in ("tool_timeout", "step_timeout"):
+        if getattr(run, name) < 0:
+            problems.append(f"{name}: {getattr(run, name)} < 0; give seconds, or 0 to turn it off.")
     if run.num_processes < 1:
         problems.append(f"num_processes: {run.num_processes} < 1; use 1 or more.")
     if run.job_timeout is not None:
