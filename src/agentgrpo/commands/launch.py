@@ -74,6 +74,9 @@ def _accelerate(path, overrides: list[str], dry_run: bool) -> int:
     n = cfg.run.num_processes
     problems = accelerate_cmd.check(cfg.grpo, n, cfg.run.accelerate_config, gpus=gpus,
                                     vllm_installed=accelerate_cmd.vllm_installed())
+    if cfg.run.sft and n > 1:
+        problems.append("sft: the SFT warm start runs in one process; run it first (`agentgrpo train --sft true "
+                        "--max_steps 1 ...`) and launch GRPO from its run's sft/ directory (--model runs/NAME/sft).")
     if problems:
         raise ConfigError(problems)
     _named(cfg)

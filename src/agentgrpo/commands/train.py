@@ -30,10 +30,10 @@ def run(args) -> int:
 
 def run_resolved(cfg) -> int:
     """Run a resolved config in this process and print its summary."""
+    from agentgrpo.pipeline import is_main_process, say, summary_lines
     from agentgrpo.pipeline import run as run_pipeline
-    from agentgrpo.pipeline import say, summary_lines
 
     result = run_pipeline(cfg)
-    for line in summary_lines(result):
+    for line in summary_lines(result) if is_main_process() else []:
         say(line)
     return 0

@@ -33,6 +33,8 @@ def build_grpo_trainer(cfg: ResolvedConfig, task: Task, model_path: str, run_dir
     funcs, weights = make_reward_funcs(cfg.run.rewards, task, strict=cfg.run.strict_rewards)
     grpo_kwargs = {"logging_steps": 1, "save_strategy": "steps", "save_steps": 50, **cfg.grpo}
     grpo_kwargs.setdefault("reward_weights", weights)
+    grpo_kwargs.setdefault("run_name", run_dir.name)  # trackio / wandb show the run under its own name
+    grpo_kwargs.setdefault("project", f"agentgrpo-{task.name}")  # and project (TRL's default: "huggingface")
     args = GRPOConfig(output_dir=str(run_dir / rundir.CHECKPOINTS), **grpo_kwargs)
     recorder = Recorder(run_dir) if record else None
     guards = [ToolTimeoutCounter(), Watchdog(run_dir, cfg.run.step_timeout)] if record else []
