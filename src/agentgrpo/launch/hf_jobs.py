@@ -81,7 +81,7 @@ def needed_extras(config: dict[str, Any]) -> dict[str, str]:
     for tracker in [report_to] if isinstance(report_to, str) else report_to:
         if tracker in ("trackio", "wandb", "tensorboard"):
             extras[tracker] = tracker
-    if config.get("deepspeed"):
+    if config.get("deepspeed") or str(config.get("accelerate_config") or "").startswith("zero"):
         extras["deepspeed"] = "deepspeed"
     return extras
 
