@@ -196,3 +196,58 @@ def test_the_job_script_runs_the_bundled_code_and_refuses_a_changed_bundle(tmp_p
     done = subprocess.run([sys.executable, str(script), str(b.path)], env=env, capture_output=True, text=True,
                           timeout=60)
     assert done.returncode != 0 and "not the code that was launched" in done.stderr
+
+
+CONSOLE = "\n".join(
+    f"{{'loss': 0.1, 'grad_norm': 0.5, 'reward': {0.1 + 0.01 * i:.3f}, 'reward_std': 0.3, "
+    f"'completions/mean_length': 40.0, 'kl': 0.001, 'entropy': 0.5, 'epoch': {i / 100}}}" for i in range(1, 41))
+
+
+class JobsApi(FakeApi):
+    def __init__(self):
+        super().__init__()
+        self.cancelled = []
+
+    def fetch_job_logs(self, job_id, namespace=None, follow=False):
+        return iter(["Downloading model...", *CONSOLE.splitlines()])
+
+    def inspect_job(self, job_id, namespace=None):
+        return SimpleNamespace(status=SimpleNamespace(stage="RUNNING", message=None), flavor="a100-large",
+                               url=f"https://huggingface.co/jobs/me/{job_id}")
+
+    def cancel_job(self, job_id, namespace=None):
+        self.cancelled.append(job_id)
+
+
+def test_jobs_status_logs_doctor_and_cancel(monkeypatch, capsys):
+    api = JobsApi()
+    monkeypatch.setattr(hub_io, "api", lambda: api)
+    assert main(["jobs", "status", "j1"]) == 0 and "RUNNING" in capsys.readouterr().out
+    assert main(["jobs", "logs", "j1"]) == 0 and "Downloading model" in capsys.readouterr().out
+    code = main(["jobs", "doctor", "j1"])
+    out = capsys.readouterr().out
+    assert code in (0, 1) and "41 log lines of job j1" in out and "report" in out.lower()
+    assert main(["jobs", "cancel", "j1"]) == 0 and api.cancelled == ["j1"]
+    assert main(["jobs", "status"]) == 2  # no id: a clear error
+
+
+def test_push_sends_metrics_eval_cost_and_report_next_to_the_model(tmp_path, monkeypatch):
+    from agentgrpo.launch import job_entry
+
+    sent = {}
+
+    class Api:
+        def create_repo(self, repo_id, **kwargs):
+            sent["repo"] = repo_id
+
+        def upload_folder(self, **kwargs):
+            sent.update(kwargs)
+
+    monkeypatch.setattr("huggingface_hub.HfApi", Api)
+    (tmp_path / "doctor").mkdir()
+    for name in ("metrics.jsonl", "eval.json", "cost.json", "doctor/report.html", "config.yaml"):
+        (tmp_path / name).write_text("{}")
+    job_entry.push_results(tmp_path, "me/model")
+    assert sent["repo"] == "me/model" and sent["path_in_repo"] == "agentgrpo"
+    assert set(sent["allow_patterns"]) == {"metrics.jsonl", "eval.json", "cost.json", "doctor/report.html",
+                                           "config.yaml"}

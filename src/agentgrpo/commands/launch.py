@@ -17,7 +17,6 @@ the job script and the equivalent `hf jobs uv run` command with a cost estimate,
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import yaml
@@ -87,9 +86,7 @@ def _accelerate(path, overrides: list[str], dry_run: bool) -> int:
     print("[agentgrpo] " + " ".join(cmd), flush=True)
     if dry_run:
         return 0
-    rc = subprocess.call(cmd)
-    _print_cost(Path(cfg.run.runs_dir) / cfg.run.run_name, None)
-    return rc
+    return subprocess.call(cmd)  # process 0 prints the summary, cost included
 
 
 def _hf_jobs(path, overrides: list[str], dry_run: bool) -> int:
@@ -147,9 +144,4 @@ def _estimate_line(config: dict, flavor, source: str, timeout: str) -> str:
     return line + f"; cost about ${est['usd']:.2f} at ${flavor.usd_per_hour:.2f}/h, at most ${worst:.2f} (timeout)"
 
 
-def _print_cost(run_dir: Path, flavor: str | None) -> None:
-    from agentgrpo.launch.cost import run_cost
-
-    if (run_dir / "metrics.jsonl").exists():
-        print("[agentgrpo] " + run_cost(run_dir, flavor)["summary"], file=sys.stderr)
 

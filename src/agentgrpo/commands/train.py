@@ -12,6 +12,8 @@ On several GPUs, launch the same command with `accelerate launch -m agentgrpo.cl
 
 from __future__ import annotations
 
+import os
+
 from agentgrpo.commands._common import add_override_help, collect_overrides, config_path
 
 HELP = "train with GRPO from a YAML config (+ --option value overrides)"
@@ -34,6 +36,11 @@ def run_resolved(cfg) -> int:
     from agentgrpo.pipeline import run as run_pipeline
 
     result = run_pipeline(cfg)
-    for line in summary_lines(result) if is_main_process() else []:
+    if not is_main_process():
+        return 0
+    from agentgrpo.launch.cost import run_cost
+
+    for line in summary_lines(result):
         say(line)
+    say(run_cost(result.run_dir, os.environ.get("AGENTGRPO_JOB_FLAVOR"))["summary"])
     return 0

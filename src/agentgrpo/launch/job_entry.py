@@ -63,9 +63,8 @@ def _run_dir(root: Path, config: dict) -> Path | None:
 def _write_cost(run_dir: Path, flavor: str | None) -> None:
     from agentgrpo.launch.cost import run_cost
 
-    cost = run_cost(run_dir, flavor)
+    cost = run_cost(run_dir, flavor)  # `agentgrpo train` printed the same line
     (run_dir / "cost.json").write_text(json.dumps(cost, indent=1))
-    print("[agentgrpo] " + cost["summary"], flush=True)
 
 
 def push_results(run_dir: Path, repo_id: str) -> None:
