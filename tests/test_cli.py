@@ -79,6 +79,7 @@ def test_ls_lists_tasks_rewards_configs(capsys):
 def test_readme_test_command_is_what_ci_runs():
     root = Path(__file__).resolve().parents[1]
     readme, ci = (root / "README.md").read_text(), (root / ".ci" / "run").read_text()
-    blocks = [b.split("```")[0].strip() for b in readme.split("```bash\n")[1:]]
+    section = readme.split("## Two commands", 1)[1].split("\n## ", 1)[0]  # what a new user runs
+    blocks = [b.split("```")[0].strip() for b in section.split("```bash\n")[1:]]
     assert len(blocks) == 2 and "agentgrpo demo" in blocks[0]
     assert blocks[1] in ci.splitlines()

@@ -44,3 +44,32 @@ def test_metrics_survive_a_killed_run(tiny_sft_dir, tmp_path):
     assert len(records) >= 3
     assert [r["step"] for r in records] == list(range(1, len(records) + 1))
     assert all("reward" in r for r in records)
+
+
+def test_a_killed_run_resumed_has_each_step_exactly_once(tiny_sft_dir, tmp_path):
+    """SIGKILL mid-training after a checkpoint, then --resume: every step 1..N once, eval and curves once."""
+    base = [sys.executable, "-m", "agentgrpo.cli", "train", "--config", "demo", "--model", str(tiny_sft_dir),
+            "--runs_dir", str(tmp_path), "--run_name", "r", "--eval_before", "false", "--max_steps", "10",
+            "--per_device_train_batch_size", "16", "--save_steps", "3", "--doctor_every", "0", "--eval_size", "8"]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    run_dir = tmp_path / "r"
+    proc = subprocess.Popen(base, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    try:
+        deadline = time.time() + 240
+        while time.time() < deadline and len(rundir.read_jsonl(run_dir / rundir.METRICS)) < 5:
+            assert proc.poll() is None, "training exited before it was killed"
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    killed_at = len(rundir.read_jsonl(run_dir / rundir.METRICS))
+    assert 5 <= killed_at < 10 and rundir.last_checkpoint(run_dir) is not None
+    done = subprocess.run([*base, "--resume", "true"], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    steps = [r["step"] for r in rundir.read_jsonl(run_dir / rundir.METRICS)]
+    assert steps == list(range(1, 11))
+    evals = json.loads((run_dir / rundir.EVAL).read_text())
+    assert list(evals) == ["after"] and (run_dir / rundir.CURVES).exists()
+    assert done.stdout.count("held-out eval (after)") == 1

@@ -22,6 +22,8 @@ COMMANDS: dict[str, str] = {
     "validate": "validate",
     "doctor": "doctor",
     "compare": "compare",
+    "launch": "launch",
+    "jobs": "jobs",
     "build-tiny": "build_tiny",
     "audit": "audit",
     "check": "check",

@@ -61,6 +61,25 @@ class RunConfig:
                                                              "GRPO; results in <run>/preflight.json."})
     strict_preflight: bool = field(default=False, metadata={"help": "Refuse to train when the reward audit "
                                                                     "finds an exploit or the gold is not the max."})
+    tool_timeout: float = field(default=60.0, metadata={
+        "help": "Seconds one tool call may take; past it the call ends and the model sees 'tool X timed out "
+                "after N s' (counted in tools/timeouts). 0 = no limit."})
+    step_timeout: float = field(default=1800.0, metadata={
+        "help": "Watchdog: if no training step finishes for this many seconds, dump every thread's stack into "
+                "the run directory and fail (exit 3) instead of hanging. 0 = off."})
+    target: str = field(default="local", metadata={
+        "help": "Where `agentgrpo launch` trains: local (this process), accelerate (num_processes processes on "
+                "this machine), hf-jobs (a Hugging Face Job on `flavor`)."})
+    flavor: str | None = field(default=None, metadata={
+        "help": "Hugging Face Jobs hardware for target hf-jobs, e.g. a100-large (`agentgrpo jobs hardware`)."})
+    job_timeout: str | None = field(default=None, metadata={
+        "help": "Time limit of the Hugging Face Job, e.g. 4h (default: 1.5x an estimate of 30 s per step, "
+                "at least 1h)."})
+    num_processes: int = field(default=1, metadata={
+        "help": "Processes for target accelerate: one per GPU; on a machine without GPUs, CPU processes (gloo)."})
+    accelerate_config: str | None = field(default=None, metadata={
+        "help": "For target accelerate: a TRL preset (multi_gpu, zero1, zero2, zero3, fsdp1, fsdp2) or the path "
+                "of your own accelerate YAML."})
 
 
 GRPO_DEFAULTS_CPU = {"use_cpu": True, "bf16": False, "report_to": "none"}
@@ -290,9 +309,30 @@ def check(run: RunConfig, grpo: dict[str, Any], cuda_available: bool) -> list[st
         problems.append("train_size / eval_size: must be >= 1")
     if not 0.0 <= run.sft_tool_fraction <= 1.0:
         problems.append(f"sft_tool_fraction: {run.sft_tool_fraction} is not in [0, 1]")
+    problems += _check_launch(run)
     bad_modes = [m for m in run.eval_modes if m not in ("greedy", "sampled")]
     if bad_modes:
         problems.append(f"eval_modes: {bad_modes} not allowed; use greedy and/or sampled")
+    return problems
+
+
+def _check_launch(run: RunConfig) -> list[str]:
+    from agentgrpo.launch import TARGETS
+    from agentgrpo.launch.hf_jobs import timeout_seconds
+
+    problems = []
+    if run.target not in TARGETS:
+        problems.append(f"target: {run.target!r} is not a target. {did_you_mean(run.target, TARGETS)}")
+    for name in ("tool_timeout", "step_timeout"):
+        if getattr(run, name) < 0:
+            problems.append(f"{name}: {getattr(run, name)} < 0; give seconds, or 0 to turn it off.")
+    if run.num_processes < 1:
+        problems.append(f"num_processes: {run.num_processes} < 1; use 1 or more.")
+    if run.job_timeout is not None:
+        try:
+            timeout_seconds(run.job_timeout)
+        except ValueError as exc:
+            problems.append(str(exc))
     return problems
 
 

@@ -36,27 +36,38 @@ def run(cfg: ResolvedConfig) -> RunResult:
 
     from agentgrpo.training.models import resolve_model
 
+    main = is_main_process()
     task = get_task(cfg.run.task)
     cfg.run.rewards = [dataclasses.asdict(s) for s in normalize_specs(cfg.run.rewards, task)]  # recorded in full
     run_dir = rundir.new_run_dir(cfg.run.runs_dir, cfg.run.run_name, task.name, resume=cfg.run.resume)
-    rundir.write_config(run_dir, cfg.to_dict())
-    say(f"run directory: {run_dir}")
+    if main:
+        rundir.write_config(run_dir, cfg.to_dict())
+        say(f"run directory: {run_dir}")
     torch.manual_seed(cfg.grpo.get("seed", 42))
     result = RunResult(run_dir=run_dir, model_path=resolve_model(cfg.run.model, task))
     if cfg.run.sft and cfg.run.resume and (run_dir / "sft" / "config.json").exists():
         result.model_path = str(run_dir / "sft")  # resuming: the warm start is already done
     elif cfg.run.sft:
         result.model_path = _timed(result, "sft", lambda: _sft(cfg, task, result.model_path, run_dir))
-    if cfg.run.preflight and not cfg.run.resume:  # agentgrpo.preflight: audit + signal check, preflight.json
+    if main and cfg.run.preflight and not cfg.run.resume:  # agentgrpo.preflight: audit, signal check
         _timed(result, "preflight", lambda: _preflight(cfg, task, result.model_path, run_dir))
-    if cfg.run.eval_before and not (cfg.run.resume and "before" in rundir.read_eval(run_dir)):
+    if main and cfg.run.eval_before and not (cfg.run.resume and "before" in rundir.read_eval(run_dir)):
         _timed(result, "eval_before", lambda: _evaluate(cfg, task, result.model_path, run_dir, "before"))
     final = _timed(result, "grpo", lambda: _grpo(cfg, task, result.model_path, run_dir))
+    if not main:  # other processes of a multi-process run only train
+        return result
     if cfg.run.eval_after:
         _timed(result, "eval_after", lambda: _evaluate(cfg, task, str(final), run_dir, "after"))
     result.eval = rundir.read_eval(run_dir)
     result.curves = _draw(run_dir)
     return result
+
+
+def is_main_process() -> bool:
+    """True in a single-process run, and in process 0 of an `accelerate launch` / torchrun run."""
+    import os
+
+    return int(os.environ.get("RANK", "0")) == 0
 
 
 def _timed(result: RunResult, name: str, fn):

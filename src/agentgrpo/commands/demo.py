@@ -1,23 +1,34 @@
-"""The whole loop on the embedded tiny model, on a CPU, in a few minutes.
+"""The whole loop on the embedded tiny model, on a CPU, in a few minutes; or a failure, planted and caught.
 
-    agentgrpo demo                 # shipped SFT checkpoint -> eval -> 80 GRPO steps -> eval -> curves
-    agentgrpo demo --sft           # redo the SFT warm start from a random init (10-14 min more, 2 cores)
-    agentgrpo demo --seed 7        # any option of `agentgrpo train` works here too
+    agentgrpo demo                     # shipped SFT checkpoint -> eval -> 80 GRPO steps -> eval -> curves
+    agentgrpo demo --sft               # redo the SFT warm start from a random init (10-14 min more, 2 cores)
+    agentgrpo demo --seed 7            # any option of `agentgrpo train` works here too
+    agentgrpo demo --failure hacking   # a gameable proxy is trained; the live doctor stops the run
+    agentgrpo demo --failure length    # a length bonus the model pads its answers for
+    agentgrpo demo --failure collapse  # a learning rate that collapses the policy
 
 The tiny model answers arithmetic questions; after SFT it uses its calculator tool only about half the
 time. GRPO, trained on the outcome alone (was the final answer right?), teaches it that the tool pays.
 The summary shows held-out success before and after with 95% confidence intervals.
+
+A failure demo trains the same model on a flawed recipe (see `agentgrpo.demos.failures`), with the live
+doctor watching; then the doctor reads the run, prints its verdict and writes report.html with the onset
+marked. It exits 0 when the doctor named the planted failure, 1 when it did not.
 """
 
 from __future__ import annotations
 
 from agentgrpo.commands._common import add_override_help, collect_overrides, config_path
 
-HELP = "run the embedded demo: tiny agent learns to use its calculator through GRPO (CPU, minutes)"
+HELP = "run the embedded demo (tiny agent learns its calculator), or --failure MODE to watch one caught"
+FAILURES = ("hacking", "length", "collapse")
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("--config", default="demo", help="Config to start from (default: the shipped demo).")
+    parser.add_argument("--failure", choices=FAILURES, default=None,
+                        help="plant a failure mode instead: hacking (gameable proxy), length (length bonus), "
+                             "collapse (learning rate too high); the doctor names it with its onset")
     add_override_help(parser)
 
 
@@ -27,11 +38,55 @@ def run(args) -> int:
     from agentgrpo.pipeline import say, summary_lines
 
     overrides = collect_overrides(args)
-    cfg = load_config(config_path(args.config), overrides)
+    planted = {}
+    if args.failure:
+        from agentgrpo.demos.failures import overrides as failure_overrides
+
+        planted = failure_overrides(args.failure)
+        planted.setdefault("run_name", None)
+    cfg = load_config(config_path(args.config), _merge(planted, overrides))
     if cfg.run.sft and cfg.run.model == "tiny":
         cfg.run.model = "tiny-random"  # redo SFT from scratch rather than on top of the shipped SFT
+    if args.failure and not cfg.run.run_name:
+        import time
+
+        cfg.run.run_name = f"demo-{args.failure}-{time.strftime('%Y%m%d-%H%M%S')}"
     result = run_pipeline(cfg)
     say("done.")
     for line in summary_lines(result):
         say(line)
+    if not args.failure:
+        return 0
+    return _doctor_verdict(result.run_dir, args.failure)
+
+
+def _merge(planted: dict, overrides: list[str]) -> dict:
+    """The planted recipe, then the user's own flags on top."""
+    from agentgrpo.config import parse_overrides
+    from agentgrpo.errors import ConfigError
+
+    parsed, problems = parse_overrides(overrides)
+    if problems:
+        raise ConfigError(problems)
+    return {k: v for k, v in {**planted, **parsed}.items() if v is not None or k != "run_name"}
+
+
+def _doctor_verdict(run_dir, mode: str) -> int:
+    from agentgrpo.commands.doctor import write_report
+    from agentgrpo.demos.failures import RECIPES
+    from agentgrpo.doctor import diagnose, read_run
+    from agentgrpo.doctor.summary import text
+    from agentgrpo.pipeline import say
+
+    source = read_run(run_dir)
+    report = diagnose(source.table)
+    paths = write_report(source, report, None, png=True)
+    print(text(source, report), flush=True)
+    expected, true_onset = RECIPES[mode][1], RECIPES[mode][2]
+    named = next((f for f in report.failures if f.detector == expected), None)
+    say(f"report: {paths[0]}")
+    if named is None:
+        say(f"the doctor did NOT name the planted {mode} failure (planted at step {true_onset})")
+        return 1
+    say(f"the doctor named the planted {mode} failure: onset step {named.onset} (planted at step {true_onset})")
     return 0

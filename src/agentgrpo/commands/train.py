@@ -12,6 +12,8 @@ On several GPUs, launch the same command with `accelerate launch -m agentgrpo.cl
 
 from __future__ import annotations
 
+import os
+
 from agentgrpo.commands._common import add_override_help, collect_overrides, config_path
 
 HELP = "train with GRPO from a YAML config (+ --option value overrides)"
@@ -24,11 +26,21 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     from agentgrpo.config import load_config
-    from agentgrpo.pipeline import run as run_pipeline
-    from agentgrpo.pipeline import say, summary_lines
 
-    cfg = load_config(config_path(args.config), collect_overrides(args))
+    return run_resolved(load_config(config_path(args.config), collect_overrides(args)))
+
+
+def run_resolved(cfg) -> int:
+    """Run a resolved config in this process and print its summary."""
+    from agentgrpo.pipeline import is_main_process, say, summary_lines
+    from agentgrpo.pipeline import run as run_pipeline
+
     result = run_pipeline(cfg)
+    if not is_main_process():
+        return 0
+    from agentgrpo.launch.cost import run_cost
+
     for line in summary_lines(result):
         say(line)
+    say(run_cost(result.run_dir, os.environ.get("AGENTGRPO_JOB_FLAVOR"))["summary"])
     return 0

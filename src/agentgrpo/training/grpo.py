@@ -12,6 +12,8 @@ from agentgrpo.tasks.base import Task
 from agentgrpo.training.progress import use_compact_progress
 from agentgrpo.training.recorder import Recorder
 from agentgrpo.training.reward_specs import make_reward_funcs
+from agentgrpo.training.tool_timeout import ToolTimeoutCounter, timed_environment_factory
+from agentgrpo.training.watchdog import Watchdog
 
 
 def train_dataset(task: Task, size: int, seed: int) -> Dataset:
@@ -31,16 +33,19 @@ def build_grpo_trainer(cfg: ResolvedConfig, task: Task, model_path: str, run_dir
     funcs, weights = make_reward_funcs(cfg.run.rewards, task, strict=cfg.run.strict_rewards)
     grpo_kwargs = {"logging_steps": 1, "save_strategy": "steps", "save_steps": 50, **cfg.grpo}
     grpo_kwargs.setdefault("reward_weights", weights)
+    grpo_kwargs.setdefault("run_name", run_dir.name)  # trackio / wandb show the run under its own name
+    grpo_kwargs.setdefault("project", f"agentgrpo-{task.name}")  # and project (TRL's default: "huggingface")
     args = GRPOConfig(output_dir=str(run_dir / rundir.CHECKPOINTS), **grpo_kwargs)
     recorder = Recorder(run_dir) if record else None
+    guards = [ToolTimeoutCounter(), Watchdog(run_dir, cfg.run.step_timeout)] if record else []
     trainer = GRPOTrainer(
         model=model_path,
         reward_funcs=funcs,
         args=args,
         train_dataset=train_dataset(task, cfg.run.train_size, seed=args.seed),
         processing_class=load_tokenizer(model_path),
-        environment_factory=task.environment_factory,
-        callbacks=[c for c in (recorder, *callbacks) if c is not None],
+        environment_factory=timed_environment_factory(task.environment_factory, cfg.run.tool_timeout),
+        callbacks=[c for c in (*guards[:1], recorder, *guards[1:], *callbacks) if c is not None],
     )
     if recorder is not None:
         recorder.attach(trainer)

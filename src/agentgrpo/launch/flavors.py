@@ -1,0 +1,119 @@
+"""Hugging Face Jobs hardware: the valid flavors, their GPUs and their price.
+
+Online, the list comes from ``HfApi.list_jobs_hardware()`` (names, accelerators, unit costs) and is cached
+in the user cache directory; offline, the last cached list is used, else the built-in table below.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from agentgrpo.errors import did_you_mean
+
+# Built-in table: flavor names as huggingface_hub 2.4's `JobHardware` enum lists them. Hourly prices only
+# where the Hub's pricing page (huggingface.co/docs/hub/jobs-pricing) was read when this table was written;
+# None = unknown offline (run once online, or see that page).
+_CPU_HOURLY = {"cpu-basic": 0.01, "cpu-upgrade": 0.03, "cpu-xl": 1.00, "cpu-performance": 1.90}
+
+
+@dataclass(frozen=True)
+class Flavor:
+    name: str
+    gpus: int  # 0 for CPU flavors
+    usd_per_hour: float | None
+    pretty_name: str = ""
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.gpus > 0
+
+
+def gpus_in(name: str) -> int:
+    """GPUs in a flavor, from its name when no hardware list is at hand.
+
+    >>> gpus_in("cpu-basic"), gpus_in("a100-large"), gpus_in("h200x8"), gpus_in("a10g-largex4"), gpus_in("l4x1")
+    (0, 1, 8, 4, 1)
+    """
+    if name.startswith("cpu"):
+        return 0
+    match = re.search(r"x(\d+)$", name)
+    return int(match.group(1)) if match else 1
+
+
+def builtin_flavors() -> dict[str, Flavor]:
+    from huggingface_hub import JobHardware
+
+    return {h.value: Flavor(h.value, gpus_in(h.value), _CPU_HOURLY.get(h.value)) for h in JobHardware}
+
+
+def from_hardware_info(infos) -> dict[str, Flavor]:
+    """Flavors from `list_jobs_hardware()` results (unit cost per ``unit_label``, usually a minute)."""
+    out = {}
+    for info in infos:
+        per = {"minute": 60.0, "hour": 1.0, "second": 3600.0}.get(getattr(info, "unit_label", "minute"), 60.0)
+        cost = getattr(info, "unit_cost_usd", None)
+        acc = getattr(info, "accelerator", None)
+        gpus = int(getattr(acc, "quantity", 0) or 0) if acc is not None else 0
+        if acc is not None and not gpus:
+            gpus = gpus_in(info.name)
+        out[info.name] = Flavor(info.name, gpus, None if cost is None else round(cost * per, 4),
+                                getattr(info, "pretty_name", "") or "")
+    return out
+
+
+def cache_path() -> Path:
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("agentgrpo")) / "jobs_hardware.json"
+
+
+def load_flavors(api=None) -> tuple[dict[str, Flavor], str]:
+    """``(flavors, source)``: from the Hub when reachable (and cache it), else the cache, else built-in."""
+    if api is not None:
+        try:
+            flavors = from_hardware_info(api.list_jobs_hardware())
+        except Exception:  # offline, no token, Hub down: fall back, never fail here  # noqa: BLE001
+            flavors = {}
+        if flavors:
+            _save_cache(flavors)
+            return flavors, "the Hub (list_jobs_hardware)"
+    cached = _read_cache()
+    if cached:
+        return cached, f"cache {cache_path()}"
+    return builtin_flavors(), "built-in table (offline)"
+
+
+def _save_cache(flavors: dict[str, Flavor]) -> None:
+    try:
+        path = cache_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps([asdict(f) for f in flavors.values()], indent=1))
+    except OSError:
+        pass
+
+
+def _read_cache() -> dict[str, Flavor]:
+    try:
+        return {f["name"]: Flavor(**f) for f in json.loads(cache_path().read_text())}
+    except (OSError, ValueError, TypeError, KeyError):
+        return {}
+
+
+def check_flavor(name: str | None, flavors: dict[str, Flavor], needs_gpu: list[str]) -> list[str]:
+    """Problems with a flavor for a config: unknown (valid ones listed), or CPU-only for a GPU config."""
+    if not name:
+        return ["flavor: required for target hf-jobs (e.g. flavor: a100-large). " + _listing(flavors)]
+    if name not in flavors:
+        return [f"flavor: unknown flavor {name!r}. {did_you_mean(name, flavors)}"]
+    if needs_gpu and not flavors[name].is_gpu:
+        gpu = sorted(n for n, f in flavors.items() if f.is_gpu)
+        return [f"flavor: {name} has no GPU, but the config needs one ({', '.join(needs_gpu)}); choose a GPU "
+                f"flavor ({', '.join(gpu[:6])}, ...) or set those options to false."]
+    return []
+
+
+def _listing(flavors: dict[str, Flavor]) -> str:
+    return "Available: " + ", ".join(sorted(flavors))

@@ -1,0 +1,126 @@
+"""Per-tool time limits: a tool call that blocks ends after ``seconds`` and becomes an observation.
+
+Neither TRL nor a task's tools limit how long a call takes; one tool that hangs stops training with no
+message. `timed_environment_factory` wraps a task's ``environment_factory`` so each tool method runs in a
+helper thread: past the limit the call raises `ToolTimeout`, which TRL's tool loop turns into the tool
+message ``{"error": "tool calculate timed out after 5 s"}`` for the model and counts in
+``tools/failure_frequency``; `ToolTimeoutCounter` logs ``tools/timeouts`` (calls timed out since the last
+log). A timed-out call's thread cannot be killed and is left running as a daemon; it holds no lock of
+ours, but an environment it mutates later should not be reused across episodes (TRL resets per episode).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import threading
+from collections.abc import Callable
+
+from transformers import TrainerCallback
+
+_RESERVED = ("reset", "get_reward")
+
+
+class ToolTimeout(TimeoutError):
+    """A tool call that did not return within its limit."""
+
+
+class _Counter:
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.count = 0
+
+    def add(self) -> None:
+        with self._lock:
+            self.count += 1
+
+    def take(self) -> int:
+        with self._lock:
+            n, self.count = self.count, 0
+        return n
+
+
+TIMEOUTS = _Counter()
+
+
+def call_with_timeout(fn: Callable, seconds: float, name: str, *args, **kwargs):
+    """``fn(*args, **kwargs)`` in a daemon thread; its result, its exception, or `ToolTimeout`.
+
+    >>> call_with_timeout(lambda x: x + 1, 1.0, "inc", 41)
+    42
+    """
+    box: dict = {}
+
+    def target():
+        try:
+            box["value"] = fn(*args, **kwargs)
+        except BaseException as exc:  # re-raised in the caller, where TRL counts it
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name=f"tool-{name}", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        TIMEOUTS.add()
+        raise ToolTimeout(f"tool {name} timed out after {seconds:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+def _timed(method: Callable, seconds: float) -> Callable:
+    name = method.__name__
+    if inspect.iscoroutinefunction(method):
+
+        @functools.wraps(method)
+        async def timed_async(self, *args, **kwargs):
+            try:
+                return await asyncio.wait_for(method(self, *args, **kwargs), seconds)
+            except TimeoutError:
+                TIMEOUTS.add()
+                raise ToolTimeout(f"tool {name} timed out after {seconds:g} s") from None
+
+        return timed_async
+
+    @functools.wraps(method)
+    def timed(self, *args, **kwargs):
+        return call_with_timeout(method, seconds, name, self, *args, **kwargs)
+
+    return timed
+
+
+@functools.lru_cache(maxsize=64)
+def timed_class(cls: type, seconds: float) -> type:
+    """A subclass of ``cls`` whose public tool methods (not reset/get_reward) have the time limit.
+
+    Signatures, type hints and docstrings are kept, so TRL builds the same tool schemas.
+    """
+    members = {
+        name: _timed(fn, seconds)
+        for name, fn in inspect.getmembers(cls, predicate=inspect.isfunction)
+        if not name.startswith("_") and name not in _RESERVED
+    }
+    return type(cls.__name__, (cls,), {**members, "__doc__": cls.__doc__, "__module__": cls.__module__})
+
+
+def timed_environment_factory(factory: Callable[[], object], seconds: float | None) -> Callable[[], object]:
+    """Wrap ``factory`` so its environments' tools time out after ``seconds`` (None or <= 0: unchanged)."""
+    if factory is None or not seconds or seconds <= 0:
+        return factory
+
+    @functools.wraps(factory)
+    def make():
+        env = factory()
+        env.__class__ = timed_class(type(env), float(seconds))
+        return env
+
+    return make
+
+
+class ToolTimeoutCounter(TrainerCallback):
+    """Adds ``tools/timeouts`` (calls timed out since the previous log) to every training log."""
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if logs is not None and any(k.startswith("tools/") for k in logs):
+            logs["tools/timeouts"] = float(TIMEOUTS.take())
