@@ -27,7 +27,7 @@ def run(args) -> int:
     from agentgrpo.pipeline import say, summary_lines
 
     overrides = collect_overrides(args)
-    cfg = load_config(config_path(args.config), overrides)
+    cfg = load_config(config_path(args.config), overrides, deep=True)
     if cfg.run.sft and cfg.run.model == "tiny":
         cfg.run.model = "tiny-random"  # redo SFT from scratch rather than on top of the shipped SFT
     result = run_pipeline(cfg)

@@ -27,7 +27,7 @@ def run(args) -> int:
     from agentgrpo.pipeline import run as run_pipeline
     from agentgrpo.pipeline import say, summary_lines
 
-    cfg = load_config(config_path(args.config), collect_overrides(args))
+    cfg = load_config(config_path(args.config), collect_overrides(args), deep=True)
     result = run_pipeline(cfg)
     for line in summary_lines(result):
         say(line)

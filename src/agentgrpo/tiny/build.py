@@ -2,7 +2,8 @@
 
 The shipped checkpoint (``agentgrpo/tiny/assets/calculator-sft``) is what `agentgrpo demo` starts from,
 like a model from an earlier SFT session. `agentgrpo build-tiny` rebuilds it from scratch, reproducibly
-(same seed, same data, same tokenizer), and `agentgrpo demo --sft` redoes the SFT inside a demo run.
+(same seed, same data, same tokenizer; `agentgrpo.training.sft.build_tiny_sft`), and `agentgrpo demo --sft`
+redoes the SFT inside a demo run. This package never imports `agentgrpo.training.models` (which imports it).
 """
 
 from __future__ import annotations
@@ -40,13 +41,11 @@ def build_random(task: Task, out_dir: str | Path, seed: int = 0) -> Path:
     return out
 
 
-def build_sft(task: Task, out_dir: str | Path, settings=None, show_progress: bool = True) -> Path:
-    """The SFT warm start exactly as `agentgrpo demo --sft` runs it: the 'tiny-random' init (seed 0), then
-    TRL SFT on the task's mixed demonstrations (seeded by ``settings.seed``); saved to ``out_dir``."""
-    from agentgrpo.training.models import load_model, load_tokenizer, resolve_model
-    from agentgrpo.training.sft import SFTSettings, run_sft
+def random_checkpoint(task: Task) -> Path:
+    """The untrained tiny model for ``task`` in the user cache ('tiny-random'); built on first use (seconds)."""
+    from platformdirs import user_cache_dir
 
-    start = resolve_model("tiny-random", task)
-    run_sft(load_model(start), load_tokenizer(start), task, settings or SFTSettings(), out_dir,
-            show_progress=show_progress)
-    return Path(out_dir)
+    path = Path(user_cache_dir("agentgrpo")) / f"tiny-random-{task.name}-v{task.version}"
+    if not (path / "config.json").exists():
+        build_random(task, path)
+    return path

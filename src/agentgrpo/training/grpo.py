@@ -1,4 +1,4 @@
-"""Build and run TRL's `GRPOTrainer` for a task: dataset, environment (tools), rewards, our callbacks."""
+"""Build and run TRL's `GRPOTrainer` for a task: dataset, tools/environment, rewards, LoRA, our callbacks."""
 
 from __future__ import annotations
 
@@ -22,16 +22,15 @@ def build_grpo_trainer(cfg: ResolvedConfig, task: Task, model_path: str, run_dir
                        record: bool = True):
     """A ready `GRPOTrainer` writing checkpoints under ``run_dir/checkpoints`` and metrics to ``run_dir``.
 
-    ``record=False`` leaves out the recorder (plain TRL, for overhead measurements).
+    ``record=False`` leaves out the recorder (plain TRL, for overhead measurements). With ``use_peft`` (or a
+    ``peft_config`` object) TRL wraps the model in a LoRA adapter; only the adapter trains.
     """
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
     from agentgrpo.training.models import load_tokenizer
 
     funcs, weights = make_reward_funcs(cfg.run.rewards, task, strict=cfg.run.strict_rewards)
-    grpo_kwargs = {"logging_steps": 1, "save_strategy": "steps", "save_steps": 50, **cfg.grpo}
-    grpo_kwargs.setdefault("reward_weights", weights)
-    args = GRPOConfig(output_dir=str(run_dir / rundir.CHECKPOINTS), **grpo_kwargs)
+    args = cfg.grpo_args(run_dir / rundir.CHECKPOINTS, reward_weights=weights)
     recorder = Recorder(run_dir) if record else None
     trainer = GRPOTrainer(
         model=model_path,
@@ -40,6 +39,8 @@ def build_grpo_trainer(cfg: ResolvedConfig, task: Task, model_path: str, run_dir
         train_dataset=train_dataset(task, cfg.run.train_size, seed=args.seed),
         processing_class=load_tokenizer(model_path),
         environment_factory=task.environment_factory,
+        tools=list(task.tool_functions) or None,
+        peft_config=cfg.peft_config(),
         callbacks=[c for c in (recorder, *callbacks) if c is not None],
     )
     if recorder is not None:
@@ -48,11 +49,19 @@ def build_grpo_trainer(cfg: ResolvedConfig, task: Task, model_path: str, run_dir
     return trainer
 
 
-def train(trainer, run_dir: Path, resume: bool = False) -> Path:
-    """Train (resuming from the last checkpoint when asked and present); save the final model."""
-    checkpoint = rundir.last_checkpoint(run_dir) if resume else None
+def train(trainer, run_dir: Path, resume: bool | str = False, save_merged: bool = False) -> Path:
+    """Train (from ``resume``: True = the run's last checkpoint, or a checkpoint path); save the final model.
+
+    A LoRA run saves the adapter (adapter_config.json + weights) to final/; ``save_merged`` also writes
+    the base model with the adapter merged in to final-merged/.
+    """
+    checkpoint = resume if isinstance(resume, str) else (rundir.last_checkpoint(run_dir) if resume else None)
     trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     final = run_dir / rundir.FINAL
     trainer.save_model(str(final))
     trainer.processing_class.save_pretrained(str(final))
+    if save_merged and hasattr(trainer.model, "merge_and_unload"):
+        from agentgrpo.training.models import merge_adapter
+
+        merge_adapter(final, run_dir / rundir.MERGED)
     return final

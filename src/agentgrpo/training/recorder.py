@@ -23,13 +23,15 @@ class Recorder(TrainerCallback):
 
     def __init__(self, run_dir: str | Path, sample_every: int = 10, samples: int = 4):
         self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
         self.sample_every = sample_every
         self.samples = samples
         self._trainer = None
         self._n_logs = 0
 
     def attach(self, trainer) -> None:
-        """Give the recorder the trainer whose rollouts it samples (GRPOTrainer keeps them in ``_logs``)."""
+        """Give the recorder the trainer whose rollouts it samples (GRPOTrainer keeps them in ``_logs``);
+        without it, metrics.jsonl is written and completions.jsonl is not."""
         self._trainer = trainer
 
     def on_train_begin(self, args, state, control, **kwargs):
