@@ -19,10 +19,17 @@ TOKENIZER_SEED = 0
 
 
 def build_tokenizer(task: Task):
-    """The task-fitted tokenizer (deterministic): BPE trained on rendered demonstrations, both kinds."""
+    """The task-fitted tokenizer (deterministic): BPE trained on rendered demonstrations, both kinds.
+
+    A task without demonstrations (a plain dataset) gets the calculator's: byte-level, so any text encodes.
+    """
     from agentgrpo.tiny.tokenizer import template_renderer, train_tokenizer
     from agentgrpo.training.sft import demonstrations
 
+    if task.demonstration is None:
+        from agentgrpo.tasks.calculator import TASK as calculator
+
+        task = calculator
     renderer = template_renderer()
     demos = demonstrations(task, TOKENIZER_CORPUS, tool_fraction=0.5, seed=TOKENIZER_SEED)
     texts = [renderer.apply_chat_template(d["messages"], tools=d["tools"], tokenize=False) for d in demos]
@@ -45,7 +52,8 @@ def random_checkpoint(task: Task) -> Path:
     """The untrained tiny model for ``task`` in the user cache ('tiny-random'); built on first use (seconds)."""
     from platformdirs import user_cache_dir
 
-    path = Path(user_cache_dir("agentgrpo")) / f"tiny-random-{task.name}-v{task.version}"
+    label = f"{task.name}-v{task.version}" if task.demonstration is not None else "generic-v1"
+    path = Path(user_cache_dir("agentgrpo")) / f"tiny-random-{label}"
     if not (path / "config.json").exists():
         build_random(task, path)
     return path
