@@ -39,10 +39,18 @@ def target(cfg) -> tuple[Path, bool, str | bool]:
 
 
 def check_changes(saved: dict, new: dict) -> None:
-    """Refuse an option changed since the run began when the checkpoint would override it."""
+    """Refuse an option changed since the run began when the checkpoint would override it (a GRPOConfig
+    field missing on one side has TRL's default there)."""
+    from agentgrpo.config import _grpo_fields, trl_default
+
+    grpo = _grpo_fields()
+
+    def value_in(config: dict, key: str):
+        return config[key] if key in config else (trl_default(key) if key in grpo else None)
+
     problems = []
     for key in sorted((set(saved) | set(new)) - RESUMABLE):
-        old, value = saved.get(key), new.get(key)
+        old, value = value_in(saved, key), value_in(new, key)
         if not _same(old, value):
             problems.append(f"{key}: {old!r} when the run began, {value!r} now; a resumed run restores the "
                             f"optimizer, scheduler and data order from its checkpoint, so this change would not "
