@@ -27,7 +27,11 @@ def _final_live(run):
     return [e for e in events if e["event"] == "final"][-1]
 
 
-def test_the_live_doctor_after_resume_sees_every_step(stopped_run, capsys):
+def test_the_live_doctor_after_resume_sees_every_step(stopped_run, monkeypatch):
+    import transformers.trainer
+
+    warned = []
+    monkeypatch.setattr(transformers.trainer.logger, "warning", lambda msg, *a, **k: warned.append(str(msg)))
     run = stopped_run / "r"
     assert _final_live(run)["steps_seen"] == 2
     assert main(["train", *FAST, "--runs_dir", str(stopped_run), "--run_name", "r", "--max_steps", "3",
@@ -35,6 +39,9 @@ def test_the_live_doctor_after_resume_sees_every_step(stopped_run, capsys):
     final = _final_live(run)
     assert final["steps_seen"] == 3 and final["first_step"] == 1  # steps 1-2 from metrics.jsonl, then 3
     assert [r["step"] for r in rundir.read_jsonl(run / rundir.METRICS)] == [1, 2, 3]
+    assert not [w for w in warned if "missing keys" in w], warned  # the tied lm_head is re-tied quietly
+    card = (run / rundir.CHECKPOINTS / "README.md").read_text()
+    assert "[None]" not in card and "fine-tuned version of the local model" in card
 
 
 def test_an_override_a_resume_would_ignore_is_refused(stopped_run, capsys):

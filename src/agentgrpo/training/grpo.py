@@ -46,7 +46,26 @@ def build_grpo_trainer(cfg: ResolvedConfig, task: Task, model_path: str, run_dir
     if recorder is not None:
         recorder.attach(trainer)
     use_compact_progress(trainer)
+    _name_local_base_in_model_card(trainer, model_path)
     return trainer
+
+
+def _name_local_base_in_model_card(trainer, model_path: str) -> None:
+    """TRL's model card reads "a fine-tuned version of [None](https://huggingface.co/None)" for a model
+    loaded from a local directory; name the directory instead."""
+    import os
+
+    original = trainer.create_model_card
+
+    def create_model_card(*args, **kwargs):
+        original(*args, **kwargs)
+        card = Path(trainer.args.output_dir) / "README.md"
+        if card.is_file() and os.path.isdir(model_path):
+            text = card.read_text(encoding="utf-8")
+            card.write_text(text.replace("[None](https://huggingface.co/None)", f"the local model `{model_path}`"),
+                            encoding="utf-8")
+
+    trainer.create_model_card = create_model_card
 
 
 def train(trainer, run_dir: Path, resume: bool | str = False, save_merged: bool = False) -> Path:
@@ -56,6 +75,8 @@ def train(trainer, run_dir: Path, resume: bool | str = False, save_merged: bool 
     the base model with the adapter merged in to final-merged/.
     """
     checkpoint = resume if isinstance(resume, str) else (rundir.last_checkpoint(run_dir) if resume else None)
+    if checkpoint:
+        _expect_tied_weights_missing(trainer.model)
     trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     final = run_dir / rundir.FINAL
     trainer.save_model(str(final))
@@ -65,3 +86,11 @@ def train(trainer, run_dir: Path, resume: bool | str = False, save_merged: bool 
 
         merge_adapter(final, run_dir / rundir.MERGED)
     return final
+
+
+def _expect_tied_weights_missing(model) -> None:
+    """A tied lm_head is not saved in checkpoints; tell the Trainer, so resuming re-ties it quietly instead
+    of warning "There were missing keys in the checkpoint model loaded: ['lm_head.weight']"."""
+    tied = getattr(model, "_tied_weights_keys", None)
+    if tied and getattr(model.config, "tie_word_embeddings", False) and not model._keys_to_ignore_on_save:
+        model._keys_to_ignore_on_save = set(tied)
