@@ -146,3 +146,14 @@ def _yaml(tmp_path, data):
     path = tmp_path / "run.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
+
+
+def test_a_hub_dataset_while_offline_says_how_to_fix_it(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    with pytest.raises(ConfigError) as info:
+        load_config({"model": "tiny-random", "max_steps": 2, "dataset_name": "some-org/not-cached-data",
+                     "rewards": ["exact_answer"]}, cuda_available=False)
+    (msg,) = info.value.problems
+    assert msg.startswith("dataset_name: cannot load 'some-org/not-cached-data'") and "HF_HUB_OFFLINE" in msg
+    assert "hf download some-org/not-cached-data --repo-type dataset" in msg
