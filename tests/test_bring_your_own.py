@@ -43,13 +43,13 @@ def broken(query: str) -> str:
     raise RuntimeError("backend is down")
 '''
 
-TASK = '''
+TASK = """
 import dataclasses
 
 from agentgrpo.tasks.calculator import TASK as CALCULATOR
 
 MY_TASK = dataclasses.replace(CALCULATOR, name="my-arithmetic")
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -66,20 +66,26 @@ def user_dir(tmp_path_factory, calculator):
 
 
 def dataset_config(user_dir, **extra):
-    return {"model": "tiny-random", "max_steps": 2, "dataset_name": str(user_dir / "data.jsonl"),
-            "rewards": [f"{user_dir}/my_rewards.py:contains_answer"], **extra}
+    return {
+        "model": "tiny-random",
+        "max_steps": 2,
+        "dataset_name": str(user_dir / "data.jsonl"),
+        "rewards": [f"{user_dir}/my_rewards.py:contains_answer"],
+        **extra,
+    }
 
 
 def test_a_task_from_a_file_path_and_a_clear_error_when_missing(user_dir):
-    cfg = load_config({"task": f"{user_dir}/my_task.py:MY_TASK", "model": "tiny-random", "max_steps": 2},
-                      cuda_available=False)
+    cfg = load_config(
+        {"task": f"{user_dir}/my_task.py:MY_TASK", "model": "tiny-random", "max_steps": 2}, cuda_available=False
+    )
     assert cfg.task.name == "my-arithmetic"
     with pytest.raises(ConfigError, match=r"defines no 'NOPE'. It defines: .*MY_TASK"):
-        load_config({"task": f"{user_dir}/my_task.py:NOPE", "model": "tiny-random", "max_steps": 2},
-                    cuda_available=False)
+        load_config(
+            {"task": f"{user_dir}/my_task.py:NOPE", "model": "tiny-random", "max_steps": 2}, cuda_available=False
+        )
     with pytest.raises(ConfigError, match="does not exist"):
-        load_config({"task": "./no_such_file.py:TASK", "model": "tiny-random", "max_steps": 2},
-                    cuda_available=False)
+        load_config({"task": "./no_such_file.py:TASK", "model": "tiny-random", "max_steps": 2}, cuda_available=False)
 
 
 def test_tiny_with_another_task_is_refused_by_validate(user_dir, tmp_path, capsys):
@@ -108,10 +114,31 @@ def test_a_dataset_needs_a_prompt_column_and_rewards(user_dir, tmp_path):
 
 def test_a_plain_dataset_run_with_a_reward_and_a_tool_from_user_files(user_dir, tmp_path):
     cfg = dataset_config(user_dir, tools=[f"{user_dir}/my_tools.py:add"])
-    args = ["train", "--config", str(_yaml(tmp_path, cfg)), "--runs_dir", str(tmp_path), "--run_name", "ds",
-            "--per_device_train_batch_size", "8", "--num_generations", "4", "--max_completion_length", "24",
-            "--eval_size", "8", "--eval_modes", "[greedy]", "--eval_batch_size", "8", "--save_strategy", "no",
-            "--doctor_every", "0"]
+    args = [
+        "train",
+        "--config",
+        str(_yaml(tmp_path, cfg)),
+        "--runs_dir",
+        str(tmp_path),
+        "--run_name",
+        "ds",
+        "--per_device_train_batch_size",
+        "8",
+        "--num_generations",
+        "4",
+        "--max_completion_length",
+        "24",
+        "--eval_size",
+        "8",
+        "--eval_modes",
+        "[greedy]",
+        "--eval_batch_size",
+        "8",
+        "--save_strategy",
+        "no",
+        "--doctor_every",
+        "0",
+    ]
     assert main(args) == 0
     run = tmp_path / "ds"
     records = rundir.read_jsonl(run / rundir.METRICS)
@@ -119,8 +146,9 @@ def test_a_plain_dataset_run_with_a_reward_and_a_tool_from_user_files(user_dir, 
     assert "rewards/contains_answer/mean" in records[0]
     saved = rundir.read_config(run)
     assert saved["train_size"] == 52  # every row but the eval_size=8 held out (at most a fifth)
-    assert saved["rewards"] == [{"name": f"{user_dir}/my_rewards.py:contains_answer", "weight": 1.0,
-                                 "alias": "contains_answer"}]
+    assert saved["rewards"] == [
+        {"name": f"{user_dir}/my_rewards.py:contains_answer", "weight": 1.0, "alias": "contains_answer"}
+    ]
     evals = rundir.read_eval(run)
     assert evals["after"]["greedy"]["n"] == 8
 
@@ -135,8 +163,9 @@ def test_a_python_dataset_object_through_the_api(user_dir, tmp_path):
     def right(completions, answer, **kwargs):
         return [1.0 if a in c[-1]["content"] else 0.0 for c, a in zip(completions, answer)]
 
-    cfg = agentgrpo.validate({"model": "tiny-random", "max_steps": 1, "rewards": [right]},
-                             train_dataset=Dataset.from_list(rows))
+    cfg = agentgrpo.validate(
+        {"model": "tiny-random", "max_steps": 1, "rewards": [right]}, train_dataset=Dataset.from_list(rows)
+    )
     assert cfg.task.size == 60 - 12 and cfg.task.success_reward == "right"
 
 
@@ -152,8 +181,15 @@ def test_a_hub_dataset_while_offline_says_how_to_fix_it(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     with pytest.raises(ConfigError) as info:
-        load_config({"model": "tiny-random", "max_steps": 2, "dataset_name": "some-org/not-cached-data",
-                     "rewards": ["exact_answer"]}, cuda_available=False)
+        load_config(
+            {
+                "model": "tiny-random",
+                "max_steps": 2,
+                "dataset_name": "some-org/not-cached-data",
+                "rewards": ["exact_answer"],
+            },
+            cuda_available=False,
+        )
     (msg,) = info.value.problems
     assert msg.startswith("dataset_name: cannot load 'some-org/not-cached-data'") and "HF_HUB_OFFLINE" in msg
     assert "hf download some-org/not-cached-data --repo-type dataset" in msg

@@ -7,7 +7,6 @@ import pytest
 from agentgrpo.config import load_config
 from agentgrpo.errors import ConfigError
 
-
 ESSENTIALS = ["--model", "tiny", "--max_steps", "5"]
 
 
@@ -95,9 +94,9 @@ def test_missing_config_file():
 
 
 def test_real_model_config_is_valid_on_a_gpu_machine_and_refused_on_cpu():
-    from agentgrpo.commands._common import config_path
-
     import importlib.util
+
+    from agentgrpo.commands._common import config_path
 
     if importlib.util.find_spec("trackio") is None:  # the config reports to trackio: refused when it is missing
         (msg,) = problems([], path=config_path("qwen2.5-0.5b-1gpu"), cuda=True)

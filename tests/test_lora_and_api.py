@@ -13,8 +13,17 @@ from agentgrpo.cli import main
 
 pytest.importorskip("peft")
 
-SMALL = dict(per_device_train_batch_size=16, num_generations=8, max_completion_length=48, save_strategy="no",
-             disable_tqdm=True, doctor_every=0, eval_before=False, eval_after=False, seed=3)
+SMALL = dict(
+    per_device_train_batch_size=16,
+    num_generations=8,
+    max_completion_length=48,
+    save_strategy="no",
+    disable_tqdm=True,
+    doctor_every=0,
+    eval_before=False,
+    eval_after=False,
+    seed=3,
+)
 
 
 class CountSteps(TrainerCallback):
@@ -30,9 +39,18 @@ def lora_run(tiny_sft_dir, tmp_path_factory):
     import agentgrpo
 
     counter = CountSteps()
-    result = agentgrpo.train({"model": "tiny", "max_steps": 2, **SMALL}, callbacks=[counter],
-                             runs_dir=str(tmp_path_factory.mktemp("runs")), run_name="lora", use_peft=True,
-                             lora_r=4, lora_alpha=8, lora_dropout=0.0, learning_rate=5e-3, save_merged=True)
+    result = agentgrpo.train(
+        {"model": "tiny", "max_steps": 2, **SMALL},
+        callbacks=[counter],
+        runs_dir=str(tmp_path_factory.mktemp("runs")),
+        run_name="lora",
+        use_peft=True,
+        lora_r=4,
+        lora_alpha=8,
+        lora_dropout=0.0,
+        learning_rate=5e-3,
+        save_merged=True,
+    )
     return result, counter
 
 

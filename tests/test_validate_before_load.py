@@ -33,8 +33,10 @@ def no_model_loads(monkeypatch):
 def test_every_crash_after_load_case_is_reported_in_one_validate(tmp_path, capsys, no_model_loads, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     path = tmp_path / "bad.yaml"
-    path.write_text("model: some-org/not-cached-model\nmax_steps: 5\nlearning_rate: -1.0e-5\nloss_type: foo\n"
-                    "temperature: -1\nreport_to: wandb\noutput_dir: " + str(tmp_path / "out") + "\n")
+    path.write_text(
+        "model: some-org/not-cached-model\nmax_steps: 5\nlearning_rate: -1.0e-5\nloss_type: foo\n"
+        "temperature: -1\nreport_to: wandb\noutput_dir: " + str(tmp_path / "out") + "\n"
+    )
     assert main(["validate", "--config", str(path)]) == 2
     err = capsys.readouterr().err
     fields = [line.split(":")[0].strip(" -") for line in err.splitlines()[1:] if line.startswith("  - ")]
@@ -73,8 +75,11 @@ def test_silently_wrong_rewards_are_refused():
 
 
 def test_a_single_name_where_a_list_is_expected_is_a_one_item_list():
-    cfg = load_config(None, ["--model", "tiny", "--max_steps", "5", "--rewards", "correct_answer",
-                             "--stop_on", "collapse"], cuda_available=False)
+    cfg = load_config(
+        None,
+        ["--model", "tiny", "--max_steps", "5", "--rewards", "correct_answer", "--stop_on", "collapse"],
+        cuda_available=False,
+    )
     assert cfg.run.rewards == ["correct_answer"] and cfg.run.stop_on == ["collapse"]
     assert cfg.grpo["report_to"] == "none"  # a field that takes a string keeps it
 

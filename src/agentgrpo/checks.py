@@ -55,20 +55,27 @@ def _check_essentials(cfg: ResolvedConfig) -> list[str]:
     """An empty config must not start a long run on defaults: the model and the length are required."""
     problems = []
     if "model" not in cfg.given:
-        problems.append("model: not set. Name the model to train: tiny (the embedded demo model), a "
-                        "save_pretrained directory, or a Hub id (or start from a shipped config: --config demo).")
+        problems.append(
+            "model: not set. Name the model to train: tiny (the embedded demo model), a "
+            "save_pretrained directory, or a Hub id (or start from a shipped config: --config demo)."
+        )
     if not {"max_steps", "num_train_epochs"} & cfg.given:
-        problems.append(f"max_steps: not set (nor num_train_epochs), so TRL would train "
-                        f"{trl_default('num_train_epochs'):g} epochs of the whole dataset; set max_steps: N "
-                        "(or num_train_epochs) to say how long to train.")
+        problems.append(
+            f"max_steps: not set (nor num_train_epochs), so TRL would train "
+            f"{trl_default('num_train_epochs'):g} epochs of the whole dataset; set max_steps: N "
+            "(or num_train_epochs) to say how long to train."
+        )
     return problems
 
 
 def _check_device(grpo: dict, cuda: bool) -> list[str]:
     if cuda:
         return []
-    return [f"{flag}: true needs a CUDA GPU, and none is visible on this machine; set {flag}: false (CPU runs "
-            "in float32)." for flag in ("bf16", "fp16", "use_vllm") if grpo.get(flag)]
+    return [
+        f"{flag}: true needs a CUDA GPU, and none is visible on this machine; set {flag}: false (CPU runs in float32)."
+        for flag in ("bf16", "fp16", "use_vllm")
+        if grpo.get(flag)
+    ]
 
 
 def _check_groups(grpo: dict) -> list[str]:
@@ -78,9 +85,11 @@ def _check_groups(grpo: dict) -> list[str]:
     world = int(os.environ.get("WORLD_SIZE", "1"))
     gen = generation_batch_size(grpo, world)
     if n and gen % n:
-        return [f"num_generations: {n} does not divide the generation batch of {gen} completions "
-                f"(per_device_train_batch_size x world size {world} x steps_per_generation); "
-                f"pick per_device_train_batch_size as a multiple of {n}, e.g. {n * max(1, gen // n)}."]
+        return [
+            f"num_generations: {n} does not divide the generation batch of {gen} completions "
+            f"(per_device_train_batch_size x world size {world} x steps_per_generation); "
+            f"pick per_device_train_batch_size as a multiple of {n}, e.g. {n * max(1, gen // n)}."
+        ]
     return []
 
 
@@ -88,15 +97,18 @@ def _check_ranges(cfg: ResolvedConfig) -> list[str]:
     run, problems = cfg.run, []
     lr = cfg.setting("learning_rate")
     if not math.isfinite(lr) or lr < 0:
-        problems.append(f"learning_rate: {lr} must be a finite number >= 0 (e.g. 1e-6 for a full model, "
-                        "1e-5 to 1e-4 with LoRA).")
+        problems.append(
+            f"learning_rate: {lr} must be a finite number >= 0 (e.g. 1e-6 for a full model, 1e-5 to 1e-4 with LoRA)."
+        )
     temperature = cfg.setting("temperature")
     if not math.isfinite(temperature) or temperature <= 0:
         problems.append(f"temperature: {temperature} must be > 0 (1.0 samples from the model as it is).")
     steps = cfg.setting("max_steps")
     if steps == 0 or steps < -1:
-        problems.append(f"max_steps: {steps} trains nothing; give a positive number of steps "
-                        "(or -1 to train num_train_epochs epochs).")
+        problems.append(
+            f"max_steps: {steps} trains nothing; give a positive number of steps "
+            "(or -1 to train num_train_epochs epochs)."
+        )
     if run.doctor_every < 0:
         problems.append(f"doctor_every: {run.doctor_every} must be >= 0 (0 turns the live doctor off).")
     if run.eval_size < 1 or run.train_size < 1:
@@ -143,23 +155,29 @@ def _check_report_to(report_to) -> list[str]:
         try:
             cls()
         except Exception as exc:  # e.g. RuntimeError: WandbCallback requires wandb to be installed
-            problems.append(f"report_to: {cls.__name__} cannot start ({exc}); install the tracker's package "
-                            f"or drop it from report_to.")
+            problems.append(
+                f"report_to: {cls.__name__} cannot start ({exc}); install the tracker's package "
+                f"or drop it from report_to."
+            )
     return problems
 
 
 def _check_dirs(cfg: ResolvedConfig) -> list[str]:
     run, problems = cfg.run, []
     if run.output_dir and {"run_name", "runs_dir"} & cfg.given:
-        problems.append("output_dir: given together with run_name / runs_dir; output_dir is the run directory "
-                        "itself, so give one or the other.")
+        problems.append(
+            "output_dir: given together with run_name / runs_dir; output_dir is the run directory "
+            "itself, so give one or the other."
+        )
     ckpt = run.resume_from_checkpoint
     if isinstance(ckpt, str) and ckpt:
         path = Path(ckpt).expanduser()
         if not (path / "trainer_state.json").is_file():
-            problems.append(f"resume_from_checkpoint: {ckpt!r} is not a checkpoint directory (no "
-                            "trainer_state.json); give a checkpoints/checkpoint-N directory, or true for the "
-                            "last checkpoint of this run.")
+            problems.append(
+                f"resume_from_checkpoint: {ckpt!r} is not a checkpoint directory (no "
+                "trainer_state.json); give a checkpoints/checkpoint-N directory, or true for the "
+                "last checkpoint of this run."
+            )
     return problems
 
 
@@ -167,14 +185,18 @@ def _check_peft(cfg: ResolvedConfig) -> list[str]:
     if not cfg.peft.get("use_peft"):
         lora = sorted(k for k in cfg.peft if k != "use_peft")
         if lora and cfg.peft.get("use_peft") is not False:
-            return [f"{', '.join(lora)}: LoRA settings given but use_peft is not true; set use_peft: true to "
-                    "train a LoRA adapter, or drop them."]
+            return [
+                f"{', '.join(lora)}: LoRA settings given but use_peft is not true; set use_peft: true to "
+                "train a LoRA adapter, or drop them."
+            ]
         return []
     try:
         import peft  # noqa: F401
     except ImportError:
-        return ["use_peft: true needs the peft package, which is not installed; pip install 'agentgrpo[peft]' "
-                "(or pip install peft)."]
+        return [
+            "use_peft: true needs the peft package, which is not installed; pip install 'agentgrpo[peft]' "
+            "(or pip install peft)."
+        ]
     try:
         cfg.peft_config()
     except (TypeError, ValueError) as exc:
@@ -212,8 +234,10 @@ def _check_stop_on(modes) -> list[str]:
 
 def _check_model_for_task(cfg: ResolvedConfig) -> list[str]:
     if cfg.run.model == "tiny" and cfg.task.name != "calculator":
-        return [f"model: 'tiny' is SFT'd on the calculator task, not {cfg.task.name!r}; use 'tiny-random' (with "
-                "sft: true for a task with demonstrations), or a real model."]
+        return [
+            f"model: 'tiny' is SFT'd on the calculator task, not {cfg.task.name!r}; use 'tiny-random' (with "
+            "sft: true for a task with demonstrations), or a real model."
+        ]
     return []
 
 
@@ -261,9 +285,11 @@ def check_model(name: str, task) -> list[str]:
 
     if isinstance(try_to_load_from_cache(path, "config.json"), str):
         return []
-    return [f"model: {path!r} is a Hub id, but HF_HUB_OFFLINE is set and it is not in the local Hugging Face "
-            f"cache. Download it once with network (`hf download {path}`), unset HF_HUB_OFFLINE, or point "
-            "model at a local save_pretrained directory."]
+    return [
+        f"model: {path!r} is a Hub id, but HF_HUB_OFFLINE is set and it is not in the local Hugging Face "
+        f"cache. Download it once with network (`hf download {path}`), unset HF_HUB_OFFLINE, or point "
+        "model at a local save_pretrained directory."
+    ]
 
 
 def _offline() -> bool:
@@ -291,15 +317,19 @@ def check_tools(task) -> list[str]:
         try:
             schema = get_json_schema(tool)
         except Exception as exc:
-            problems.append(f"tool {name!r}: TRL cannot describe it to the model ({type(exc).__name__}: {exc}); "
-                            "give it type hints and a Google-style docstring with an Args: section.")
+            problems.append(
+                f"tool {name!r}: TRL cannot describe it to the model ({type(exc).__name__}: {exc}); "
+                "give it type hints and a Google-style docstring with an Args: section."
+            )
             continue
         args = samples.get(name) or _sample_args(schema)
         try:
             tool(**args)
         except Exception as exc:
-            problems.append(f"tool {name!r}: raised {type(exc).__name__}: {exc} when called with {args} "
-                            f"(the model would only ever see an error from it).")
+            problems.append(
+                f"tool {name!r}: raised {type(exc).__name__}: {exc} when called with {args} "
+                f"(the model would only ever see an error from it)."
+            )
     return problems
 
 
@@ -324,8 +354,10 @@ def _sample_args(schema: dict) -> dict:
     ...                              "required": ["q"]}})
     {'q': '1'}
     """
-    params = schema.get("parameters", {}) if "parameters" in schema else schema.get("function", {}).get(
-        "parameters", {})
+    params = (
+        schema.get("parameters", {}) if "parameters" in schema else schema.get("function", {}).get("parameters", {})
+    )
     props = params.get("properties", {})
-    return {name: SAMPLE_VALUES.get(props[name].get("type"), "1") for name in params.get("required", [])
-            if name in props}
+    return {
+        name: SAMPLE_VALUES.get(props[name].get("type"), "1") for name in params.get("required", []) if name in props
+    }

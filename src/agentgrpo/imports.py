@@ -38,8 +38,10 @@ def load_object(reference: str, what: str):
         return getattr(module, attr)
     except AttributeError:
         public = sorted(n for n in vars(module) if not n.startswith("_"))
-        raise UserError(f"{what} {reference!r}: {module_part} defines no {attr!r}. It defines: "
-                        f"{', '.join(public) or 'nothing public'}.") from None
+        raise UserError(
+            f"{what} {reference!r}: {module_part} defines no {attr!r}. It defines: "
+            f"{', '.join(public) or 'nothing public'}."
+        ) from None
 
 
 def _load_module(module_part: str, reference: str, what: str):
@@ -48,15 +50,19 @@ def _load_module(module_part: str, reference: str, what: str):
     try:
         return importlib.import_module(module_part)
     except ImportError as exc:
-        raise UserError(f"{what} {reference!r}: cannot import module {module_part!r} ({exc}). Use "
-                        "'path/to/file.py:NAME' for a file, or make the module importable (pip install -e, "
-                        "or PYTHONPATH).") from exc
+        raise UserError(
+            f"{what} {reference!r}: cannot import module {module_part!r} ({exc}). Use "
+            "'path/to/file.py:NAME' for a file, or make the module importable (pip install -e, "
+            "or PYTHONPATH)."
+        ) from exc
 
 
 def _load_file(path: Path, reference: str, what: str):
     if not path.is_file():
-        raise UserError(f"{what} {reference!r}: file {str(path)!r} does not exist (relative paths are from "
-                        f"the current directory, {Path.cwd()}).")
+        raise UserError(
+            f"{what} {reference!r}: file {str(path)!r} does not exist (relative paths are from "
+            f"the current directory, {Path.cwd()})."
+        )
     resolved = path.resolve()
     name = f"agentgrpo_user_{resolved.stem}_{hashlib.sha1(str(resolved).encode()).hexdigest()[:8]}"
     if name in sys.modules:

@@ -13,12 +13,37 @@ from pathlib import Path
 from agentgrpo import rundir
 from agentgrpo.errors import ConfigError
 
-RESUMABLE = frozenset({
-    "max_steps", "num_train_epochs", "save_steps", "save_strategy", "save_total_limit", "save_only_model",
-    "logging_steps", "report_to", "disable_tqdm", "log_level", "doctor_every", "stop_on", "resume",
-    "resume_from_checkpoint", "eval_before", "eval_after", "eval_size", "eval_modes", "eval_batch_size",
-    "run_name", "runs_dir", "output_dir", "save_merged", "strict_rewards", "sft", "push_to_hub", "hub_model_id",
-})
+RESUMABLE = frozenset(
+    {
+        "max_steps",
+        "num_train_epochs",
+        "save_steps",
+        "save_strategy",
+        "save_total_limit",
+        "save_only_model",
+        "logging_steps",
+        "report_to",
+        "disable_tqdm",
+        "log_level",
+        "doctor_every",
+        "stop_on",
+        "resume",
+        "resume_from_checkpoint",
+        "eval_before",
+        "eval_after",
+        "eval_size",
+        "eval_modes",
+        "eval_batch_size",
+        "run_name",
+        "runs_dir",
+        "output_dir",
+        "save_merged",
+        "strict_rewards",
+        "sft",
+        "push_to_hub",
+        "hub_model_id",
+    }
+)
 
 
 def target(cfg) -> tuple[Path, bool, str | bool]:
@@ -52,10 +77,12 @@ def check_changes(saved: dict, new: dict) -> None:
     for key in sorted((set(saved) | set(new)) - RESUMABLE):
         old, value = value_in(saved, key), value_in(new, key)
         if not _same(old, value):
-            problems.append(f"{key}: {old!r} when the run began, {value!r} now; a resumed run restores the "
-                            f"optimizer, scheduler and data order from its checkpoint, so this change would not "
-                            f"take effect. Drop the override, or start a new run (--run_name NEW, "
-                            f"--resume_from_checkpoint PATH to start from a checkpoint).")
+            problems.append(
+                f"{key}: {old!r} when the run began, {value!r} now; a resumed run restores the "
+                f"optimizer, scheduler and data order from its checkpoint, so this change would not "
+                f"take effect. Drop the override, or start a new run (--run_name NEW, "
+                f"--resume_from_checkpoint PATH to start from a checkpoint)."
+            )
     if problems:
         raise ConfigError(problems)
 

@@ -29,8 +29,10 @@ def task_for(cfg) -> Task:
     has_data = run.dataset_name is not None or cfg.objects.get("train_dataset") is not None
     if not has_data:
         if run.tools or run.environment:
-            raise UserError("tools / environment: these give a dataset run its tools; a task brings its own "
-                            "environment. Drop them, or use dataset_name instead of task.")
+            raise UserError(
+                "tools / environment: these give a dataset run its tools; a task brings its own "
+                "environment. Drop them, or use dataset_name instead of task."
+            )
         return get_task(run.task or "calculator")
     if run.task is not None:
         raise UserError(f"task: {run.task!r} and a dataset were both given; a run trains on one of them.")
@@ -44,25 +46,33 @@ def dataset_task(cfg) -> Task:
     run = cfg.run
     train, test = _datasets(cfg)
     if run.rewards is None:
-        raise UserError("rewards: a dataset run needs its reward functions, e.g. rewards: [my_rewards.py:score] "
-                        "or a library reward (`agentgrpo ls rewards`).")
+        raise UserError(
+            "rewards: a dataset run needs its reward functions, e.g. rewards: [my_rewards.py:score] "
+            "or a library reward (`agentgrpo ls rewards`)."
+        )
     train_rows = _rows(train, "train")
     if test is not None:
         eval_rows = _rows(test, "test")
     else:
         held = min(run.eval_size, len(train_rows) // 5)
         if held < 1 and (run.eval_before or run.eval_after):
-            raise UserError(f"dataset_name: {len(train_rows)} rows leave none to hold out for eval; give "
-                            "dataset_test_split, or eval_before: false and eval_after: false.")
-        train_rows, eval_rows = train_rows[: len(train_rows) - held], train_rows[len(train_rows) - held:]
+            raise UserError(
+                f"dataset_name: {len(train_rows)} rows leave none to hold out for eval; give "
+                "dataset_test_split, or eval_before: false and eval_after: false."
+            )
+        train_rows, eval_rows = train_rows[: len(train_rows) - held], train_rows[len(train_rows) - held :]
     tools = tuple(_load(t, "tool") for t in run.tools or [])
     env = _load(run.environment, "environment") if run.environment else None
     if env is not None and not (isinstance(env, type) or callable(env)):
         raise UserError(f"environment: {run.environment!r} is not a class or factory.")
     name = f"dataset:{_label(run.dataset_name)}"
     task = Task(
-        name=name, version=1, description=f"{len(train_rows)} rows of {_label(run.dataset_name)}",
-        environment_factory=env, reward_funcs={}, default_rewards=[],
+        name=name,
+        version=1,
+        description=f"{len(train_rows)} rows of {_label(run.dataset_name)}",
+        environment_factory=env,
+        reward_funcs={},
+        default_rewards=[],
         train_problems=lambda n, seed: _sample(train_rows, n, seed),
         eval_problems=lambda n: eval_rows[:n],
         success_reward=run.success_reward or "",
@@ -126,11 +136,15 @@ def load(name: str, config: str | None, split: str):
             return load_dataset(FILE_BUILDERS[split_path.suffix], data_files=str(split_path), split="train")
         if path.is_file():
             if path.suffix not in FILE_BUILDERS:
-                raise UserError(f"dataset_name: {name!r} is a {path.suffix or 'suffix-less'} file; use one of "
-                                f"{', '.join(FILE_BUILDERS)}.")
+                raise UserError(
+                    f"dataset_name: {name!r} is a {path.suffix or 'suffix-less'} file; use one of "
+                    f"{', '.join(FILE_BUILDERS)}."
+                )
             if split != "train":
-                raise UserError(f"dataset_train_split / dataset_test_split: a single file has only the 'train' "
-                                f"split, not {split!r}; give the test split as its own file path.")
+                raise UserError(
+                    f"dataset_train_split / dataset_test_split: a single file has only the 'train' "
+                    f"split, not {split!r}; give the test split as its own file path."
+                )
             return load_dataset(FILE_BUILDERS[path.suffix], data_files=str(path), split="train")
         if path.is_dir():
             return load_dataset(str(path), config, split=split)
@@ -146,22 +160,25 @@ def load(name: str, config: str | None, split: str):
 def _load_error(name: str, split: str, exc: Exception) -> str:
     text = f"dataset_name: cannot load {name!r} split {split!r} ({type(exc).__name__}: {str(exc)[:300]})"
     if _offline():
-        text += (". HF_HUB_OFFLINE / HF_DATASETS_OFFLINE is set, so only a locally cached copy can load: download "
-                 f"it once with network (`hf download {name} --repo-type dataset`), unset HF_HUB_OFFLINE, or "
-                 "point dataset_name at a local file")
+        text += (
+            ". HF_HUB_OFFLINE / HF_DATASETS_OFFLINE is set, so only a locally cached copy can load: download "
+            f"it once with network (`hf download {name} --repo-type dataset`), unset HF_HUB_OFFLINE, or "
+            "point dataset_name at a local file"
+        )
     return text
 
 
 def _offline() -> bool:
-    return any(os.environ.get(v, "").lower() in ("1", "true", "yes") for v in ("HF_HUB_OFFLINE",
-                                                                                 "HF_DATASETS_OFFLINE"))
+    return any(os.environ.get(v, "").lower() in ("1", "true", "yes") for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
 
 
 def _rows(dataset, which: str) -> list[dict]:
     columns = list(getattr(dataset, "column_names", None) or [])
     if "prompt" not in columns:
-        raise UserError(f"dataset ({which}): no 'prompt' column (it has {columns}); rename the column holding "
-                        "the prompt to 'prompt' (dataset.rename_column) or add one.")
+        raise UserError(
+            f"dataset ({which}): no 'prompt' column (it has {columns}); rename the column holding "
+            "the prompt to 'prompt' (dataset.rename_column) or add one."
+        )
     rows = [dict(r) for r in dataset]
     if not rows:
         raise UserError(f"dataset ({which}): no rows.")
