@@ -193,3 +193,32 @@ def test_a_hub_dataset_while_offline_says_how_to_fix_it(monkeypatch):
     (msg,) = info.value.problems
     assert msg.startswith("dataset_name: cannot load 'some-org/not-cached-data'") and "HF_HUB_OFFLINE" in msg
     assert "hf download some-org/not-cached-data --repo-type dataset" in msg
+
+
+ENV = '''
+class Lookup:
+    """An environment class: TRL's environment_factory, one instance per rollout."""
+
+    def reset(self, **row):
+        self.row = row
+
+    def lookup(self, key: str) -> str:
+        """Look a key up in the current row.
+
+        Args:
+            key: The column name.
+        """
+        if key not in self.row:
+            raise KeyError(key)
+        return str(self.row[key])
+'''
+
+
+def test_an_environment_class_from_a_file_is_checked_with_a_sample_call(user_dir):
+    (user_dir / "my_env.py").write_text(ENV)
+    cfg = dataset_config(user_dir, environment=f"{user_dir}/my_env.py:Lookup")
+    resolved = load_config(cfg, cuda_available=False, deep=True)  # key '1' is in no row: a warning only
+    assert resolved.warnings == ["tool 'lookup': raised KeyError: '1' when called with {'key': '1'} (a made-up "
+                                 "sample input; fine if that input is invalid for it)"]
+    task = resolved.task
+    assert task.environment_factory.__name__ == "Lookup" and [t.__name__ for t in task.tools()] == ["lookup"]

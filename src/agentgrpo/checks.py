@@ -264,7 +264,7 @@ def check_deep(cfg: ResolvedConfig) -> list[str]:
         task = cfg.task
     except UserError:
         task = None
-    return check_model(cfg.run.model, task) + (check_tools(task) if task is not None else [])
+    return check_model(cfg.run.model, task) + (check_tools(task, cfg.warnings) if task is not None else [])
 
 
 def check_model(name: str, task) -> list[str]:
@@ -296,9 +296,11 @@ def _offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
 
 
-def check_tools(task) -> list[str]:
+def check_tools(task, warnings: list[str] | None = None) -> list[str]:
     """Each tool gets a JSON schema (TRL renders it into the prompt) and is called once on a sample input:
-    the gold completion's tool calls when the task has them, else arguments made from the schema."""
+    the gold completion's tool calls when the task has them, else arguments made from the schema.
+    Warnings (an input error on a made-up input) are appended to ``warnings``."""
+    warnings = [] if warnings is None else warnings
     from transformers.utils import get_json_schema
 
     try:
@@ -322,15 +324,27 @@ def check_tools(task) -> list[str]:
                 "give it type hints and a Google-style docstring with an Args: section."
             )
             continue
-        args = samples.get(name) or _sample_args(schema)
-        try:
-            tool(**args)
-        except Exception as exc:
-            problems.append(
-                f"tool {name!r}: raised {type(exc).__name__}: {exc} when called with {args} "
-                f"(the model would only ever see an error from it)."
-            )
+        problems += _sample_call(tool, name, samples.get(name), schema, warnings)
     return problems
+
+
+# Exceptions a tool may rightly raise for a made-up input (reported as warnings, not errors).
+INPUT_ERRORS = (ValueError, LookupError, ArithmeticError)
+
+
+def _sample_call(tool, name: str, gold_args: dict | None, schema: dict, warnings: list[str]) -> list[str]:
+    """Call the tool once: a failure on the gold completion's own call, or any crash that is not an
+    input-validation error, is a problem; an input error on made-up arguments is a warning."""
+    args = gold_args if gold_args is not None else _sample_args(schema)
+    try:
+        tool(**args)
+    except Exception as exc:
+        text = f"tool {name!r}: raised {type(exc).__name__}: {exc} when called with {args}"
+        if gold_args is None and isinstance(exc, INPUT_ERRORS):
+            warnings.append(f"{text} (a made-up sample input; fine if that input is invalid for it)")
+            return []
+        return [f"{text} (the model would only ever see an error from it)."]
+    return []
 
 
 def _gold_calls(task, row) -> dict[str, dict]:

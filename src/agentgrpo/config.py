@@ -262,6 +262,7 @@ class ResolvedConfig:
     peft: dict[str, Any] = field(default_factory=dict)  # TRL ModelConfig LoRA fields given
     given: set[str] = field(default_factory=set)  # the keys the user set (file, flags or dict)
     objects: dict[str, Any] = field(default_factory=dict)  # Python API: train_dataset, peft_config, ...
+    warnings: list[str] = field(default_factory=list)  # what the checks found doubtful but not wrong
     _task: Any = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:

@@ -42,6 +42,8 @@ def run(cfg: ResolvedConfig, callbacks=()) -> RunResult:
     cfg.run.rewards = recorded_specs(cfg.run.rewards, task)  # recorded in full
     run_dir, resume, checkpoint = _open(cfg)
     say(f"run directory: {run_dir}")
+    for warning in cfg.warnings:
+        say(f"warning: {warning}")
     torch.manual_seed(cfg.setting("seed"))
     result = RunResult(run_dir=run_dir, model_path=resolve_model(cfg.run.model, task))
     if cfg.run.sft and resume and (run_dir / "sft" / "config.json").exists():

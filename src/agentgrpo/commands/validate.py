@@ -30,6 +30,8 @@ def run(args) -> int:
 
     cfg = load_config(config_path(args.config), collect_overrides(args), deep=True)
     task = cfg.task
+    for warning in cfg.warnings:
+        print(f"warning: {warning}")
     problems = task.validate()
     if problems:
         raise ConfigError([f"task {task.name}: {p}" for p in problems])
