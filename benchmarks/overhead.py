@@ -88,7 +88,8 @@ def one_run(with_callbacks: bool, steps: int, model: str, every: int | None, his
     from agentgrpo.tasks import get_task
     from agentgrpo.training.grpo import build_grpo_trainer
 
-    overrides = ["--model", "tiny", "--max_steps", str(steps), "--per_device_train_batch_size", "16", "--num_generations", "8",
+    overrides = ["--model", "tiny", "--max_steps", str(steps),
+                 "--per_device_train_batch_size", "16", "--num_generations", "8",
                  "--max_completion_length", "48", "--logging_steps", "1", "--save_strategy", "no",
                  "--disable_tqdm", "true", "--seed", "0"]
     if every is not None:
