@@ -138,6 +138,8 @@ def test_a_plain_dataset_run_with_a_reward_and_a_tool_from_user_files(user_dir, 
         "no",
         "--doctor_every",
         "0",
+        "--eval_before",
+        "false",
     ]
     assert main(args) == 0
     run = tmp_path / "ds"
