@@ -1,7 +1,9 @@
-"""One run's configuration: agentgrpo's own fields plus every TRL `GRPOConfig` field, under TRL's names.
+"""One run's configuration: agentgrpo's own fields, every TRL `GRPOConfig` field and TRL's LoRA fields
+(`trl.ModelConfig`'s ``use_peft``, ``lora_r``, ...), all under TRL's names.
 
-A YAML file holds a flat mapping (as in TRL's own scripts); command-line flags ``--name value`` override
-it. Every problem is collected and reported at once, before any model is loaded.
+A YAML file (or a dict, from Python) holds a flat mapping, as in TRL's own scripts; command-line flags
+``--name value`` override it. TRL's defaults are read from the dataclasses, never retyped. Every problem is
+collected and reported at once, before any model is loaded (the checks are in `agentgrpo.checks`).
 """
 
 from __future__ import annotations
@@ -305,10 +307,6 @@ class ResolvedConfig:
         name = self.run.run_name or f"{self.task.name.replace(':', '-').replace('/', '-')}-" \
                                     f"{time.strftime('%Y%m%d-%H%M%S')}"
         return Path(self.run.runs_dir) / name
-
-    @property
-    def resuming(self) -> bool:
-        return bool(self.run.resume or self.run.resume_from_checkpoint)
 
     def grpo_args(self, output_dir: str | os.PathLike, reward_weights: list[float] | None = None):
         """The real `trl.GRPOConfig` (TRL's own checks run here)."""
