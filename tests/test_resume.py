@@ -117,3 +117,8 @@ def test_resume_from_a_chosen_checkpoint(stopped_run):
     assert [r["step"] for r in records] == [1, 2]  # step 2 retrained from checkpoint 1, history kept one per step
     state = json.loads((run / rundir.CHECKPOINTS / "checkpoint-2" / "trainer_state.json").read_text())
     assert state["global_step"] == 2
+
+
+def test_resume_without_naming_the_run_is_refused_before_anything_runs(capsys):
+    assert main(["train", *FAST, "--max_steps", "2", "--resume", "true"]) == 2
+    assert "resume: which run? Name it with --run_name NAME" in capsys.readouterr().err

@@ -170,6 +170,9 @@ def _check_dirs(cfg: ResolvedConfig) -> list[str]:
             "itself, so give one or the other."
         )
     ckpt = run.resume_from_checkpoint
+    if (run.resume or ckpt is True) and not (run.run_name or run.output_dir):
+        problems.append("resume: which run? Name it with --run_name NAME (under runs_dir) or output_dir, or give "
+                        "resume_from_checkpoint: runs/NAME/checkpoints/checkpoint-N.")
     if isinstance(ckpt, str) and ckpt:
         path = Path(ckpt).expanduser()
         if not (path / "trainer_state.json").is_file():
