@@ -88,7 +88,8 @@ def one_run(with_callbacks: bool, steps: int, model: str, every: int | None, his
     from agentgrpo.tasks import get_task
     from agentgrpo.training.grpo import build_grpo_trainer
 
-    overrides = ["--max_steps", str(steps), "--per_device_train_batch_size", "16", "--num_generations", "8",
+    overrides = ["--model", "tiny", "--max_steps", str(steps),
+                 "--per_device_train_batch_size", "16", "--num_generations", "8",
                  "--max_completion_length", "48", "--logging_steps", "1", "--save_strategy", "no",
                  "--disable_tqdm", "true", "--seed", "0"]
     if every is not None:
@@ -145,10 +146,10 @@ def main() -> None:
                         help="logged steps the live doctor already holds when the timed steps start")
     parser.add_argument("--model", default=None, help="model directory (default: the shipped tiny checkpoint)")
     args = parser.parse_args()
-    from agentgrpo.config import load_config
+    from agentgrpo.config import RunConfig
     from agentgrpo.tiny.build import SHIPPED_SFT
 
-    every = args.doctor_every or load_config(None, []).run.doctor_every
+    every = args.doctor_every or RunConfig().doctor_every
     if args.history < 20 + every:
         parser.error("--history must be at least 20 (the doctor's min_steps) + doctor_every")
     model = args.model or str(SHIPPED_SFT)

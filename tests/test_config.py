@@ -7,10 +7,12 @@ import pytest
 from agentgrpo.config import load_config
 from agentgrpo.errors import ConfigError
 
+ESSENTIALS = ["--model", "tiny", "--max_steps", "5"]
+
 
 def problems(overrides, path=None, cuda=False):
     with pytest.raises(ConfigError) as info:
-        load_config(path, overrides, cuda_available=cuda)
+        load_config(path, [*ESSENTIALS, *overrides] if path is None else overrides, cuda_available=cuda)
     return info.value.problems
 
 
@@ -42,7 +44,7 @@ def test_num_generations_must_divide_generation_batch():
 def test_bf16_on_cpu_only_machine():
     (msg,) = problems(["--bf16", "true"], cuda=False)
     assert msg.startswith("bf16: true needs a CUDA GPU") and "bf16: false" in msg
-    load_config(None, ["--bf16", "true", "--use_cpu", "false"], cuda_available=True)  # fine with a GPU
+    load_config(None, [*ESSENTIALS, "--bf16", "true", "--use_cpu", "false"], cuda_available=True)  # fine, GPU
 
 
 def test_unknown_task_and_reward_say_did_you_mean():
@@ -67,7 +69,8 @@ def test_reward_needing_a_missing_column(tmp_path):
 
 def test_all_problems_reported_at_once(tmp_path):
     path = tmp_path / "bad.yaml"
-    path.write_text("task: calculator\nnum_generatons: 8\nlearning_rate: abc\nbf16: true\nstop_on: [colapse]\n")
+    path.write_text("task: calculator\nmodel: tiny\nmax_steps: 4\nnum_generatons: 8\nlearning_rate: abc\nbf16: true\n"
+                    "stop_on: [colapse]\n")
     msgs = problems([], path=path)
     assert len(msgs) == 4
     assert [m.split(":")[0] for m in msgs] == ["num_generatons", "learning_rate", "bf16", "stop_on"]
@@ -91,12 +94,18 @@ def test_missing_config_file():
 
 
 def test_real_model_config_is_valid_on_a_gpu_machine_and_refused_on_cpu():
+    import importlib.util
+
     from agentgrpo.commands._common import config_path
 
+    if importlib.util.find_spec("trackio") is None:  # the config reports to trackio: refused when it is missing
+        (msg,) = problems([], path=config_path("qwen2.5-0.5b-1gpu"), cuda=True)
+        assert msg.startswith("report_to: TrackioCallback cannot start") and "pip install trackio" in msg
+        return
     cfg = load_config(config_path("qwen2.5-0.5b-1gpu"), [], cuda_available=True)
     assert cfg.run.model == "Qwen/Qwen2.5-0.5B-Instruct" and cfg.grpo["use_vllm"] and cfg.grpo["bf16"]
     msgs = problems([], path=config_path("qwen2.5-0.5b-1gpu"), cuda=False)
-    assert {m.split(":")[0] for m in msgs} == {"bf16", "use_vllm"}
+    assert {m.split(":")[0] for m in msgs} - {"report_to"} == {"bf16", "use_vllm"}
 
 
 def test_hub_ids_and_directories_resolve_to_the_same_string_path(tmp_path, calculator):

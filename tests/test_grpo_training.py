@@ -9,7 +9,8 @@ from agentgrpo.config import load_config
 from agentgrpo.tasks.calculator import safe_arithmetic
 from agentgrpo.training.grpo import build_grpo_trainer
 
-SMALL = ["--per_device_train_batch_size", "16", "--num_generations", "8", "--max_completion_length", "48",
+SMALL = ["--model", "tiny", "--max_steps", "2",
+         "--per_device_train_batch_size", "16", "--num_generations", "8", "--max_completion_length", "48",
          "--logging_steps", "1", "--save_strategy", "no", "--disable_tqdm", "true", "--doctor_every", "0"]
 
 

@@ -62,7 +62,7 @@ def test_unknown_name_suggests_close_matches():
 
 
 def test_unknown_param_names_the_reward_and_its_params():
-    with pytest.raises(UserError, match=r"reward 'numeric_answer'.*tolerance.*rel_tol"):
+    with pytest.raises(UserError, match=r"unknown parameter 'tolerance' of reward 'numeric_answer'.*rel_tol"):
         get_reward("numeric_answer", tolerance=0.1)
 
 

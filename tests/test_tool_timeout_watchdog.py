@@ -19,9 +19,28 @@ from agentgrpo.training.tool_timeout import TIMEOUTS, ToolTimeout, timed_environ
 from agentgrpo.training.watchdog import EXIT_STATUS, STACKS
 
 HERE = Path(__file__).parent
-SMALL = ["--per_device_train_batch_size", "16", "--num_generations", "8", "--max_completion_length", "48",
-         "--logging_steps", "1", "--save_strategy", "no", "--disable_tqdm", "true", "--doctor_every", "0",
-         "--max_steps", "2", "--seed", "3"]
+SMALL = [
+    "--model",
+    "tiny",
+    "--per_device_train_batch_size",
+    "16",
+    "--num_generations",
+    "8",
+    "--max_completion_length",
+    "48",
+    "--logging_steps",
+    "1",
+    "--save_strategy",
+    "no",
+    "--disable_tqdm",
+    "true",
+    "--doctor_every",
+    "0",
+    "--max_steps",
+    "2",
+    "--seed",
+    "3",
+]
 
 
 def test_timed_tools_keep_their_schema_and_results_and_time_out():

@@ -9,9 +9,27 @@ from agentgrpo.training.grpo import build_grpo_trainer
 def test_tracker_run_name_and_project(tiny_sft_dir, tmp_path, calculator):
     run_dir = tmp_path / "my-run"
     run_dir.mkdir()
-    cfg = load_config(None, ["--per_device_train_batch_size", "8", "--save_strategy", "no"], cuda_available=False)
+    cfg = load_config(
+        None,
+        ["--model", "tiny", "--max_steps", "2", "--per_device_train_batch_size", "8", "--save_strategy", "no"],
+        cuda_available=False,
+    )
     args = build_grpo_trainer(cfg, calculator, str(tiny_sft_dir), run_dir).args
     assert args.run_name == "my-run" and args.project == "agentgrpo-calculator"
-    cfg = load_config(None, ["--per_device_train_batch_size", "8", "--save_strategy", "no", "--project", "mine"],
-                      cuda_available=False)
+    cfg = load_config(
+        None,
+        [
+            "--model",
+            "tiny",
+            "--max_steps",
+            "2",
+            "--per_device_train_batch_size",
+            "8",
+            "--save_strategy",
+            "no",
+            "--project",
+            "mine",
+        ],
+        cuda_available=False,
+    )
     assert build_grpo_trainer(cfg, calculator, str(tiny_sft_dir), run_dir).args.project == "mine"

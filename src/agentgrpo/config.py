@@ -1,7 +1,9 @@
-"""One run's configuration: agentgrpo's own fields plus every TRL `GRPOConfig` field, under TRL's names.
+"""One run's configuration: agentgrpo's own fields, every TRL `GRPOConfig` field and TRL's LoRA fields
+(`trl.ModelConfig`'s ``use_peft``, ``lora_r``, ...), all under TRL's names.
 
-A YAML file holds a flat mapping (as in TRL's own scripts); command-line flags ``--name value`` override
-it. Every problem is collected and reported at once, before any model is loaded.
+A YAML file (or a dict, from Python) holds a flat mapping, as in TRL's own scripts; command-line flags
+``--name value`` override it. TRL's defaults are read from the dataclasses, never retyped. Every problem is
+collected and reported at once, before any model is loaded (the checks are in `agentgrpo.checks`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,23 @@ from agentgrpo.errors import ConfigError, did_you_mean
 class RunConfig:
     """agentgrpo's own options. Everything else in a config is a TRL `GRPOConfig` field."""
 
-    task: str = field(default="calculator", metadata={"help": "Task name (see `agentgrpo ls`) or 'module:ATTR'."})
+    task: str | None = field(default=None, metadata={
+        "help": "Task name (see `agentgrpo ls`), 'path/to/file.py:TASK' or 'package.module:TASK' "
+                "(default: calculator, unless dataset_name is given)."})
+    dataset_name: str | None = field(default=None, metadata={
+        "help": "A plain dataset with a 'prompt' column instead of a task: a Hub dataset name, a local "
+                "json/jsonl/csv/parquet file or a directory (give `rewards`; tools optional)."})
+    dataset_config: str | None = field(default=None, metadata={"help": "The dataset's config (subset) name."})
+    dataset_train_split: str = field(default="train", metadata={"help": "Split trained on."})
+    dataset_test_split: str | None = field(default=None, metadata={
+        "help": "Split for held-out eval (default: the last eval_size rows of the train split, held out)."})
+    tools: list | None = field(default=None, metadata={
+        "help": "Tool functions for a dataset run, as 'file.py:function' or 'module:function' (TRL's tools=)."})
+    environment: str | None = field(default=None, metadata={
+        "help": "An environment class for a dataset run ('file.py:Class'), passed as TRL's environment_factory."})
+    success_reward: str | None = field(default=None, metadata={
+        "help": "Reward whose value >= 1 counts as solved in eval (default: the task's; for a dataset, the first "
+                "trained reward)."})
     model: str = field(default="tiny", metadata={
         "help": "'tiny' (the embedded SFT'd tiny model), 'tiny-random' (untrained), a local directory saved with "
                 "save_pretrained, or a Hub model id."})
@@ -52,6 +70,13 @@ class RunConfig:
     eval_batch_size: int = field(default=100, metadata={"help": "Problems generated at once during eval."})
     resume: bool = field(default=False, metadata={"help": "Resume from the last checkpoint in the run "
                                                           "directory."})
+    resume_from_checkpoint: str | bool | None = field(default=None, metadata={
+        "help": "TRL's name: true = resume (as --resume), or a checkpoint directory to start from."})
+    output_dir: str | None = field(default=None, metadata={
+        "help": "TRL's name: the run directory itself (instead of runs_dir/run_name); checkpoints go to "
+                "output_dir/checkpoints."})
+    save_merged: bool = field(default=False, metadata={
+        "help": "With use_peft: also save the base model with the adapter merged in (final-merged/)."})
     doctor_every: int = field(default=10, metadata={"help": "Run the live doctor every N logged steps "
                                                             "(0 = off)."})
     stop_on: list = field(default_factory=list, metadata={
@@ -82,7 +107,12 @@ class RunConfig:
                 "of your own accelerate YAML."})
 
 
-GRPO_DEFAULTS_CPU = {"use_cpu": True, "bf16": False, "report_to": "none"}
+# GRPOConfig values agentgrpo sets unless the config does (everything else is TRL's own default).
+GRPO_DEFAULTS = {"logging_steps": 1, "save_strategy": "steps", "save_steps": 50, "report_to": "none"}
+GRPO_DEFAULTS_CPU = {"use_cpu": True, "bf16": False}
+# TRL ModelConfig fields that describe the LoRA adapter (`trl.get_peft_config` turns them into a LoraConfig).
+PEFT_FIELDS = ("use_peft", "lora_r", "lora_alpha", "lora_dropout", "lora_target_modules", "lora_target_parameters",
+               "lora_modules_to_save", "lora_task_type", "use_rslora", "use_dora")
 
 
 def _grpo_fields() -> dict[str, dataclasses.Field]:
@@ -91,8 +121,29 @@ def _grpo_fields() -> dict[str, dataclasses.Field]:
     return {f.name: f for f in dataclasses.fields(GRPOConfig) if f.init}
 
 
+def _peft_fields() -> dict[str, dataclasses.Field]:
+    from trl import ModelConfig
+
+    return {f.name: f for f in dataclasses.fields(ModelConfig) if f.name in PEFT_FIELDS}
+
+
 def _ours() -> dict[str, dataclasses.Field]:
     return {f.name: f for f in dataclasses.fields(RunConfig)}
+
+
+def _types(cls) -> dict[str, Any]:
+    """Field annotations resolved to real types (the module uses postponed annotations)."""
+    return typing.get_type_hints(cls)
+
+
+def trl_default(name: str) -> Any:
+    """TRL's own default for a GRPOConfig field, read from the dataclass (never retyped here).
+
+    >>> trl_default("num_generations"), trl_default("temperature")
+    (8, 1.0)
+    """
+    f = _grpo_fields()[name]
+    return f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
 
 
 # --- parsing ------------------------------------------------------------------------------------------
@@ -174,10 +225,11 @@ def read_yaml(path: str | os.PathLike) -> dict[str, Any]:
 
 
 def coerce(value: Any, annotation: Any) -> Any:
-    """Check ``value`` against a dataclass field annotation; return it (ints widened to floats).
+    """Check ``value`` against a dataclass field annotation; return it (an int stays an int where a float is
+    expected, so ``logging_steps: 1`` is recorded as 1, not 1.0).
 
-    >>> coerce(3, float), coerce("cosine", "str"), coerce(None, int | None)
-    (3.0, 'cosine', None)
+    >>> coerce(3, float), coerce("cosine", "str"), coerce(None, int | None), coerce(["a"], list[str])
+    (3, 'cosine', None, ['a'])
     >>> coerce("eight", int)
     Traceback (most recent call last):
     ...
@@ -207,7 +259,7 @@ def coerce(value: Any, annotation: Any) -> Any:
             return None
         raise TypeError(f"expected None, got {value!r}")
     if base is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
+        return value
     if base is bool and not isinstance(value, bool):
         raise TypeError(f"expected true or false, got {type(value).__name__} {value!r}")
     if base is int and isinstance(value, bool):
@@ -224,25 +276,91 @@ def _name(tp: Any) -> str:
     return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
 
 
-# --- resolving and validating -------------------------------------------------------------------------
+# --- resolving --------------------------------------------------------------------------------------
 
 
 @dataclass
 class ResolvedConfig:
+    """A checked config: agentgrpo's options, GRPOConfig keyword arguments, LoRA fields, Python objects."""
+
     run: RunConfig
     grpo: dict[str, Any]  # GRPOConfig keyword arguments (TRL names), without output_dir
+    peft: dict[str, Any] = field(default_factory=dict)  # TRL ModelConfig LoRA fields given
+    given: set[str] = field(default_factory=set)  # the keys the user set (file, flags or dict)
+    objects: dict[str, Any] = field(default_factory=dict)  # Python API: train_dataset, peft_config, ...
+    warnings: list[str] = field(default_factory=list)  # what the checks found doubtful but not wrong
+    _task: Any = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self.run), **self.grpo}
+        """What config.yaml records: every agentgrpo option, the GRPOConfig and LoRA fields set."""
+        return {**dataclasses.asdict(self.run), **self.peft, **self.grpo}
+
+    def setting(self, name: str) -> Any:
+        """A GRPOConfig value: the config's, else TRL's own default."""
+        return self.grpo[name] if name in self.grpo else trl_default(name)
+
+    @property
+    def task(self):
+        """The task: a named one, or built from ``dataset_name`` + ``rewards`` (loaded once)."""
+        if self._task is None:
+            from agentgrpo.tasks.dataset import task_for
+
+            self._task = task_for(self)
+        return self._task
+
+    @property
+    def uses_peft(self) -> bool:
+        return bool(self.peft.get("use_peft")) or self.objects.get("peft_config") is not None
+
+    def peft_config(self):
+        """The `peft.PeftConfig` for GRPOTrainer(peft_config=...), or None (full fine-tuning)."""
+        if self.objects.get("peft_config") is not None:
+            return self.objects["peft_config"]
+        if not self.peft.get("use_peft"):
+            return None
+        from trl import ModelConfig, get_peft_config
+
+        return get_peft_config(ModelConfig(**self.peft))
+
+    def run_dir_path(self) -> Path:
+        """Where the run lands: ``output_dir`` when given, else ``runs_dir/run_name``."""
+        import time
+
+        if self.run.output_dir:
+            return Path(self.run.output_dir).expanduser()
+        name = self.run.run_name or f"{self.task.name.replace(':', '-').replace('/', '-')}-" \
+                                    f"{time.strftime('%Y%m%d-%H%M%S')}"
+        return Path(self.run.runs_dir) / name
+
+    def grpo_args(self, output_dir: str | os.PathLike, reward_weights: list[float] | None = None, **defaults):
+        """The real `trl.GRPOConfig` (TRL's own checks run here); ``defaults`` apply where the config is silent."""
+        from trl import GRPOConfig
+
+        kwargs = dict(self.grpo)
+        if reward_weights is not None:
+            kwargs.setdefault("reward_weights", reward_weights)
+        for key, value in defaults.items():
+            kwargs.setdefault(key, value)
+        if "activation_checkpointing" not in kwargs:  # set the new name: no deprecation warning per copy
+            kwargs["activation_checkpointing"] = kwargs.get("gradient_checkpointing",
+                                                            trl_default("gradient_checkpointing"))
+        kwargs.pop("gradient_checkpointing", None)
+        return GRPOConfig(output_dir=str(output_dir), **kwargs)
 
 
-def load_config(path: str | os.PathLike | None, overrides: list[str] | dict | None = None,
-                *, cuda_available: bool | None = None) -> ResolvedConfig:
-    """Read ``path`` (optional), apply ``overrides``, check everything, and return the resolved config.
+def load_config(path: str | os.PathLike | dict | None, overrides: list[str] | dict | None = None,
+                *, cuda_available: bool | None = None, deep: bool = False,
+                objects: dict | None = None) -> ResolvedConfig:
+    """Read ``path`` (a YAML file, or a dict), apply ``overrides``, check everything, return the config.
 
-    Raises `ConfigError` listing every problem found. Loads no model.
+    Raises `ConfigError` listing every problem found. Loads no model. ``deep`` adds the checks that touch
+    more than the config: the model is reachable (a Hub id while offline), every tool answers a sample
+    call, the dataset loads (`agentgrpo validate` and `train` run them). ``objects`` are Python objects the
+    API passes (``train_dataset``, ``peft_config``).
     """
-    data = read_yaml(path) if path else {}
+    from agentgrpo.checks import check, check_deep
+
+    data = dict(path) if isinstance(path, dict) else (read_yaml(path) if path else {})
     problems: list[str] = []
     if isinstance(overrides, dict):
         data.update(overrides)
@@ -250,28 +368,54 @@ def load_config(path: str | os.PathLike | None, overrides: list[str] | dict | No
         parsed, bad = parse_overrides(overrides)
         problems += bad
         data.update(parsed)
-    ours, grpo_fields = _ours(), _grpo_fields()
-    run_kwargs, grpo = {}, {}
+    run_kwargs, grpo, peft = {}, {}, {}
+    problems += _sort_keys(data, run_kwargs, grpo, peft)
+    cuda = _cuda(cuda_available)
+    cfg = ResolvedConfig(RunConfig(**run_kwargs), _with_defaults(grpo, cuda), peft, set(data), dict(objects or {}))
+    problems += check(cfg, cuda_available=cuda, real_device=cuda == _cuda(None))
+    if deep:
+        problems += check_deep(cfg)
+    if problems:
+        raise ConfigError(problems)
+    return cfg
+
+
+def _sort_keys(data: dict, run_kwargs: dict, grpo: dict, peft: dict) -> list[str]:
+    """Type-check each key and file it under agentgrpo / GRPOConfig / LoRA; the problems found."""
+    ours, grpo_fields, peft_fields = _ours(), _grpo_fields(), _peft_fields()
+    types = {**_types(RunConfig), **{k: f.type for k, f in grpo_fields.items()},
+             **{k: f.type for k, f in peft_fields.items()}}
+    problems = []
     for key, value in data.items():
-        target = ours.get(key) or grpo_fields.get(key)
-        if target is None:
-            hint = did_you_mean(key, [*ours, *grpo_fields]).split(" Available:")[0]
+        if key not in ours and key not in grpo_fields and key not in peft_fields:
+            hint = did_you_mean(key, [*ours, *grpo_fields, *peft_fields]).split(" Available:")[0]
             hint = hint if hint.startswith("Did") else "No close match."
             problems.append(f"{key}: unknown option. {hint} `agentgrpo train --help` lists agentgrpo's options; "
-                            "every TRL GRPOConfig field is accepted under its TRL name.")
+                            "every TRL GRPOConfig field, and TRL's LoRA fields (use_peft, lora_r, ...), are "
+                            "accepted under their TRL names.")
             continue
         try:
-            value = coerce(value, target.type)
+            value = coerce(_listify(value, types[key]), types[key])
         except TypeError as exc:
             problems.append(f"{key}: {exc}")
             continue
-        (run_kwargs if key in ours else grpo)[key] = value
-    run = RunConfig(**run_kwargs)
-    grpo = _with_device_defaults(grpo, _cuda(cuda_available))
-    problems += check(run, grpo, cuda_available=_cuda(cuda_available))
-    if problems:
-        raise ConfigError(problems)
-    return ResolvedConfig(run, grpo)
+        target = run_kwargs if key in ours else (peft if key in peft_fields else grpo)
+        target[key] = value
+    return problems
+
+
+def _listify(value: Any, annotation: Any) -> Any:
+    """A single string where a list (and no string) is expected becomes a one-item list.
+
+    >>> _listify("correct_answer", list | None), _listify("none", str | list[str] | None)
+    (['correct_answer'], 'none')
+    """
+    if not isinstance(value, str):
+        return value
+    options = typing.get_args(annotation) if typing.get_origin(annotation) in (typing.Union, types.UnionType) \
+        else (annotation,)
+    bases = {typing.get_origin(o) or o for o in options}
+    return [value] if list in bases and str not in bases else value
 
 
 def _cuda(flag: bool | None) -> bool:
@@ -282,13 +426,11 @@ def _cuda(flag: bool | None) -> bool:
     return torch.cuda.is_available()
 
 
-def _with_device_defaults(grpo: dict[str, Any], cuda: bool) -> dict[str, Any]:
-    """On a machine without CUDA, default to CPU settings (explicit user values win and are checked)."""
+def _with_defaults(grpo: dict[str, Any], cuda: bool) -> dict[str, Any]:
+    """agentgrpo's GRPOConfig defaults, and CPU settings where there is no CUDA (user values win, are checked)."""
     out = dict(grpo)
-    if not cuda:
-        for key, value in GRPO_DEFAULTS_CPU.items():
-            out.setdefault(key, value)
-    out.setdefault("report_to", "none")
+    for key, value in {**GRPO_DEFAULTS, **({} if cuda else GRPO_DEFAULTS_CPU)}.items():
+        out.setdefault(key, value)
     return out
 
 
@@ -296,83 +438,6 @@ def generation_batch_size(grpo: dict[str, Any], world_size: int) -> int:
     """The number of completions generated at once, computed as TRL's GRPOConfig does."""
     if grpo.get("generation_batch_size"):
         return grpo["generation_batch_size"]
-    steps = grpo.get("steps_per_generation") or grpo.get("gradient_accumulation_steps", 1)
-    return grpo.get("per_device_train_batch_size", 8) * world_size * steps
-
-
-def check(run: RunConfig, grpo: dict[str, Any], cuda_available: bool) -> list[str]:
-    """Every cross-field problem, each as 'field: what is wrong; how to fix it'."""
-    problems = _check_device(grpo, cuda_available)
-    problems += _check_groups(grpo)
-    problems += _check_names(run)
-    if run.eval_size < 1 or run.train_size < 1:
-        problems.append("train_size / eval_size: must be >= 1")
-    if not 0.0 <= run.sft_tool_fraction <= 1.0:
-        problems.append(f"sft_tool_fraction: {run.sft_tool_fraction} is not in [0, 1]")
-    problems += _check_launch(run)
-    bad_modes = [m for m in run.eval_modes if m not in ("greedy", "sampled")]
-    if bad_modes:
-        problems.append(f"eval_modes: {bad_modes} not allowed; use greedy and/or sampled")
-    return problems
-
-
-def _check_launch(run: RunConfig) -> list[str]:
-    from agentgrpo.launch import TARGETS
-    from agentgrpo.launch.hf_jobs import timeout_seconds
-
-    problems = []
-    if run.target not in TARGETS:
-        problems.append(f"target: {run.target!r} is not a target. {did_you_mean(run.target, TARGETS)}")
-    for name in ("tool_timeout", "step_timeout"):
-        if getattr(run, name) < 0:
-            problems.append(f"{name}: {getattr(run, name)} < 0; give seconds, or 0 to turn it off.")
-    if run.num_processes < 1:
-        problems.append(f"num_processes: {run.num_processes} < 1; use 1 or more.")
-    if run.job_timeout is not None:
-        try:
-            timeout_seconds(run.job_timeout)
-        except ValueError as exc:
-            problems.append(str(exc))
-    return problems
-
-
-def _check_device(grpo: dict[str, Any], cuda: bool) -> list[str]:
-    if cuda:
-        return []
-    problems = []
-    for flag in ("bf16", "fp16", "use_vllm"):
-        if grpo.get(flag):
-            problems.append(f"{flag}: true needs a CUDA GPU, and none is visible on this machine; "
-                            f"set {flag}: false (CPU runs in float32).")
-    return problems
-
-
-def _check_groups(grpo: dict[str, Any]) -> list[str]:
-    n = grpo.get("num_generations", 8)
-    if n is not None and n < 2:
-        return [f"num_generations: {n} < 2; GRPO compares completions within a group, so it needs at least 2."]
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    gen = generation_batch_size(grpo, world)
-    if n and gen % n:
-        return [f"num_generations: {n} does not divide the generation batch of {gen} completions "
-                f"(per_device_train_batch_size x world size {world} x steps_per_generation); "
-                f"pick per_device_train_batch_size as a multiple of {n}, e.g. {n * max(1, gen // n)}."]
-    return []
-
-
-def _check_names(run: RunConfig) -> list[str]:
-    from agentgrpo.errors import UserError
-    from agentgrpo.tasks import get_task
-    from agentgrpo.training.reward_specs import check_reward_specs
-
-    try:
-        task = get_task(run.task)
-    except UserError as exc:
-        return [f"task: {exc}"]
-    problems = check_reward_specs(run.rewards, task)
-    for mode in run.stop_on:
-        from agentgrpo.training.live import FAILURE_MODES
-
-        if mode not in FAILURE_MODES:
-            problems.append(f"stop_on: unknown failure mode {mode!r}. {did_you_mean(mode, FAILURE_MODES)}")
-    return problems
+    steps = grpo.get("steps_per_generation") or grpo.get("gradient_accumulation_steps",
+                                                            trl_default("gradient_accumulation_steps"))
+    return grpo.get("per_device_train_batch_size", trl_default("per_device_train_batch_size")) * world_size * steps

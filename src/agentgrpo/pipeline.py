@@ -13,8 +13,7 @@ from pathlib import Path
 
 from agentgrpo import rundir
 from agentgrpo.config import ResolvedConfig
-from agentgrpo.tasks import get_task
-from agentgrpo.training.reward_specs import normalize_specs
+from agentgrpo.training.reward_specs import recorded_specs
 
 
 @dataclass
@@ -30,30 +29,34 @@ def say(message: str) -> None:
     print(f"[agentgrpo] {message}", flush=True)
 
 
-def run(cfg: ResolvedConfig) -> RunResult:
-    """Execute the whole run described by ``cfg``; returns where everything is."""
+def run(cfg: ResolvedConfig, callbacks=()) -> RunResult:
+    """Execute the whole run described by ``cfg``; returns where everything is.
+
+    ``callbacks`` are extra `TrainerCallback`s for the GRPO trainer (the Python API passes them).
+    """
     import torch
 
     from agentgrpo.training.models import resolve_model
 
     main = is_main_process()
-    task = get_task(cfg.run.task)
-    cfg.run.rewards = [dataclasses.asdict(s) for s in normalize_specs(cfg.run.rewards, task)]  # recorded in full
-    run_dir = rundir.new_run_dir(cfg.run.runs_dir, cfg.run.run_name, task.name, resume=cfg.run.resume)
+    task = cfg.task
+    cfg.run.rewards = recorded_specs(cfg.run.rewards, task)  # recorded in full
+    run_dir, resume, checkpoint = _open(cfg, write=main)
     if main:
-        rundir.write_config(run_dir, cfg.to_dict())
         say(f"run directory: {run_dir}")
-    torch.manual_seed(cfg.grpo.get("seed", 42))
+        for warning in cfg.warnings:
+            say(f"warning: {warning}")
+    torch.manual_seed(cfg.setting("seed"))
     result = RunResult(run_dir=run_dir, model_path=resolve_model(cfg.run.model, task))
-    if cfg.run.sft and cfg.run.resume and (run_dir / "sft" / "config.json").exists():
+    if cfg.run.sft and resume and (run_dir / "sft" / "config.json").exists():
         result.model_path = str(run_dir / "sft")  # resuming: the warm start is already done
     elif cfg.run.sft:
         result.model_path = _timed(result, "sft", lambda: _sft(cfg, task, result.model_path, run_dir))
-    if main and cfg.run.preflight and not cfg.run.resume:  # agentgrpo.preflight: audit, signal check
+    if main and cfg.run.preflight and not resume:  # agentgrpo.preflight: audit, signal check
         _timed(result, "preflight", lambda: _preflight(cfg, task, result.model_path, run_dir))
-    if main and cfg.run.eval_before and not (cfg.run.resume and "before" in rundir.read_eval(run_dir)):
+    if main and cfg.run.eval_before and not (resume and "before" in rundir.read_eval(run_dir)):
         _timed(result, "eval_before", lambda: _evaluate(cfg, task, result.model_path, run_dir, "before"))
-    final = _timed(result, "grpo", lambda: _grpo(cfg, task, result.model_path, run_dir))
+    final = _timed(result, "grpo", lambda: _grpo(cfg, task, result.model_path, run_dir, checkpoint, callbacks))
     if not main:  # other processes of a multi-process run only train
         return result
     if cfg.run.eval_after:
@@ -68,6 +71,20 @@ def is_main_process() -> bool:
     import os
 
     return int(os.environ.get("RANK", "0")) == 0
+
+
+def _open(cfg: ResolvedConfig, write: bool = True) -> tuple[Path, bool, str | bool]:
+    """Create (or reopen, resuming) the run directory and write config.yaml; refuse overrides a resume ignores."""
+    from agentgrpo import resume as resuming
+
+    run_dir, resume, checkpoint = resuming.target(cfg)
+    config = cfg.to_dict()
+    if resume and (run_dir / rundir.CONFIG).exists():
+        resuming.check_changes(rundir.read_config(run_dir), config)
+    run_dir = rundir.open_run_dir(run_dir, resume=resume)
+    if write:
+        rundir.write_config(run_dir, config)
+    return run_dir, resume, checkpoint
 
 
 def _timed(result: RunResult, name: str, fn):
@@ -91,10 +108,10 @@ def _sft(cfg: ResolvedConfig, task, model_path: str, run_dir: Path) -> str:
     say(f"SFT warm start: {r.sft_steps} steps of {r.sft_batch_size} demonstrations "
         f"({r.sft_tool_fraction:.0%} use the tool)")
     settings = SFTSettings(steps=r.sft_steps, batch_size=r.sft_batch_size, learning_rate=r.sft_learning_rate,
-                           tool_fraction=r.sft_tool_fraction, seed=cfg.grpo.get("seed", 42))
+                           tool_fraction=r.sft_tool_fraction, seed=cfg.setting("seed"))
     out = run_dir / "sft"
     run_sft(load_model(model_path), load_tokenizer(model_path), task, settings, out,
-            use_cpu=bool(cfg.grpo.get("use_cpu")), report_to=cfg.grpo.get("report_to", "none"))
+            use_cpu=bool(cfg.setting("use_cpu")), report_to=cfg.setting("report_to"))
     return str(out)
 
 
@@ -105,10 +122,10 @@ def _evaluate(cfg: ResolvedConfig, task, model_path: str, run_dir: Path, stage: 
     say(f"held-out eval ({stage}): {cfg.run.eval_size} problems, {' + '.join(cfg.run.eval_modes)}")
     results = evaluate(
         load_model(model_path), load_tokenizer(model_path), task, task.eval_problems(cfg.run.eval_size),
-        modes=cfg.run.eval_modes, temperature=cfg.grpo.get("temperature", 1.0),
-        max_completion_length=cfg.grpo.get("max_completion_length", 512),
-        max_tool_calling_iterations=cfg.grpo.get("max_tool_calling_iterations"),
-        batch_size=cfg.run.eval_batch_size, seed=cfg.grpo.get("seed", 42), desc=f"eval {stage}",
+        modes=cfg.run.eval_modes, temperature=cfg.setting("temperature"),
+        max_completion_length=cfg.setting("max_completion_length"),
+        max_tool_calling_iterations=cfg.setting("max_tool_calling_iterations"),
+        batch_size=cfg.run.eval_batch_size, seed=cfg.setting("seed"), desc=f"eval {stage}",
     )
     rundir.write_eval(run_dir, stage, {"model": model_path, **results})
     for mode, res in results.items():
@@ -118,14 +135,16 @@ def _evaluate(cfg: ResolvedConfig, task, model_path: str, run_dir: Path, stage: 
     return results
 
 
-def _grpo(cfg: ResolvedConfig, task, model_path: str, run_dir: Path) -> Path:
+def _grpo(cfg: ResolvedConfig, task, model_path: str, run_dir: Path, checkpoint, callbacks=()) -> Path:
     from agentgrpo.training.grpo import build_grpo_trainer, train
 
-    steps = cfg.grpo.get("max_steps", -1)
-    say(f"GRPO: {steps if steps > 0 else 'epoch-based'} steps, {cfg.grpo.get('num_generations', 8)} "
+    steps = cfg.setting("max_steps")
+    lora = " (LoRA adapter)" if cfg.uses_peft else ""
+    say(f"GRPO{lora}: {steps if steps > 0 else 'epoch-based'} steps, {cfg.setting('num_generations')} "
         f"completions per prompt, metrics -> {run_dir / rundir.METRICS}")
-    trainer = build_grpo_trainer(cfg, task, model_path, run_dir, callbacks=_live_doctor(cfg, run_dir))
-    return train(trainer, run_dir, resume=cfg.run.resume)
+    trainer = build_grpo_trainer(cfg, task, model_path, run_dir,
+                                 callbacks=[*_live_doctor(cfg, run_dir), *callbacks])
+    return train(trainer, run_dir, resume=checkpoint, save_merged=cfg.run.save_merged)
 
 
 def _live_doctor(cfg: ResolvedConfig, run_dir: Path) -> list:
@@ -135,7 +154,7 @@ def _live_doctor(cfg: ResolvedConfig, run_dir: Path) -> list:
         from agentgrpo.doctor.live import LiveDoctorCallback
     except ImportError:
         return []
-    weights = {r["name"]: r["weight"] for r in cfg.run.rewards or []}
+    weights = {r.get("alias") or r["name"]: r["weight"] for r in cfg.run.rewards or []}
     return [LiveDoctorCallback(every=cfg.run.doctor_every, stop_on=set(cfg.run.stop_on), run_dir=run_dir,
                                reward_weights=weights or None)]
 

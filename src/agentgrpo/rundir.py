@@ -26,6 +26,7 @@ CONFIG = "config.yaml"
 SUMMARY = "summary.json"
 CHECKPOINTS = "checkpoints"
 FINAL = "final"
+MERGED = "final-merged"
 CURVES = "curves.png"
 
 
@@ -34,10 +35,15 @@ def new_run_dir(runs_dir: str | Path, run_name: str | None, task: str, *, resume
 
     An existing run is only reused when resuming, so no history is ever appended to by accident.
     """
+    name = run_name or f"{task}-{time.strftime('%Y%m%d-%H%M%S')}"
+    return open_run_dir(Path(runs_dir) / name, resume=resume)
+
+
+def open_run_dir(path: Path, *, resume: bool = False) -> Path:
+    """Create the run directory ``path``; an existing run is only reused when resuming."""
     from agentgrpo.errors import UserError
 
-    name = run_name or f"{task}-{time.strftime('%Y%m%d-%H%M%S')}"
-    path = Path(runs_dir) / name
+    path = Path(path)
     if (path / METRICS).exists() and not resume:
         raise UserError(f"run directory {path} already holds a run; pass --resume true to continue it, "
                         "or choose another --run_name.")
@@ -45,6 +51,12 @@ def new_run_dir(runs_dir: str | Path, run_name: str | None, task: str, *, resume
         raise UserError(f"cannot resume: {path} does not exist.")
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def read_config(run_dir: Path) -> dict[str, Any]:
+    """The run's config.yaml ({} when there is none)."""
+    path = Path(run_dir) / CONFIG
+    return (yaml.safe_load(path.read_text()) or {}) if path.exists() else {}
 
 
 def write_config(run_dir: Path, config: dict[str, Any]) -> Path:

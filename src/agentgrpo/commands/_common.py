@@ -33,7 +33,9 @@ def add_override_help(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
         "options (YAML keys, overridable as --name value)",
         "Any TRL GRPOConfig field is accepted under its TRL name (e.g. --num_generations 8 --beta 0.04 "
-        "--loss_type dapo --learning_rate 1e-6 --use_vllm true --report_to trackio). agentgrpo's own:")
+        "--loss_type dapo --learning_rate 1e-6 --use_vllm true --report_to trackio), and TRL's LoRA fields "
+        "(--use_peft true --lora_r 16 --lora_alpha 32 --lora_dropout 0.05 --lora_target_modules all-linear). "
+        "agentgrpo's own:")
     for f in dataclasses.fields(RunConfig):
         default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
         group.add_argument(f"--{f.name}", dest=f"_doc_{f.name}", metavar="VALUE", nargs="?", const="true",

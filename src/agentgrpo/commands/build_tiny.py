@@ -24,11 +24,11 @@ def run(args) -> int:
     import time
 
     from agentgrpo.tasks import get_task
-    from agentgrpo.tiny.build import SHIPPED_SFT, build_sft
-    from agentgrpo.training.sft import SFTSettings
+    from agentgrpo.tiny.build import SHIPPED_SFT
+    from agentgrpo.training.sft import SFTSettings, build_tiny_sft
 
     out = args.out or SHIPPED_SFT
     start = time.perf_counter()
-    build_sft(get_task("calculator"), out, SFTSettings(steps=args.steps, seed=args.seed))
+    build_tiny_sft(get_task("calculator"), out, SFTSettings(steps=args.steps, seed=args.seed))
     print(f"tiny SFT checkpoint written to {out} in {time.perf_counter() - start:.0f}s")
     return 0

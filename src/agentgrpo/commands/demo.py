@@ -44,7 +44,7 @@ def run(args) -> int:
 
         planted = failure_overrides(args.failure)
         planted.setdefault("run_name", None)
-    cfg = load_config(config_path(args.config), _merge(planted, overrides))
+    cfg = load_config(config_path(args.config), _merge(planted, overrides), deep=True)
     if cfg.run.sft and cfg.run.model == "tiny":
         cfg.run.model = "tiny-random"  # redo SFT from scratch rather than on top of the shipped SFT
     if args.failure and not cfg.run.run_name:

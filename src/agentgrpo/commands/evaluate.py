@@ -1,60 +1,96 @@
 """Evaluate a model on a task's held-out problems, with 95% confidence intervals.
 
-    agentgrpo eval --model runs/calculator-XXXX/final              # a trained run's model
+    agentgrpo eval --model runs/calculator-XXXX                    # a run: its final/ model, its config.yaml
+    agentgrpo eval --model runs/lora-run/final                     # a LoRA adapter (base from adapter_config)
     agentgrpo eval --model tiny --modes greedy sampled --n 500     # the shipped starting point
-    agentgrpo eval --model runs/A/final --out before_after.json --stage after
+    agentgrpo eval --model runs/A --out after.json --n 1000
 
-Success is the task's success reward (exact final answer for `calculator`). Reports success rate with a
-Wilson 95% CI, tool-call rate, tool failures, mean turns and truncation, greedy and/or sampled at the
-training temperature; rollouts are generated exactly as GRPO generates them (same template, same tool loop).
+Given a run directory, eval reads its config.yaml: the task (or dataset), max_completion_length, temperature
+and max_tool_calling_iterations, so it evaluates exactly as GRPO generated (a flag given here wins, and is
+reported). Success is the task's success reward (exact final answer for `calculator`). Reports success rate
+with a Wilson 95% CI, tool-call rate, tool failures, mean turns and truncation, greedy and/or sampled at
+the training temperature; rollouts are generated as GRPO generates them (same template, same tool loop).
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 HELP = "evaluate a model on held-out problems (success with 95%% CI, tool use, turns)"
+FROM_RUN = ("temperature", "max_completion_length", "max_tool_calling_iterations")
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--model", required=True, help="'tiny', a save_pretrained directory, a run directory "
-                                                       "(uses its final/ model), or a Hub id.")
-    parser.add_argument("--task", default="calculator", help="Task name (default: calculator).")
+    parser.add_argument("--model", required=True, help="'tiny', a save_pretrained or LoRA adapter directory, a run "
+                                                       "directory (its final/ model and config.yaml), or a Hub id.")
+    parser.add_argument("--task", default=None, help="Task name or file.py:TASK (default: the run's, else "
+                                                     "calculator).")
     parser.add_argument("--n", type=int, default=200, help="Number of held-out problems (default: 200).")
     parser.add_argument("--modes", nargs="+", default=["greedy", "sampled"], choices=["greedy", "sampled"],
                         help="Decoding modes (default: greedy sampled).")
-    parser.add_argument("--temperature", type=float, default=1.0, help="Sampling temperature (default: 1.0).")
-    parser.add_argument("--max_completion_length", type=int, default=64,
-                        help="Token budget per episode, tool results included (default: 64).")
+    parser.add_argument("--temperature", type=float, default=None,
+                        help="Sampling temperature (default: the run's, else TRL's GRPOConfig default).")
+    parser.add_argument("--max_completion_length", type=int, default=None,
+                        help="Token budget per episode, tool results included (default: the run's, else TRL's).")
     parser.add_argument("--seed", type=int, default=42, help="Sampling seed (default: 42).")
     parser.add_argument("--out", default=None, help="Write the results to this JSON file.")
 
 
 def run(args) -> int:
-    from pathlib import Path
-
-    from agentgrpo import rundir
     from agentgrpo.errors import UserError
     from agentgrpo.evaluation.evaluate import evaluate
-    from agentgrpo.tasks import get_task
     from agentgrpo.training.models import load_model, load_tokenizer, resolve_model
 
     if args.n < 1:
         raise UserError("--n must be >= 1")
-    task = get_task(args.task)
-    model = args.model
-    if (Path(model) / rundir.FINAL / "config.json").exists():
-        model = str(Path(model) / rundir.FINAL)
+    model, saved = _run_model(args.model)
+    task, settings = _settings(args, saved)
     path = resolve_model(model, task)
+    print(f"eval: {path} on {task.name}, " + ", ".join(f"{k} {v}" for k, v in settings.items()))
     results = evaluate(load_model(path), load_tokenizer(path), task, task.eval_problems(args.n),
-                       modes=args.modes, temperature=args.temperature,
-                       max_completion_length=args.max_completion_length, seed=args.seed)
+                       modes=args.modes, seed=args.seed, **settings)
     for mode, res in results.items():
         lo, hi = res["ci95"]
         print(f"{mode:>7}: success {res['success_rate']:.1%} [{lo:.1%}, {hi:.1%}] (n={res['n']}), "
               f"tool calls {res['tool_call_rate']:.1%}, tool failures {res['tool_failure_rate']:.1%}, "
               f"mean turns {res['mean_turns']:.2f}, truncated {res['truncation_rate']:.1%}")
     if args.out:
-        Path(args.out).write_text(json.dumps({"model": path, **results}, indent=1))
+        payload = {"model": path, "task": task.name, "settings": settings, **results}
+        Path(args.out).write_text(json.dumps(payload, indent=1))
         print(f"results written to {args.out}")
     return 0
+
+
+def _run_model(model: str) -> tuple[str, dict | None]:
+    """(the model to load, the run's config.yaml or None) for a run directory, its final/, or anything else."""
+    from agentgrpo import rundir
+
+    path = Path(model).expanduser()
+    for run_dir, candidate in ((path, path / rundir.FINAL), (path.parent, path)):
+        if (run_dir / rundir.CONFIG).is_file() and _is_model(candidate):
+            return str(candidate), rundir.read_config(run_dir)
+    return model, None
+
+
+def _is_model(path: Path) -> bool:
+    return (path / "config.json").is_file() or (path / "adapter_config.json").is_file()
+
+
+def _settings(args, saved: dict | None):
+    """The task and generation settings: the flags, else the run's config.yaml, else TRL's defaults."""
+    from agentgrpo.config import load_config, trl_default
+    from agentgrpo.tasks import get_task
+
+    if saved is None:
+        task = get_task(args.task or "calculator")
+        return task, {k: getattr(args, k, None) if getattr(args, k, None) is not None else trl_default(k)
+                      for k in FROM_RUN}
+    cfg = load_config(dict(saved), {"task": args.task} if args.task else None, cuda_available=True)
+    settings = {}
+    for key in FROM_RUN:
+        flag = getattr(args, key, None)
+        if flag is not None and flag != cfg.setting(key):
+            print(f"note: {key} {flag} (the run trained with {cfg.setting(key)})")
+        settings[key] = flag if flag is not None else cfg.setting(key)
+    return cfg.task, settings

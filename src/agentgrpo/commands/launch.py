@@ -45,7 +45,7 @@ def run(args) -> int:
         return _hf_jobs(path, overrides, args.dry_run)
     if target == "accelerate":
         return _accelerate(path, overrides, args.dry_run)
-    cfg = load_config(path, overrides)
+    cfg = load_config(path, overrides, deep=True)
     if args.dry_run:
         print(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
         return 0
@@ -59,9 +59,7 @@ def _named(cfg) -> None:
     if not cfg.run.run_name:
         import time
 
-        from agentgrpo.tasks import get_task
-
-        cfg.run.run_name = f"{get_task(cfg.run.task).name}-{time.strftime('%Y%m%d-%H%M%S')}"
+        cfg.run.run_name = f"{cfg.task.name}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
 def _accelerate(path, overrides: list[str], dry_run: bool) -> int:

@@ -1,11 +1,15 @@
 """Check a config and its task before spending compute; every problem is reported at once.
 
     agentgrpo validate --config configs/demo.yaml --num_generations 6
+    agentgrpo validate --config my_lora_run.yaml --use_peft true --lora_r 8
 
-Checks: every key is an agentgrpo option or a TRL GRPOConfig field, with the right type; the group size
-divides the generation batch; no bf16/fp16/vLLM without a GPU; the task and reward names exist; every
-reward's dataset columns are provided by the task; and, with no model, that the task's gold completion
-earns the maximum of each of its rewards. Loads no model. Exit status 0 when all checks pass, 2 if not.
+Checks, all before any model loads: every key is an agentgrpo option, a TRL GRPOConfig field or a TRL LoRA
+field, with the right type; the real GRPOConfig builds (TRL's own checks); ranges TRL checks only after the
+load (learning_rate, temperature, max_steps, loss_type, report_to trackers installed); the group size divides
+the generation batch; no bf16/fp16/vLLM without a GPU; the task or dataset and every reward exist, with
+their params and dataset columns; stop_on names doctor failure modes; the model can be found (a Hub id while
+HF_HUB_OFFLINE is set must be cached); each tool has a schema and answers a sample call; and, with no model,
+that the task's gold completion earns the maximum of each of its rewards. Exit status 0 when all pass, 2 if not.
 """
 
 from __future__ import annotations
@@ -23,14 +27,19 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     from agentgrpo.config import load_config
     from agentgrpo.errors import ConfigError
-    from agentgrpo.tasks import get_task
 
-    cfg = load_config(config_path(args.config), collect_overrides(args))
-    task = get_task(cfg.run.task)
+    cfg = load_config(config_path(args.config), collect_overrides(args), deep=True)
+    task = cfg.task
+    for warning in cfg.warnings:
+        print(f"warning: {warning}")
     problems = task.validate()
     if problems:
         raise ConfigError([f"task {task.name}: {p}" for p in problems])
-    print(f"config OK: task {task.name} v{task.version}, model {cfg.run.model}, "
-          f"{cfg.grpo.get('num_generations', 8)} completions per prompt")
-    print(f"verifier OK: the gold completion earns the maximum of every {task.name} reward")
+    lora = f", LoRA r={cfg.peft.get('lora_r', 16)}" if cfg.uses_peft else ""
+    print(f"config OK: task {task.name} v{task.version}, model {cfg.run.model}{lora}, "
+          f"{cfg.setting('num_generations')} completions per prompt, {cfg.setting('max_steps')} steps")
+    if task.gold_completion is not None:
+        print(f"verifier OK: the gold completion earns the maximum of every {task.name} reward")
+    else:
+        print(f"verifier: {task.name} has no gold completion, so the rewards' maximum was not checked")
     return 0

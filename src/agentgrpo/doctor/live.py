@@ -104,6 +104,30 @@ class LiveDoctorCallback(TrainerCallback):
         self._streak: dict[str, int] = {}  # detector -> consecutive checks it was flagged
 
     # ---- Trainer events -----------------------------------------------------------------------------------
+    def on_train_begin(self, args, state, control, **kwargs):
+        """Resumed (global_step > 0): start from the run's whole metrics.jsonl, not just the steps to come."""
+        if state.global_step > 0 and self.run_dir is not None and not self.history.steps:
+            self.load_history(int(state.global_step))
+        return control
+
+    def load_history(self, up_to_step: int) -> int:
+        """Feed the records of ``<run_dir>/metrics.jsonl`` up to ``up_to_step`` into the history (a resumed
+        run's steps before the resume); returns how many were read."""
+        from agentgrpo.rundir import METRICS, read_jsonl
+
+        records = read_jsonl(self.run_dir / METRICS)  # up to the last complete line
+        n = 0
+        for record in records:
+            step = record.get("step")
+            if not isinstance(step, int | float) or step > up_to_step or names.SUMMARY_KEYS & record.keys():
+                continue
+            logs = {k: v for k, v in record.items() if k not in ("step", "epoch", "time")}
+            self.history.add(int(step), logs)
+            if names.REWARD in logs or any(k.startswith("rewards/") for k in logs):
+                self._train_logs += 1
+            n += 1
+        return n
+
     def on_log(self, args, state, control, logs=None, **kwargs):
         if not logs or names.SUMMARY_KEYS & logs.keys():
             return control
@@ -138,7 +162,8 @@ class LiveDoctorCallback(TrainerCallback):
             self._maybe_stop(step, report, control)
         if final:
             self._write(
-                {"step": step, "event": "final", "verdict": report.verdict, "headline": report.headline}
+                {"step": step, "event": "final", "verdict": report.verdict, "headline": report.headline,
+                 "steps_seen": len(self.history.steps), "first_step": self.history.steps[0]}
             )
         return report
 

@@ -25,7 +25,8 @@ def evaluate(model, tokenizer, task: Task, rows: list[dict], *, modes=("greedy",
                 episodes = rollout(model, tokenizer, rows, task.environment_factory,
                                    max_completion_length=max_completion_length, do_sample=mode == "sampled",
                                    temperature=temperature, batch_size=batch_size,
-                                   max_tool_calling_iterations=max_tool_calling_iterations, progress=bar)
+                                   max_tool_calling_iterations=max_tool_calling_iterations, progress=bar,
+                                   tools=task.tool_functions)
             results[mode] = summarize(task, rows, episodes, mode=mode, temperature=temperature)
     finally:
         model.train(was_training)
@@ -34,7 +35,7 @@ def evaluate(model, tokenizer, task: Task, rows: list[dict], *, modes=("greedy",
 
 def score(task: Task, rows: list[dict], episodes: list[Episode]) -> list[float]:
     """The task's success reward for each episode."""
-    func = task.reward_funcs[task.success_reward]
+    func = task.success_func or task.reward_funcs[task.success_reward]
     columns = {k: [r[k] for r in rows] for k in rows[0] if k != "prompt"}
     return func(completions=[e.completion for e in episodes], prompts=[r["prompt"] for r in rows], **columns)
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from agentgrpo.tasks.base import environment_tools
 from agentgrpo.training.trl_compat import call_tool, parse_assistant, tool_suffix_ids
 
 
@@ -32,6 +33,7 @@ class Episode:
 class _State:
     row: dict
     env: object
+    tools: list
     prompt_ids: list[int]
     ids: list[int] = field(default_factory=list)
     episode: Episode | None = None
@@ -39,11 +41,15 @@ class _State:
 
 def rollout(model, tokenizer, rows: list[dict], env_factory, *, max_completion_length: int = 64,
             do_sample: bool = False, temperature: float = 1.0, max_tool_calling_iterations: int | None = None,
-            batch_size: int = 64, progress=None) -> list[Episode]:
-    """Roll out every row; returns one `Episode` per row, in order."""
+            batch_size: int = 64, progress=None, tools: tuple = ()) -> list[Episode]:
+    """Roll out every row; returns one `Episode` per row, in order.
+
+    ``env_factory`` (or None) makes one environment per episode; ``tools`` are plain tool functions (TRL's
+    ``tools=``) offered besides the environment's methods.
+    """
     episodes: list[Episode] = []
     for start in range(0, len(rows), batch_size):
-        batch = [_start(tokenizer, row, env_factory) for row in rows[start:start + batch_size]]
+        batch = [_start(tokenizer, row, env_factory, tools) for row in rows[start:start + batch_size]]
         _run_batch(model, tokenizer, batch, max_completion_length, do_sample, temperature,
                    max_tool_calling_iterations)
         for s in batch:
@@ -54,20 +60,17 @@ def rollout(model, tokenizer, rows: list[dict], env_factory, *, max_completion_l
     return episodes
 
 
-def _start(tokenizer, row: dict, env_factory) -> _State:
-    env = env_factory()
+def _start(tokenizer, row: dict, env_factory, tools: tuple) -> _State:
+    env = env_factory() if env_factory is not None else None
     prompt = [dict(m) for m in row["prompt"]]
-    observation = env.reset(**row)
+    observation = env.reset(**row) if env is not None else None
     if isinstance(observation, str):  # TRL appends reset()'s string to the last user message
         prompt[-1]["content"] += observation
-    ids = tokenizer.apply_chat_template(prompt, tools=_tools(env), add_generation_prompt=True, tokenize=True,
-                                        return_dict=False)
-    return _State(row=row, env=env, prompt_ids=list(ids), episode=Episode(id=str(row.get("id", ""))))
-
-
-def _tools(env) -> list:
-    return [getattr(env, n) for n in dir(type(env))
-            if not n.startswith("_") and n not in ("reset", "get_reward") and callable(getattr(env, n))]
+    all_tools = [*tools, *(environment_tools(env) if env is not None else [])]
+    ids = tokenizer.apply_chat_template(prompt, tools=all_tools or None, add_generation_prompt=True,
+                                        tokenize=True, return_dict=False)
+    return _State(row=row, env=env, tools=all_tools, prompt_ids=list(ids),
+                  episode=Episode(id=str(row.get("id", ""))))
 
 
 def _run_batch(model, tokenizer, batch, budget, do_sample, temperature, max_iterations) -> None:
@@ -94,7 +97,7 @@ def _advance(tokenizer, state: _State, tokens: list[int], budget: int, iteration
     prefix = state.prompt_ids + state.ids
     state.ids += tokens
     ep.turns += 1
-    message = parse_assistant(tokenizer, tokens, prefix=prefix, tools=_tools(state.env))
+    message = parse_assistant(tokenizer, tokens, prefix=prefix, tools=state.tools)
     ep.completion.append(message)
     ended = bool(tokens) and tokens[-1] == eos
     if not ended:
@@ -103,7 +106,7 @@ def _advance(tokenizer, state: _State, tokens: list[int], budget: int, iteration
     if not (ended and calls) or (max_iterations is not None and iterations >= max_iterations):
         ep.completion_tokens = len(state.ids)
         return False
-    tools = {f.__name__: f for f in _tools(state.env)}
+    tools = {f.__name__: f for f in state.tools}
     tool_messages = []
     for call in calls:
         name, result, failed = call_tool(tools, call)

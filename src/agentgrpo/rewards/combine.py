@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agentgrpo.errors import ConfigError, UserError
 from agentgrpo.rewards.guard import GuardedReward
@@ -93,10 +93,48 @@ class _Ledger:
         return [v if s else None for v, s in zip(out, self.scorable, strict=True)]
 
 
-def build_rewards(specs, strict: bool = False, weights: list[float] | None = None) -> RewardSet:
+@dataclass(frozen=True)
+class RewardSpec:
+    """One parsed entry of a ``rewards`` list (the one parser: config, CLI and Python API use it)."""
+
+    name: str
+    weight: float = 1.0
+    params: dict = field(default_factory=dict)
+    alias: str | None = None
+    func: Callable | None = None  # a function given directly (Python API); ``name`` is its __name__
+
+    def to_dict(self) -> dict:
+        """As recorded in config.yaml (a function given directly is recorded by name)."""
+        out = {"name": self.name, "weight": self.weight}
+        if self.params:
+            out["params"] = dict(self.params)
+        if self.alias:
+            out["alias"] = self.alias
+        return out
+
+
+def parse_specs(specs, weights: list[float] | None = None) -> tuple[list[RewardSpec], list[str]]:
+    """``rewards`` as `RewardSpec`s, and every problem with it. A single name counts as a one-item list.
+
+    >>> parse_specs("exact_answer")[0][0].name
+    'exact_answer'
+    >>> parse_specs(["a", {"name": "b", "weight": float("nan")}])[1]
+    ['rewards[1] (b): weight must be a finite number, got nan']
+    """
+    problems: list[str] = []
+    if isinstance(specs, str) or callable(specs):
+        specs = [specs]
+    entries = _entries(specs, weights, problems)
+    return entries, problems
+
+
+def build_rewards(specs, strict: bool = False, weights: list[float] | None = None,
+                  resolve: Callable[[RewardSpec], Callable] | None = None) -> RewardSet:
     """A `RewardSet` from specs: names, or ``{"name", "weight", "params", "alias"}`` dicts.
 
-    ``weights`` (optional) gives every spec's weight as one list instead. All problems are reported at once.
+    ``weights`` (optional) gives every spec's weight as one list instead. ``resolve`` turns a spec into its
+    function (default: the library's `get_reward`, which also takes ``file.py:fn`` and ``module:fn``). All
+    problems are reported at once.
 
     >>> rs = build_rewards(["exact_answer", {"name": "tool_call_count", "weight": 0}])
     >>> rs.names, rs.weights, rs.shadow_names
@@ -107,19 +145,18 @@ def build_rewards(specs, strict: bool = False, weights: list[float] | None = Non
     agentgrpo.errors.ConfigError: 1 problem in the config:
       - reward weights: 1 weights for 2 rewards; give one weight per reward
     """
-    problems: list[str] = []
-    entries = _entries(specs, weights, problems)
+    entries, problems = parse_specs(specs, weights)
     built = []
-    for index, (name, weight, params, alias) in enumerate(entries):
+    for index, spec in enumerate(entries):
         try:
-            func = get_reward(name, **params)
+            func = spec.func if spec.func is not None else (resolve or _library)(spec)
         except ConfigError as exc:
-            problems.extend(f"rewards[{index}] ({name}): {p}" for p in exc.problems)
+            problems.extend(f"rewards[{index}] ({spec.name}): {p}" for p in exc.problems)
             continue
         except (UserError, TypeError, ValueError) as exc:
-            problems.append(f"rewards[{index}] ({name}): {exc}")
+            problems.append(f"rewards[{index}] ({spec.name}): {exc}")
             continue
-        built.append((alias or getattr(func, "__name__", name), weight, func))
+        built.append((spec.alias or getattr(func, "__name__", spec.name), spec.weight, func))
     _check_names(built, problems)
     if built and all(w == 0 for _, w, _ in built):
         problems.append(
@@ -130,7 +167,11 @@ def build_rewards(specs, strict: bool = False, weights: list[float] | None = Non
     return RewardSet.from_functions(built, strict=strict)
 
 
-def _entries(specs, weights, problems: list[str]) -> list[tuple[str, float, dict, str | None]]:
+def _library(spec: RewardSpec) -> Callable:
+    return get_reward(spec.name, **spec.params)
+
+
+def _entries(specs, weights, problems: list[str]) -> list[RewardSpec]:
     if not isinstance(specs, list | tuple) or not specs:
         problems.append(
             f"rewards: must be a non-empty list of names or {{name, weight, params}}, got {specs!r}"
@@ -150,9 +191,12 @@ def _entries(specs, weights, problems: list[str]) -> list[tuple[str, float, dict
     return entries
 
 
-def _entry(i: int, spec, list_weight, problems: list[str]):
+def _entry(i: int, spec, list_weight, problems: list[str]) -> RewardSpec | None:
+    func = None
+    if callable(spec) and not isinstance(spec, str):
+        func, spec = spec, {"name": getattr(spec, "__name__", type(spec).__name__)}
     spec = {"name": spec} if isinstance(spec, str) else spec
-    if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+    if not isinstance(spec, dict) or not isinstance(spec.get("name"), str) or not spec.get("name"):
         problems.append(f"rewards[{i}]: {spec!r} is not a name or a mapping with a 'name'")
         return None
     unknown = set(spec) - _SPEC_KEYS
@@ -176,7 +220,7 @@ def _entry(i: int, spec, list_weight, problems: list[str]):
     if alias is not None and not (isinstance(alias, str) and alias):
         problems.append(f"rewards[{i}] ({spec['name']}): alias must be a non-empty string")
         alias = None
-    return spec["name"], float(weight), params, alias
+    return RewardSpec(spec["name"], float(weight), params, alias, func)
 
 
 def _check_names(built, problems: list[str]) -> None:
@@ -184,7 +228,7 @@ def _check_names(built, problems: list[str]) -> None:
     for name, _, _ in built:
         if name in seen:
             problems.append(
-                f"rewards: {name!r} appears twice and TRL would log both as rewards/{name}/...; "
-                f"give one an 'alias'"
+                f"rewards: {name!r} appears twice (its weight would count twice) and TRL would log both as "
+                f"rewards/{name}/...; list it once, or give the second one an 'alias' to score it twice on purpose"
             )
         seen.add(name)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from collections.abc import Callable
 
@@ -54,24 +53,32 @@ def get_reward(name: str, **params) -> Callable:
 
 
 def _check_params(name: str, factory: Callable, params: dict) -> None:
+    """Params the factory does not take are named as such (not as an unknown reward).
+
+    >>> _check_params("numeric_answer", answer.numeric_answer, {"tolerance": 0.1})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    agentgrpo.errors.UserError: unknown parameter 'tolerance' of reward 'numeric_answer'. Its params are: ...
+    """
     signature = inspect.signature(factory)
+    takes = ", ".join(signature.parameters) or "none"
+    accepts_any = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
+    unknown = [k for k in params if k not in signature.parameters and not accepts_any]
+    if unknown:
+        label = "parameter" if len(unknown) == 1 else "parameters"
+        raise UserError(f"unknown {label} {', '.join(map(repr, unknown))} of reward {name!r}. "
+                        f"Its params are: {takes}.")
     try:
         signature.bind(**params)
     except TypeError as exc:
-        takes = ", ".join(signature.parameters) or "none"
         raise UserError(f"reward {name!r}: {exc}. Its params are: {takes}.") from None
 
 
 def _import_reward(target: str, params: dict) -> Callable:
-    """``"module:attr"``: the function itself, or, with params, what ``attr(**params)`` returns."""
-    module_name, _, attr = target.partition(":")
-    try:
-        obj = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise UserError(
-            f"reward {target!r}: cannot import {attr!r} from {module_name!r} ({exc}). "
-            f"Check the 'package.module:function' path and that the module is importable."
-        ) from exc
+    """``"module:attr"`` or ``"file.py:attr"``: the function itself, or, with params, ``attr(**params)``."""
+    from agentgrpo.imports import load_object
+
+    obj = load_object(target, "reward")
     func = obj(**params) if params else obj
     if not callable(func):
         raise UserError(

@@ -1,8 +1,7 @@
-"""Built-in agent tasks, looked up by name (or ``"module:attr"`` for your own `Task`)."""
+"""Built-in agent tasks, looked up by name, or your own `Task` as ``"path/to/file.py:TASK"`` or
+``"package.module:TASK"``. A plain dataset with reward functions needs no Task: see `tasks.dataset`."""
 
 from __future__ import annotations
-
-import importlib
 
 from agentgrpo.errors import UserError, unknown_name
 from agentgrpo.tasks.base import Task
@@ -15,19 +14,20 @@ def task_names() -> list[str]:
 
 
 def get_task(name: str) -> Task:
-    """The task called ``name``: a built-in, or ``"package.module:ATTR"`` pointing at a `Task`."""
+    """The task called ``name``: a built-in, ``"file.py:ATTR"`` or ``"package.module:ATTR"`` naming a `Task`."""
+    from agentgrpo.imports import is_reference, load_object
+
+    if not isinstance(name, str):
+        raise UserError(f"task: expected a name or 'file.py:TASK', got {type(name).__name__} {name!r}")
     target = _BUILTIN.get(name)
     if target is None:
-        if ":" not in name:
-            raise unknown_name("task", name, _BUILTIN)
+        if not is_reference(name):
+            raise unknown_name("task", name, _BUILTIN) from None
         target = name
-    module_name, attr = target.split(":", 1)
-    try:
-        task = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise UserError(f"task {name!r}: cannot import {target} ({exc}). Check the module path.") from exc
+    task = load_object(target, "task")
     if not isinstance(task, Task):
-        raise UserError(f"task {name!r}: {target} is a {type(task).__name__}, not an agentgrpo Task.")
+        raise UserError(f"task {name!r}: {target} is a {type(task).__name__}, not an agentgrpo Task "
+                        "(see docs/tasks.md), or use dataset_name + rewards for a plain dataset.")
     return task
 
 

@@ -2,7 +2,8 @@
 
 The shipped checkpoint (``agentgrpo/tiny/assets/calculator-sft``) is what `agentgrpo demo` starts from,
 like a model from an earlier SFT session. `agentgrpo build-tiny` rebuilds it from scratch, reproducibly
-(same seed, same data, same tokenizer), and `agentgrpo demo --sft` redoes the SFT inside a demo run.
+(same seed, same data, same tokenizer; `agentgrpo.training.sft.build_tiny_sft`), and `agentgrpo demo --sft`
+redoes the SFT inside a demo run. This package never imports `agentgrpo.training.models` (which imports it).
 """
 
 from __future__ import annotations
@@ -18,10 +19,17 @@ TOKENIZER_SEED = 0
 
 
 def build_tokenizer(task: Task):
-    """The task-fitted tokenizer (deterministic): BPE trained on rendered demonstrations, both kinds."""
+    """The task-fitted tokenizer (deterministic): BPE trained on rendered demonstrations, both kinds.
+
+    A task without demonstrations (a plain dataset) gets the calculator's: byte-level, so any text encodes.
+    """
     from agentgrpo.tiny.tokenizer import template_renderer, train_tokenizer
     from agentgrpo.training.sft import demonstrations
 
+    if task.demonstration is None:
+        from agentgrpo.tasks.calculator import TASK as calculator
+
+        task = calculator
     renderer = template_renderer()
     demos = demonstrations(task, TOKENIZER_CORPUS, tool_fraction=0.5, seed=TOKENIZER_SEED)
     texts = [renderer.apply_chat_template(d["messages"], tools=d["tools"], tokenize=False) for d in demos]
@@ -40,13 +48,12 @@ def build_random(task: Task, out_dir: str | Path, seed: int = 0) -> Path:
     return out
 
 
-def build_sft(task: Task, out_dir: str | Path, settings=None, show_progress: bool = True) -> Path:
-    """The SFT warm start exactly as `agentgrpo demo --sft` runs it: the 'tiny-random' init (seed 0), then
-    TRL SFT on the task's mixed demonstrations (seeded by ``settings.seed``); saved to ``out_dir``."""
-    from agentgrpo.training.models import load_model, load_tokenizer, resolve_model
-    from agentgrpo.training.sft import SFTSettings, run_sft
+def random_checkpoint(task: Task) -> Path:
+    """The untrained tiny model for ``task`` in the user cache ('tiny-random'); built on first use (seconds)."""
+    from platformdirs import user_cache_dir
 
-    start = resolve_model("tiny-random", task)
-    run_sft(load_model(start), load_tokenizer(start), task, settings or SFTSettings(), out_dir,
-            show_progress=show_progress)
-    return Path(out_dir)
+    label = f"{task.name}-v{task.version}" if task.demonstration is not None else "generic-v1"
+    path = Path(user_cache_dir("agentgrpo")) / f"tiny-random-{label}"
+    if not (path / "config.json").exists():
+        build_random(task, path)
+    return path

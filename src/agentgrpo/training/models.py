@@ -9,17 +9,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from platformdirs import user_cache_dir
-
 from agentgrpo.errors import UserError
 from agentgrpo.tasks.base import Task
 
-CACHE = Path(user_cache_dir("agentgrpo"))
+ADAPTER_CONFIG = "adapter_config.json"
 
 
 def resolve_model(name: str, task: Task) -> str:
-    """A path or Hub id for ``name``; builds 'tiny-random' on first use (seconds, no download)."""
-    from agentgrpo.tiny.build import SHIPPED_SFT, build_random
+    """A path or Hub id for ``name``; builds 'tiny-random' on first use (seconds, no download).
+
+    A LoRA adapter directory (``adapter_config.json``, as a PEFT run saves) is accepted as it is.
+    """
+    from agentgrpo.tiny.build import SHIPPED_SFT, random_checkpoint
 
     if name == "tiny":
         if task.name != "calculator":
@@ -30,15 +31,12 @@ def resolve_model(name: str, task: Task) -> str:
                             "`agentgrpo build-tiny`.")
         return str(SHIPPED_SFT)
     if name == "tiny-random":
-        path = CACHE / f"tiny-random-{task.name}-v{task.version}"
-        if not (path / "config.json").exists():
-            build_random(task, path)
-        return str(path)
+        return str(random_checkpoint(task))
     path = Path(name).expanduser()
     if path.exists():
-        if not (path / "config.json").exists():
-            raise UserError(f"model: {name!r} is a directory without config.json; point at a directory "
-                            "written by save_pretrained.")
+        if not (path / "config.json").exists() and not (path / ADAPTER_CONFIG).exists():
+            raise UserError(f"model: {name!r} is a directory without config.json (or adapter_config.json); "
+                            "point at a directory written by save_pretrained.")
         return str(path)
     if name.count("/") > 1 or name.startswith((".", "/", "~")):
         raise UserError(f"model: {name!r} is neither an existing directory nor a Hub id like 'org/name'.")
@@ -60,6 +58,9 @@ def load_tokenizer(model_path: str):
 
     from agentgrpo.training.trl_compat import prepare_tokenizer
 
+    base = adapter_base(model_path)
+    if base is not None and not (Path(model_path) / "tokenizer_config.json").is_file():
+        model_path = base  # an adapter saved without its tokenizer: the base model's
     declared = _declared_tokenizer_class(model_path)
     loader = TokenizersBackend if declared in GENERIC_TOKENIZER_CLASSES else AutoTokenizer
     return prepare_tokenizer(loader.from_pretrained(model_path))
@@ -74,7 +75,37 @@ def _declared_tokenizer_class(model_path: str) -> str | None:
     return json.loads(config.read_text()).get("tokenizer_class")
 
 
+def adapter_base(model_path: str) -> str | None:
+    """The base model a LoRA adapter directory was trained on (from its adapter_config.json), else None."""
+    import json
+
+    config = Path(model_path) / ADAPTER_CONFIG
+    if not config.is_file():
+        return None
+    base = json.loads(config.read_text()).get("base_model_name_or_path")
+    if not base:
+        raise UserError(f"model: {config} names no base_model_name_or_path; cannot load the adapter.")
+    return base
+
+
 def load_model(model_path: str, dtype: str = "float32"):
+    """A causal LM from a save_pretrained directory or Hub id; an adapter directory loads base + adapter."""
     from transformers import AutoModelForCausalLM
 
-    return AutoModelForCausalLM.from_pretrained(model_path, dtype=dtype)
+    base = adapter_base(model_path)
+    if base is None:
+        return AutoModelForCausalLM.from_pretrained(model_path, dtype=dtype)
+    try:
+        from peft import PeftModel
+    except ImportError as exc:
+        raise UserError(f"model: {model_path} is a LoRA adapter; loading it needs peft (pip install peft).") from exc
+    return PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(base, dtype=dtype), model_path)
+
+
+def merge_adapter(adapter_dir: str | Path, out_dir: str | Path) -> Path:
+    """Save the adapter's base model with the adapter merged in (`merge_and_unload`), plus the tokenizer."""
+    model = load_model(str(adapter_dir)).merge_and_unload()
+    out = Path(out_dir)
+    model.save_pretrained(out)
+    load_tokenizer(str(adapter_dir)).save_pretrained(out)
+    return out

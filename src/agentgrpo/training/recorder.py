@@ -23,18 +23,33 @@ class Recorder(TrainerCallback):
 
     def __init__(self, run_dir: str | Path, sample_every: int = 10, samples: int = 4):
         self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
         self.sample_every = sample_every
         self.samples = samples
         self._trainer = None
         self._n_logs = 0
 
     def attach(self, trainer) -> None:
-        """Give the recorder the trainer whose rollouts it samples (GRPOTrainer keeps them in ``_logs``)."""
+        """Give the recorder the trainer whose rollouts it samples (GRPOTrainer keeps them in ``_logs``);
+        without it, metrics.jsonl is written and completions.jsonl is not."""
         self._trainer = trainer
 
     def on_train_begin(self, args, state, control, **kwargs):
         if state.is_world_process_zero and state.global_step > 0:
             _truncate_after(self.run_dir / rundir.METRICS, state.global_step)  # resumed: drop replayed steps
+        if state.is_world_process_zero and not (self.run_dir / rundir.CONFIG).exists():
+            rundir.write_config(self.run_dir, self._describe(args))  # a plain TRL script: say what the doctor needs
+
+    def _describe(self, args) -> dict:
+        """The config the doctor reads beside metrics.jsonl: reward names and weights (weight 0 = shadow),
+        the completion length cap. Written only when the run directory has no config.yaml of its own."""
+        names = list(getattr(self._trainer, "reward_func_names", None) or [])
+        weights = getattr(self._trainer, "reward_weights", None)
+        weights = [float(w) for w in weights.tolist()] if weights is not None else [1.0] * len(names)
+        config = {"max_completion_length": getattr(args, "max_completion_length", None)}
+        if names and len(weights) == len(names):
+            config["rewards"] = [{"name": n, "weight": w} for n, w in zip(names, weights, strict=True)]
+        return config
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         if not state.is_world_process_zero or not logs:

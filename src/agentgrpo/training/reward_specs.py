@@ -1,17 +1,17 @@
-"""Turn a config's `rewards` list into TRL reward functions and weights.
+"""A config's `rewards` list for one task: the task's own rewards first, then the library's.
 
-A spec is a name or ``{name, weight, params}``. Names are looked up in the task's own rewards first,
-then in `agentgrpo.rewards`, then as ``"module:attr"``. Weight 0 makes a shadow reward: TRL computes and
-logs it (``rewards/<name>/mean``) but it carries no weight in the advantage.
+Parsing (names, ``{name, weight, params, alias}``, weights, duplicates) is `agentgrpo.rewards.combine`'s one
+parser; this module only adds the task: its own reward names, and the dataset columns each reward needs.
+Weight 0 makes a shadow reward: TRL computes and logs it (``rewards/<name>/mean``), it carries no weight.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from agentgrpo.errors import UserError, unknown_name
+from agentgrpo.errors import ConfigError, UserError, unknown_name
+from agentgrpo.rewards.combine import RewardSet, RewardSpec, build_rewards, parse_specs
 from agentgrpo.tasks.base import Task
 
 # Keyword arguments TRL itself passes to every reward function (not dataset columns).
@@ -19,76 +19,44 @@ TRL_REWARD_KWARGS = {"completions", "prompts", "completion_ids", "trainer_state"
                      "environments"}
 
 
-@dataclass(frozen=True)
-class RewardSpec:
-    name: str
-    weight: float = 1.0
-    params: dict | None = None
-
-    @property
-    def shadow(self) -> bool:
-        return self.weight == 0
+def specs_or_default(specs, task: Task):
+    return task.default_rewards if specs is None else specs
 
 
-def normalize_specs(specs: list | None, task: Task) -> list[RewardSpec]:
-    """Specs as `RewardSpec`s; ``None`` means the task's default rewards."""
+def resolver(task: Task) -> Callable[[RewardSpec], Callable]:
+    """Spec -> function: a task reward by name, else a library reward, ``file.py:fn`` or ``module:fn``."""
+    from agentgrpo.imports import is_reference
+    from agentgrpo.rewards.registry import REWARDS, get_reward
+
+    def resolve(spec: RewardSpec) -> Callable:
+        if spec.name in task.reward_funcs:
+            if spec.params:
+                raise UserError(f"{spec.name!r} is a task reward and takes no params (got {spec.params}).")
+            return task.reward_funcs[spec.name]
+        if spec.name not in REWARDS and not is_reference(spec.name):
+            raise unknown_name("reward", spec.name, [*task.reward_funcs, *REWARDS])
+        return get_reward(spec.name, **spec.params)
+
+    return resolve
+
+
+def build_task_rewards(specs, task: Task, strict: bool = False) -> RewardSet:
+    """The `RewardSet` for ``specs`` (None: the task's defaults); raises `ConfigError` with every problem."""
+    return build_rewards(specs_or_default(specs, task), strict=strict, resolve=resolver(task))
+
+
+def recorded_specs(specs, task: Task) -> list[dict]:
+    """The specs as written to config.yaml: every field explicit, ``alias`` = the name TRL logs it under."""
+    parsed, _ = parse_specs(specs_or_default(specs, task))
+    names = build_task_rewards(specs, task).names
+    by_order = sorted(parsed, key=lambda s: s.weight == 0)  # RewardSet puts trained rewards first
     out = []
-    for spec in task.default_rewards if specs is None else specs:
-        if isinstance(spec, str):
-            out.append(RewardSpec(spec))
-        elif isinstance(spec, dict) and isinstance(spec.get("name"), str):
-            unknown = set(spec) - {"name", "weight", "params"}
-            if unknown:
-                raise UserError(f"rewards: entry {spec!r} has unknown keys {sorted(unknown)}; "
-                                "use name, weight, params.")
-            out.append(RewardSpec(spec["name"], float(spec.get("weight", 1.0)), spec.get("params")))
-        else:
-            raise UserError(f"rewards: {spec!r} is not a name or a {{name, weight, params}} mapping.")
+    for spec, logged in zip(by_order, names, strict=True):
+        entry = spec.to_dict()
+        if logged != spec.name:
+            entry["alias"] = logged
+        out.append(entry)
     return out
-
-
-def lookup(name: str, task: Task, params: dict | None = None) -> Callable:
-    """The reward function called ``name`` (task's own, the library's, or ``module:attr``)."""
-    if name in task.reward_funcs:
-        if params:
-            raise UserError(f"rewards: {name!r} is a task reward and takes no params (got {params}).")
-        return task.reward_funcs[name]
-    if ":" in name:
-        return _import(name)
-    try:
-        from agentgrpo.rewards import get_reward
-    except ImportError:  # the library is optional for tasks that bring their own rewards
-        get_reward = None
-    if get_reward is not None:
-        try:
-            return get_reward(name, **(params or {}))
-        except UserError as exc:
-            if ":" in name:
-                raise
-            available = [*task.reward_funcs, *_library_names()]
-            raise unknown_name("reward", name, available) from exc
-    raise unknown_name("reward", name, task.reward_funcs)
-
-
-def _import(target: str) -> Callable:
-    import importlib
-
-    module_name, _, attr = target.partition(":")
-    try:
-        func = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise UserError(f"rewards: cannot import {target!r} ({exc}); use 'package.module:function'.") from exc
-    if not callable(func):
-        raise UserError(f"rewards: {target!r} is not callable.")
-    return func
-
-
-def _library_names() -> list[str]:
-    try:
-        from agentgrpo.rewards import REWARDS
-    except ImportError:
-        return []
-    return list(REWARDS)
 
 
 def required_columns(func: Callable) -> set[str]:
@@ -102,38 +70,27 @@ def required_columns(func: Callable) -> set[str]:
             and p.name not in TRL_REWARD_KWARGS}
 
 
-def check_reward_specs(specs: list | None, task: Task) -> list[str]:
-    """All problems with a rewards list, as 'rewards: ...' strings (empty when fine)."""
+def check_reward_specs(specs, task: Task) -> list[str]:
+    """All problems with a rewards list, as 'rewards...' strings (empty when fine)."""
     try:
-        normalized = normalize_specs(specs, task)
-    except (UserError, TypeError, ValueError) as exc:
-        return [f"rewards: {exc}"]
+        reward_set = build_task_rewards(specs, task)
+    except ConfigError as exc:
+        return list(exc.problems)
     problems = []
-    for spec in normalized:
-        try:
-            func = lookup(spec.name, task, spec.params)
-        except UserError as exc:
-            problems.append(f"rewards: {exc}")
-            continue
-        missing = required_columns(func) - set(task.columns)
+    for guarded in reward_set.funcs:
+        missing = required_columns(guarded.func) - set(task.columns)
         if missing:
-            problems.append(f"rewards: {spec.name!r} needs dataset column(s) {sorted(missing)}, which task "
+            problems.append(f"rewards: {guarded.__name__!r} needs dataset column(s) {sorted(missing)}, which task "
                             f"{task.name!r} does not provide (it has {list(task.columns)}); pick a reward "
                             f"that fits the task or add the column.")
-    if normalized and all(s.shadow for s in normalized):
-        problems.append("rewards: every reward has weight 0 (shadow), so nothing is trained on; "
-                        "give at least one a positive weight.")
     return problems
 
 
-def make_reward_funcs(specs: list | None, task: Task, strict: bool = False) -> tuple[list[Callable], list[float]]:
-    """Guarded reward functions (named as in the spec, failures counted and logged) and their weights.
+def make_reward_funcs(specs, task: Task, strict: bool = False) -> tuple[list[Callable], list[float]]:
+    """Guarded reward functions (named as TRL logs them, failures counted) and their weights.
 
     Built as one `RewardSet`, so shadow rewards (weight 0) stay None where every trained reward is None
     and never turn an unscorable row into a trained zero.
     """
-    from agentgrpo.rewards import RewardSet
-
-    named = [(s.name, s.weight, lookup(s.name, task, s.params)) for s in normalize_specs(specs, task)]
-    reward_set = RewardSet.from_functions(named, strict=strict)
+    reward_set = build_task_rewards(specs, task, strict=strict)
     return reward_set.funcs, reward_set.weights

@@ -69,3 +69,15 @@ def run_sft(model, tokenizer, task: Task, settings: SFTSettings, output_dir: str
     trainer.save_model(str(output_dir))
     tokenizer.save_pretrained(str(output_dir))
     return trainer
+
+
+def build_tiny_sft(task: Task, out_dir: str | Path, settings: SFTSettings | None = None,
+                   show_progress: bool = True) -> Path:
+    """The tiny model's SFT checkpoint exactly as `agentgrpo demo --sft` makes it: the 'tiny-random' init
+    (seed 0), then TRL SFT on the task's mixed demonstrations (seeded by ``settings.seed``)."""
+    from agentgrpo.training.models import load_model, load_tokenizer, resolve_model
+
+    start = resolve_model("tiny-random", task)
+    run_sft(load_model(start), load_tokenizer(start), task, settings or SFTSettings(), out_dir,
+            show_progress=show_progress)
+    return Path(out_dir)

@@ -118,6 +118,36 @@ def timed_environment_factory(factory: Callable[[], object], seconds: float | No
     return make
 
 
+def timed_tools(tools, seconds: float | None) -> list[Callable]:
+    """Standalone tool functions (TRL's ``tools=``) with the same time limit; signatures and docs kept."""
+    tools = list(tools or ())
+    if not seconds or seconds <= 0:
+        return tools
+    out = []
+    for tool in tools:
+        if inspect.iscoroutinefunction(tool):
+            out.append(_timed_async_function(tool, float(seconds)))
+            continue
+
+        def timed(*args, _tool=tool, **kwargs):
+            return call_with_timeout(_tool, float(seconds), _tool.__name__, *args, **kwargs)
+
+        out.append(functools.wraps(tool)(timed))
+    return out
+
+
+def _timed_async_function(tool: Callable, seconds: float) -> Callable:
+    @functools.wraps(tool)
+    async def timed(*args, **kwargs):
+        try:
+            return await asyncio.wait_for(tool(*args, **kwargs), seconds)
+        except TimeoutError:
+            TIMEOUTS.add()
+            raise ToolTimeout(f"tool {tool.__name__} timed out after {seconds:g} s") from None
+
+    return timed
+
+
 class ToolTimeoutCounter(TrainerCallback):
     """Adds ``tools/timeouts`` (calls timed out since the previous log) to every training log."""
 

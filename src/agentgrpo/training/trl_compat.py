@@ -8,11 +8,16 @@ Evaluation uses the same functions, so the policy is evaluated exactly as GRPO r
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable
 
 from trl.chat_template_utils import add_response_schema, is_chat_template_prefix_preserving, parse_response
 
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # we wrap the experimental API knowingly
+# TRL 1.x calls transformers' `gradient_checkpointing_*` model methods, deprecated in transformers 5 (renamed
+# activation_checkpointing_*): a warning per call that no user setting can fix. agentgrpo itself sets the new
+# name (config.ResolvedConfig.grpo_args).
+warnings.filterwarnings("ignore", message=r"`(is_)?gradient_checkpointing\w*` is deprecated", category=FutureWarning)
 
 
 def prepare_tokenizer(tokenizer):
