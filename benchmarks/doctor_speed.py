@@ -31,7 +31,8 @@ BUDGET_S = 1.0
 
 def build_state(path: Path, steps: int) -> Path:
     """A trainer_state.json of ``steps`` GRPO records (a synthetic healthy run plus tool and clip metrics)."""
-    from agentgrpo.doctor import synthetic
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks import doctor_synthetic as synthetic
 
     records = synthetic.make("healthy", steps, seed=0).records
     rng = np.random.default_rng(0)
@@ -58,9 +59,7 @@ def build_state(path: Path, steps: int) -> Path:
 def in_process(path: Path, out: Path) -> float:
     from agentgrpo.commands import doctor
 
-    args = type(
-        "Args", (), {"path": str(path), "out": str(out), "json": False, "png": False, "no_report": False}
-    )()
+    args = type("Args", (), {"path": str(path), "out": str(out), "json": False, "png": False, "no_report": False})()
     start = time.perf_counter()
     with redirect_stdout(io.StringIO()):
         doctor.run(args)
@@ -81,9 +80,7 @@ def cli(path: Path, out: Path, *extra: str) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--strict", action="store_true", help="exit 1 when the CLI exceeds the budget")

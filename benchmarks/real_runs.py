@@ -39,7 +39,7 @@ class Label:
     onset: int | None = None  # step where the labelled failure began
 
 
-HEALTHY, UNCLEAR = "healthy", "unclear"
+HEALTHY, UNCLEAR, UNREADABLE = "healthy", "unclear", "unreadable"
 
 LABELS = {
     "nips_rho100_s44_saturated.json": Label("zero-variance", ("signal", "length", "stall"), 5),
@@ -113,6 +113,8 @@ class Row:
 
     @property
     def right(self) -> bool | None:
+        if self.verdict == UNREADABLE:
+            return False
         if self.label.group == UNCLEAR:
             return None
         if self.label.group == HEALTHY:
@@ -123,14 +125,13 @@ class Row:
 def judge(name: str, root: Path = REAL_RUNS) -> Row:
     from agentgrpo.doctor.diagnose import diagnose
     from agentgrpo.doctor.readers import read_run
-
     from agentgrpo.errors import UserError
 
     label = LABELS[name]
     try:
         table = read_run(root / name).table
     except UserError as exc:  # an unreadable run is scored like any other: no failure named
-        return Row(name, HALVES[name], label, "unreadable", [], [], None, None, str(exc).splitlines()[0][-160:])
+        return Row(name, HALVES[name], label, UNREADABLE, [], [], None, None, str(exc).splitlines()[0][-160:])
     report = diagnose(table)
     modes = [f.detector for f in report.failures]
     hits = [f for f in report.failures if f.detector in label.modes]
@@ -158,11 +159,12 @@ def summary(rows: list[Row]) -> str:
     errors = [r.onset_error for r in failing if r.onset_error is not None]
     late = sum(e > ONSET_BOUND for e in errors)
     false = sum(bool(r.modes) for r in healthy)
+    unread = sum(r.verdict == UNREADABLE for r in rows)
     recall = hits / len(failing) if failing else float("nan")
     worst = max(errors) if errors else float("nan")
     return (
         f"recall {hits}/{len(failing)} = {recall:.2f}; false failures on healthy {false}/{len(healthy)}; "
-        f"onset error max {worst:.2f} (over {ONSET_BOUND}: {late})"
+        f"onset error max {worst:.2f} (over {ONSET_BOUND}: {late}); unreadable {unread}/{len(rows)}"
     )
 
 

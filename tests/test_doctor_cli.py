@@ -7,7 +7,7 @@ import json
 import pytest
 
 from agentgrpo.cli import main
-from agentgrpo.doctor import synthetic
+from benchmarks import doctor_synthetic as synthetic
 
 
 @pytest.fixture

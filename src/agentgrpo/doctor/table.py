@@ -53,7 +53,8 @@ class MetricTable:
         Any known spelling of a metric is mapped to its canonical name. Records for the same step are merged
         (later values win), e.g. a train and an eval row.
         """
-        raw = _raw_columns(list(records))
+        records = list(records)
+        raw = _raw_columns(records)
         by_name: dict[str, list[str]] = {}
         for key in sorted(raw):
             by_name.setdefault(names.canonical(key), []).append(key)
@@ -61,6 +62,10 @@ class MetricTable:
             return cls(np.empty(0, dtype=np.int64), {}, dict(meta or {}))
         columns = {name: _first_finite([raw[k] for k in keys]) for name, keys in by_name.items()}
         steps = columns.pop("step")
+        meta = dict(meta or {})
+        bad = _nonfinite(records, by_name, steps)
+        if bad:
+            meta["nonfinite"] = bad
         keep = np.isfinite(steps)
         steps = steps[keep].astype(np.int64)
         columns = {k: v[keep] for k, v in columns.items()}
@@ -70,7 +75,7 @@ class MetricTable:
         if len(steps) > 1 and np.any(steps[1:] == steps[:-1]):
             steps, columns = _merge_duplicates(steps, columns)
         columns = {k: v for k, v in columns.items() if np.isfinite(v).any()}
-        return cls(steps, columns, dict(meta or {}))
+        return cls(steps, columns, meta)
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -126,6 +131,32 @@ def _raw_columns(records: list[Mapping]) -> dict[str, np.ndarray]:
             if col is None:
                 col = out[key] = np.full(len(records), math.nan)
             col[index] = block[:, j]
+    return out
+
+
+# Metrics whose NaN / Inf values are recorded (``meta["nonfinite"]``): a NaN there is a numerical failure, not
+# a missing value, and must not vanish with the missing ones.
+NONFINITE_WATCH = (names.GRAD_NORM, names.LOSS, names.KL, names.REWARD, names.ENTROPY)
+
+
+def _nonfinite(records: list[Mapping], by_name: dict[str, list[str]], steps: np.ndarray) -> dict[str, list[int]]:
+    """``{metric: [steps]}`` where a watched metric was logged as NaN or +-Inf (a number or a string).
+
+    >>> t = MetricTable.from_records([{"step": 1, "grad_norm": 1.0}, {"step": 2, "grad_norm": "nan"}])
+    >>> t.meta["nonfinite"], t.has("grad_norm")
+    ({'grad_norm': [2]}, True)
+    """
+    out = {}
+    for name in NONFINITE_WATCH:
+        hits = set()
+        for key in by_name.get(name, ()):
+            for i, record in enumerate(records):
+                if key in record and math.isfinite(steps[i]):
+                    value = to_float(record[key])
+                    if value is not None and not math.isfinite(value):
+                        hits.add(int(steps[i]))
+        if hits:
+            out[name] = sorted(hits)
     return out
 
 

@@ -1,15 +1,18 @@
-"""Collapse: entropy falls toward zero and groups stop differing, while the reward is NOT at its ceiling.
+"""Collapse: the policy's output degenerates, while the reward is NOT at its ceiling.
 
-A run whose entropy fell because it *converged* (reward at the top of its range, groups all correct) is
-reported as converged here, not collapsed.
+Two directions: entropy falls toward zero and groups stop differing (mode collapse), or entropy *explodes*
+(``ENTROPY_EXPLOSION`` times its early level, a significant rise) while the reward falls or groups stop
+differing (the sampler emits noise). A run whose entropy fell because it *converged* (reward at the top of
+its range, groups all correct) is reported as converged here, not collapsed.
 """
 
 from __future__ import annotations
 
 from agentgrpo.doctor import names
 from agentgrpo.doctor import thresholds as th
+from agentgrpo.doctor.detectors.regression import crash
 from agentgrpo.doctor.detectors.text import moved, num
-from agentgrpo.doctor.finding import FAILURE, OK, Finding, confidence, not_judged
+from agentgrpo.doctor.finding import FAILURE, OK, Finding, confidence
 from agentgrpo.doctor.signals import Signals
 
 NAME = "collapse"
@@ -34,6 +37,20 @@ def _fall(sig: Signals, metric: str, ratio: float):
     return r, moved(metric, r)
 
 
+def _explosion(sig: Signals):
+    """(ramp, evidence) when entropy rose significantly to ``ENTROPY_EXPLOSION`` times its early level."""
+    curve = sig.curve(names.ENTROPY)
+    if curve is None:
+        return None
+    r = curve.ramp(+1)
+    if r is None or r.t < th.T_CHANGE:
+        return None
+    before = min(curve.early, r.before)
+    if before <= 0 or curve.late < th.ENTROPY_EXPLOSION * before:
+        return None
+    return r, moved(names.ENTROPY, r, "exploded")
+
+
 def _zero_std_rise(sig: Signals):
     curve = sig.curve(names.FRAC_ZERO_STD)
     if curve is None:
@@ -49,8 +66,9 @@ def _zero_std_rise(sig: Signals):
 def detect(sig: Signals) -> Finding:
     facts = sig.reward
     if facts is None:
-        return not_judged(NAME, "reward (need it to tell collapse from convergence)")
+        return sig.unjudged(NAME)
     entropy = _fall(sig, names.ENTROPY, th.ENTROPY_DROP)
+    explosion = _explosion(sig)
     supports = {
         names.FRAC_ZERO_STD: _zero_std_rise(sig),
         names.REWARD_STD: _fall(sig, names.REWARD_STD, th.DIVERSITY_DROP),
@@ -59,7 +77,9 @@ def detect(sig: Signals) -> Finding:
     }
     present = [v for v in supports.values() if v]
     has_entropy = sig.curve(names.ENTROPY) is not None
-    if has_entropy:
+    if explosion and (present or facts.fell or crash(sig)):
+        entropy, collapsed = explosion, True
+    elif has_entropy:
         collapsed = bool(entropy and present)
     else:  # no entropy logged: groups that stop differing, or two other signs, or one with a falling reward
         zero = supports[names.FRAC_ZERO_STD]
@@ -67,29 +87,30 @@ def detect(sig: Signals) -> Finding:
     if not collapsed:
         judged = "entropy, " if has_entropy else "(no entropy logged) "
         return Finding(
-            NAME,
-            OK,
-            "no collapse",
-            0.0,
-            None,
-            [f"checked {judged}reward_std, frac_reward_zero_std, length"],
-            "",
-            [],
+            detector=NAME,
+            status=OK,
+            verdict="no collapse",
+            confidence=0.0,
+            onset=None,
+            evidence=[f"checked {judged}reward_std, frac_reward_zero_std, length"],
+            fix="",
+            metrics=[],
         )
     signals = ([entropy] if entropy else []) + present
     evidence = [text for _, text in signals]
     rf = facts.curve
-    if facts.converged:
+    exploded = explosion is not None and entropy is explosion
+    if facts.converged and not exploded:
         return Finding(
-            NAME,
-            OK,
-            "converged, not collapsed: the reward is at its ceiling",
-            0.0,
-            None,
-            evidence
+            detector=NAME,
+            status=OK,
+            verdict="converged, not collapsed: the reward is at its ceiling",
+            confidence=0.0,
+            onset=None,
+            evidence=evidence
             + [f"reward rose to {num(rf.late)} (the top of its range {num(facts.low)}–{num(facts.peak)})"],
-            "",
-            [],
+            fix="",
+            metrics=[],
         )
     if facts.fell:
         evidence.append(f"reward fell from {num(facts.peak)} to {num(rf.late)}")
@@ -102,12 +123,12 @@ def detect(sig: Signals) -> Finding:
     t = abs(primary[0].t)
     share = [bool(v) for metric, v in supports.items() if sig.curve(metric) is not None]
     return Finding(
-        NAME,
-        FAILURE,
-        "collapse",
-        confidence(t, th.T_CHANGE, share),
-        int(round(onset)),
-        evidence,
-        FIX,
-        [names.ENTROPY, names.REWARD_STD, names.FRAC_ZERO_STD, names.LENGTH],
+        detector=NAME,
+        status=FAILURE,
+        verdict="collapse: entropy exploded" if exploded else "collapse",
+        confidence=confidence(t, th.T_CHANGE, share),
+        onset=int(round(onset)),
+        evidence=evidence,
+        fix=FIX,
+        metrics=[names.ENTROPY, names.REWARD_STD, names.FRAC_ZERO_STD, names.LENGTH],
     )

@@ -29,7 +29,7 @@ def _comp(name: str) -> str:
 def detect(sig: Signals) -> Finding:
     facts = sig.reward
     if facts is None:
-        return not_judged(NAME, "reward")
+        return sig.unjudged(NAME)
     shadows = [s for s in sig.shadows if sig.curve(_comp(s)) is not None]
     if shadows:
         return _with_shadows(sig, facts, shadows)
@@ -43,14 +43,14 @@ def detect(sig: Signals) -> Finding:
 def _with_shadows(sig: Signals, facts: RewardFacts, shadows: list[str]) -> Finding:
     if not facts.learned:
         return Finding(
-            NAME,
-            OK,
-            "no hacking: the trained reward did not rise",
-            0.0,
-            None,
-            [span("reward", facts.curve.early, facts.curve.late)],
-            "",
-            [],
+            detector=NAME,
+            status=OK,
+            verdict="no hacking: the trained reward did not rise",
+            confidence=0.0,
+            onset=None,
+            evidence=[span("reward", facts.curve.early, facts.curve.late)],
+            fix="",
+            metrics=[],
         )
     rise = facts.rise
     worst = None
@@ -60,26 +60,26 @@ def _with_shadows(sig: Signals, facts: RewardFacts, shadows: list[str]) -> Findi
             worst = found
     if worst is None:
         return Finding(
-            NAME,
-            OK,
-            "no hacking: shadow rewards rose with the trained reward",
-            0.0,
-            None,
-            [moved("reward", rise)],
-            "",
-            [],
+            detector=NAME,
+            status=OK,
+            verdict="no hacking: shadow rewards rose with the trained reward",
+            confidence=0.0,
+            onset=None,
+            evidence=[moved("reward", rise)],
+            fix="",
+            metrics=[],
         )
     onset, t, evidence, name = worst
     onset = _divergence_onset(sig, name, onset)
     return Finding(
-        NAME,
-        FAILURE,
-        "reward hacking",
-        confidence(t, th.T_TREND, [True]),
-        int(round(onset)),
-        [moved("reward (trained)", rise)] + evidence,
-        FIX,
-        [names.REWARD] + [_comp(s) for s in shadows],
+        detector=NAME,
+        status=FAILURE,
+        verdict="reward hacking",
+        confidence=confidence(t, th.T_TREND, [True]),
+        onset=int(round(onset)),
+        evidence=[moved("reward (trained)", rise)] + evidence,
+        fix=FIX,
+        metrics=[names.REWARD] + [_comp(s) for s in shadows],
     )
 
 
@@ -152,46 +152,46 @@ def _shortcut(sig: Signals, comps: list[str]) -> Finding:
         up_name, down_name = max(pairs, key=lambda p: abs(falling[p[1]].t))
         up, down = rising[up_name], falling[down_name]
         return Finding(
-            NAME,
-            WARNING,
-            f"possible shortcut: {down_name} abandoned while {up_name} rose",
-            confidence(min(up.t, -down.t), th.T_CHANGE, []),
-            int(round(max(up.onset, down.onset))),
-            [
+            detector=NAME,
+            status=WARNING,
+            verdict=f"possible shortcut: {down_name} abandoned while {up_name} rose",
+            confidence=confidence(min(up.t, -down.t), th.T_CHANGE, []),
+            onset=int(round(max(up.onset, down.onset))),
+            evidence=[
                 moved(f"rewards/{up_name}", up),
                 moved(f"rewards/{down_name}", down),
                 "no shadow reward: cannot say which is the true objective",
             ],
-            fix,
-            [_comp(up_name), _comp(down_name)],
+            fix=fix,
+            metrics=[_comp(up_name), _comp(down_name)],
         )
     saturated = [c for c in rising if _saturated(sig, c)]
     if len(rising) == 1 and saturated:
         name, up = saturated[0], rising[saturated[0]]
         flat = ", ".join(c for c in comps if c != name)
         return Finding(
-            NAME,
-            WARNING,
-            f"possible hacking: all the reward gain is {name}, which saturated",
-            confidence(up.t, th.T_CHANGE, []),
-            int(round(up.onset)),
-            [
+            detector=NAME,
+            status=WARNING,
+            verdict=f"possible hacking: all the reward gain is {name}, which saturated",
+            confidence=confidence(up.t, th.T_CHANGE, []),
+            onset=int(round(up.onset)),
+            evidence=[
                 moved(f"rewards/{name}", up) + " and every sample now gets it",
                 f"no rise in {flat}",
                 "no shadow reward: cannot say whether the objective improved",
             ],
-            fix,
-            [_comp(c) for c in comps],
+            fix=fix,
+            metrics=[_comp(c) for c in comps],
         )
     return Finding(
-        NAME,
-        OK,
-        "no shortcut among the reward components (no shadow reward to judge by)",
-        0.0,
-        None,
-        [f"components: {', '.join(comps)}"],
-        "",
-        [],
+        detector=NAME,
+        status=OK,
+        verdict="no shortcut among the reward components (no shadow reward to judge by)",
+        confidence=0.0,
+        onset=None,
+        evidence=[f"components: {', '.join(comps)}"],
+        fix="",
+        metrics=[],
     )
 
 
