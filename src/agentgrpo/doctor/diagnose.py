@@ -143,5 +143,5 @@ def _explain(findings: list[Finding], span: float) -> None:
     for f in findings:
         causes = [c for c in EXPLAINED_BY.get(f.detector, ()) if explains(c, f)]
         if f.status == FAILURE and causes:
-            f.status = WARNING
+            f.status, f.explained_by = WARNING, causes
             f.verdict += f" (a consequence of the {' and '.join(causes)} failure)"

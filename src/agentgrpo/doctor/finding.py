@@ -40,6 +40,7 @@ class Finding:
     ``mode`` is the failure mode named (the detector's name unless it names a narrower one, e.g. the stall
     detector's ``"no_signal"`` kind); ``onset`` is the step where the sustained change began (None when
     nothing began); ``state`` a structured sub-verdict (`CONVERGED`, `SATURATED`, `TOO_SHORT`, ...);
+    ``explained_by`` names the failures this one is a consequence of (then its status is a warning);
     ``metrics`` names the curves the report marks the onset on.
 
     >>> f = Finding(detector="kl", status=FAILURE, verdict="KL blow-up", onset=12)
@@ -57,6 +58,7 @@ class Finding:
     metrics: list[str] = field(default_factory=list)
     mode: str = ""
     state: str = ""
+    explained_by: list[str] = field(default_factory=list)
 
     def __post_init__(self):
         self.status = Status(self.status)

@@ -52,6 +52,7 @@ LENGTH_FAR_BELOW_CAP = 0.5  # late mean length below this share of max_completio
 KL_BLOWUP = 1.0  # per-token KL (median of 3 consecutive logs) a blow-up must reach (and a high level)
 KL_SMOOTH = 3  # points in the rolling median that keeps single spikes from counting
 KL_GROWTH = 10.0  # ... and it must be this many times the run's baseline (min of early level and median)
+KL_HIGH = 0.5  # early KL at or above this that does not grow: "high but flat" (a warning with context)
 SPIKE = 10.0  # a spike: a logged value at least 10x the series' median (KL with grad_norm spikes)
 SPIKES_MIN = 2  # coincident KL + grad_norm spikes that make a blow-up without a sustained level
 

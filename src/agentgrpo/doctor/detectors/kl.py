@@ -82,7 +82,7 @@ def detect(sig: Signals) -> Finding:
     grown = smooth[peak] >= th.KL_BLOWUP and smooth[peak] >= th.KL_GROWTH * base
     spikes = _spikes(sig, base)
     if not grown and len(spikes) < th.SPIKES_MIN:
-        if curve.early >= th.KL_BLOWUP:
+        if curve.early >= th.KL_HIGH:
             return Finding(
                 detector=NAME,
                 status=WARNING,
