@@ -101,7 +101,8 @@ class Signals:
 
     def nonfinite(self, name: str) -> list[int]:
         """Steps where a metric was logged as NaN or +-Inf (recorded by the table, or Inf left in a column)."""
-        steps = set(self.table.meta.get("nonfinite", {}).get(name, []))
+        meta = self.table.meta
+        steps = set(meta.get("nan_steps", {}).get(name, [])) | set(meta.get("nonfinite", {}).get(name, []))
         col = self.table.columns.get(name)
         if col is not None:
             steps.update(int(s) for s in self.table.steps[np.isinf(col)])
