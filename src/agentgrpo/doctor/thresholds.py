@@ -12,6 +12,7 @@ EDGE_FRAC = 0.2  # "early" and "late" windows: the first and last 20% of the log
 T_TREND = 3.0  # |t| of a linear trend (autocorrelation-corrected) that counts as real
 T_FLAT = 2.0  # a rising trend with T_FLAT <= t and no significant ramp: "inconclusive", not a stall
 MATERIAL_RISE = 0.5  # ... and only if the fitted rise is at least half the per-step noise (else: a stall)
+MATERIAL_GROUP = 0.5  # ... and at least half the median reward_std (the spread within groups; else: a stall)
 T_CHANGE = 4.0  # |t| of a ramp (flat-ramp-flat) change; stricter, since its breakpoints are searched
 NEAR_PEAK = 0.8  # reward "at its ceiling": late level in the top 20% of the run's smoothed range
 

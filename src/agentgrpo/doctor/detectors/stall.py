@@ -1,5 +1,9 @@
 """Stall: the reward shows no sustained rise beyond the run's own noise.
 
+A weak rise (trend t >= T_FLAT but no significant ramp) is "inconclusive", unless over the whole run it
+moved the reward by less than ``MATERIAL_GROUP`` of the spread of rewards within groups (median
+``reward_std``): a policy that improved by a fraction of what its own samples differ by has not learned.
+
 Two kinds: groups still differ (reward_std real) but the policy does not improve; or the groups carry no
 signal at all (most groups identical: everything fails, or everything passes from the start).
 """
@@ -56,7 +60,10 @@ def detect(sig: Signals) -> Finding:
             fix=FIX_FLAT,
             metrics=[names.REWARD],
         )
-    if trend.t >= th.T_FLAT and trend.change >= th.MATERIAL_RISE * stats.noise(curve.y):
+    spread = sig.curve(names.REWARD_STD)
+    within = float(np.median(spread.y)) if spread is not None else 0.0
+    immaterial = within > 0 and trend.change < th.MATERIAL_GROUP * within
+    if trend.t >= th.T_FLAT and trend.change >= th.MATERIAL_RISE * stats.noise(curve.y) and not immaterial:
         return Finding(
             detector=NAME,
             status=WARNING,
@@ -71,7 +78,13 @@ def detect(sig: Signals) -> Finding:
             metrics=[names.REWARD],
         )
     zero = sig.curve(names.FRAC_ZERO_STD)
-    evidence = [f"{moved}: no sustained rise (trend t = {trend.t:.1f}, below {th.T_FLAT:.0f})"]
+    if trend.t >= th.T_FLAT:
+        evidence = [
+            f"{moved}: a weak rise (trend t = {trend.t:.1f}) of {num(trend.change)} over the run, under "
+            f"{th.MATERIAL_GROUP:.0%} of the reward spread within groups (reward_std ≈ {num(within)})"
+        ]
+    else:
+        evidence = [f"{moved}: no sustained rise (trend t = {trend.t:.1f}, below {th.T_FLAT:.0f})"]
     no_signal = zero is not None and zero.late_mean >= th.NO_SIGNAL_ZERO_STD
     supports = [no_signal]
     if no_signal:
