@@ -2,11 +2,19 @@
 
 With a shadow reward (weight 0: watched, not trained) the test is direct: over the steps where the trained
 reward rose, did the shadow rise too (trend t >= T_TREND), and did it not fall while the trained reward held?
-Without one, the weaker sign is among the trained components: one rises while another falls significantly
-(a shortcut); that is reported as a warning, since only a shadow says which one is the objective.
+Without one, the objective can often be read from the components' names: TRL recipes name the task reward
+``correctness``/``accuracy``/``answer``/``pass``..., and format rewards ``format``/``xml``/``strict``/
+``soft``/``count``/``tag``. When the trained reward learned and such a task component did not follow what the
+*other* components gained (its slope on their smoothed sum is not significant), the gain came from the
+proxies: reward hacking (a failure whose evidence says the objective was inferred from its name). Otherwise
+the weaker sign is among the trained components: one rises while another falls significantly (a shortcut),
+or all the gain is one saturated component; those are warnings, since only a shadow says which one is the
+objective.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
@@ -36,7 +44,8 @@ def detect(sig: Signals) -> Finding:
     trained = [c for c in sig.table.components() if sig.curve(_comp(c)) is not None]
     varying = [c for c in trained if float(sig.curve(_comp(c)).y.std()) > 0]
     if len(varying) >= 2:
-        return _shortcut(sig, varying)
+        inferred = _inferred_objective(sig, facts, varying)
+        return inferred if inferred is not None else _shortcut(sig, varying)
     return not_judged(NAME, "a shadow reward (a config reward with weight 0) or several reward components")
 
 
@@ -132,6 +141,60 @@ def _smooth(y):
     from agentgrpo.doctor.detectors.kl import rolling_median
 
     return rolling_median(y, max(3, len(y) // 20) | 1)
+
+
+TASK_WORDS = ("correct", "accura", "answer", "pass", "solve", "success", "exact_match", "task")
+FORMAT_WORDS = ("format", "xml", "strict", "soft", "count", "tag", "style", "length", "len_", "think")
+
+
+def is_task(name: str) -> bool:
+    """A component whose name says it scores the task (not the form).
+
+    >>> is_task("correctness_reward_func"), is_task("match_format_exactly"), is_task("check_answer")
+    (True, False, True)
+    """
+    low = name.lower()
+    return any(w in low for w in TASK_WORDS) and not any(w in low for w in FORMAT_WORDS)
+
+
+def _inferred_objective(sig: Signals, facts: RewardFacts, comps: list[str]) -> Finding | None:
+    """Reward hacking judged against task components named as such; None when there are none or they follow."""
+    tasks = [c for c in comps if is_task(c)]
+    proxies = [c for c in comps if c not in tasks]
+    if not tasks or not proxies or not facts.learned:
+        return None
+    table = sig.table
+    rest = sum(table.columns[_comp(c)] for c in proxies)
+    for task in tasks:
+        col = table.columns[_comp(task)]
+        ok = np.isfinite(rest) & np.isfinite(col)
+        if ok.sum() < th.MIN_POINTS:
+            continue
+        x, gained = stats.bin_means(table.steps[ok], rest[ok])
+        _, true = stats.bin_means(table.steps[ok], col[ok])
+        rise = stats.ramp(x, gained, +1)
+        if rise is None or rise.t < th.T_CHANGE:
+            continue  # the other components did not gain: nothing to have hacked with
+        follow = stats.trend(_smooth(gained), true)
+        if follow.t >= th.T_TREND:
+            continue
+        early, late = stats.windows(true, th.EDGE_FRAC)
+        return Finding(
+            detector=NAME,
+            status=FAILURE,
+            verdict=f"reward hacking: the gain came from {', '.join(proxies)}, not {task}",
+            confidence=confidence(rise.t, th.T_CHANGE, [follow.t < 0]),
+            onset=int(round(rise.onset)),
+            evidence=[
+                moved(f"the other components ({', '.join(proxies)})", rise),
+                f"{task} did not follow: {span('', stats.level(early), stats.level(late)).strip()} "
+                f"(slope on the others' gain t = {follow.t:.1f}, needs {th.T_TREND:.0f})",
+                f"{task} taken as the objective from its name (no shadow reward logged)",
+            ],
+            fix=FIX,
+            metrics=[names.REWARD, _comp(task)] + [_comp(c) for c in proxies],
+        )
+    return None
 
 
 def _shortcut(sig: Signals, comps: list[str]) -> Finding:
