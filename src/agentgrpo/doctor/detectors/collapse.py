@@ -8,7 +8,9 @@ its range, groups all correct) is reported as converged here, not collapsed.
 
 from __future__ import annotations
 
-from agentgrpo.doctor import names
+import numpy as np
+
+from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.regression import crash
 from agentgrpo.doctor.detectors.text import moved, num
@@ -51,6 +53,37 @@ def _explosion(sig: Signals):
     return r, moved(names.ENTROPY, r, "exploded")
 
 
+def _uniform(sig: Signals):
+    """(ramp, evidence) when most late batches have completions of one identical length below the cap.
+
+    Completions of different prompts sampled at temperature > 0 never share one length by chance: a batch
+    whose shortest and longest completion are equal (and not all truncated) is one fixed, degenerate output.
+    """
+    lo, hi = sig.table.columns.get(names.MIN_LENGTH), sig.table.columns.get(names.MAX_LENGTH)
+    if lo is None or hi is None:
+        return None
+    ok = np.isfinite(lo) & np.isfinite(hi)
+    if ok.sum() < th.MIN_POINTS:
+        return None
+    same = (hi[ok] - lo[ok]) <= 0.5
+    clipped = sig.table.columns.get(names.CLIPPED)
+    if clipped is not None:
+        same &= ~(np.nan_to_num(clipped[ok], nan=0.0) >= 0.5)
+    x, flags = stats.bin_means(sig.table.steps[ok], same.astype(float))
+    early, late = (float(np.mean(w)) for w in stats.windows(flags, th.EDGE_FRAC))
+    if late < 0.5 or early >= late:
+        return None
+    r = stats.ramp(x, flags, +1)
+    onset = r.onset if r is not None and r.t >= th.T_CHANGE else float(x[int(np.argmax(flags > 0))])
+    length = float(np.median(hi[ok][-max(1, len(flags) // 5) :]))
+    ramp = stats.Ramp(onset, onset, early, late, r.t if r is not None else th.T_CHANGE)
+    text = (
+        f"every completion in the batch has the same length ({num(length)} tokens) on {late:.0%} of late "
+        f"logs ({early:.0%} early): one fixed output"
+    )
+    return ramp, text
+
+
 def _zero_std_rise(sig: Signals):
     curve = sig.curve(names.FRAC_ZERO_STD)
     if curve is None:
@@ -74,6 +107,7 @@ def detect(sig: Signals) -> Finding:
         names.REWARD_STD: _fall(sig, names.REWARD_STD, th.DIVERSITY_DROP),
         DISTINCT: _fall(sig, DISTINCT, th.DIVERSITY_DROP),
         names.LENGTH: _fall(sig, names.LENGTH, th.LENGTH_COLLAPSE),
+        names.MIN_LENGTH: _uniform(sig),
     }
     present = [v for v in supports.values() if v]
     has_entropy = sig.curve(names.ENTROPY) is not None

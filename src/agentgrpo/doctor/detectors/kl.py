@@ -107,8 +107,9 @@ def detect(sig: Signals) -> Finding:
     if grown:
         first = int(np.argmax((smooth >= th.KL_BLOWUP) & (smooth >= th.KL_GROWTH * base)))
         onset = float(x[first])
-        if first >= 3:
-            rise = stats.ramp(x[: first + 1], np.log10(np.maximum(y[: first + 1], 1e-8)), +1)
+        pos = y[: first + 1] > 0  # a KL of exactly 0 (before the first update) has no logarithm to fit
+        if pos.sum() >= 4:
+            rise = stats.ramp(x[: first + 1][pos], np.log10(y[: first + 1][pos]), +1)
             if rise is not None and rise.t >= th.T_CHANGE:
                 onset = rise.onset
         evidence.append(f"sustained kl {smooth[peak] / base:.0f}x the run's baseline {num(base)}")
