@@ -1,8 +1,11 @@
-"""Canonical metric names, and the mapping from every TRL version's and tracker's spelling to them.
+"""Canonical metric names, and the mapping from every trainer's and tracker's spelling to them.
 
 The doctor works on TRL 1.x names (``completions/mean_length``, ``rewards/<f>/mean``, ...). Older TRL
 (0.14-0.16) logged ``completion_length``, ``rewards/<f>`` and a single ``clip_ratio``; trackers prefix
-``train/``; evaluation rows carry ``eval_`` or ``eval/``. :func:`canonical` maps them all.
+``train/``; evaluation rows carry ``eval_`` or ``eval/``; notebook tables print ``rewards / f / mean`` and
+``Training Loss``. Other trainers have their own vocabularies (Tinker ``env/all/reward/total``, verl
+``critic/score/mean``, custom loops ``mean_reward``, ``seq_len_mean``, ...): :data:`ALIASES` maps the common
+ones, and ``agentgrpo doctor --map reward=KEY`` the rest. :func:`canonical` applies them all.
 """
 
 from __future__ import annotations
@@ -28,27 +31,138 @@ CLIP_REGION = "clip_ratio/region_mean"
 TOOL_CALLS = "tools/call_frequency"
 TOOL_FAILURES = "tools/failure_frequency"
 
-# Keys that identify the step of a record, in order of preference (after canonical()).
-STEP_KEYS = ("step", "global_step", "_step", "trainer/global_step")
+# Keys that identify the step of a record, most trusted first (a W&B export has both ``_step``, W&B's own
+# counter, and ``train/global_step``, the trainer's).
+STEP_KEYS = (
+    "step",
+    "Step",
+    "global_step",
+    "train/global_step",
+    "trainer/global_step",
+    "progress/step",
+    "iteration",
+    "iter",
+    "_step",
+)
 
-# Whole-key renames (after prefixes are stripped).
-_RENAMES = {
-    "completion_length": LENGTH,
-    "completions/mean_len": LENGTH,
-    "clip_ratio": CLIP_REGION,
-    "Step": "step",
-    "global_step": "step",
-    "_step": "step",
-    "trainer/global_step": "step",
+# Other trainers' and custom loops' names for the canonical metrics (after prefixes are stripped and the
+# key is normalised: lower case where it had spaces, " / " as "/").
+ALIASES: dict[str, tuple[str, ...]] = {
+    REWARD: (
+        "reward_mean",
+        "mean_reward",
+        "avg_reward",
+        "average_reward",
+        "rewards_mean",
+        "reward/mean",
+        "reward/avg",
+        "rewards/mean",
+        "reward/total",
+        "env/all/reward/total",
+        "critic/score/mean",
+        "score/mean",
+        "episode_reward_mean",
+        "ep_rew_mean",
+        "mean_score",
+    ),
+    REWARD_STD: ("std_reward", "reward/std", "rewards/std", "critic/score/std", "env/all/reward/std"),
+    FRAC_ZERO_STD: ("frac_zero_std", "zero_std_frac", "frac_std_zero", "zero_std_ratio"),
+    KL: ("approx_kl", "kl_div", "kl_divergence", "kl_mean", "mean_kl", "objective/kl", "actor/kl_loss", "kl_loss"),
+    ENTROPY: ("policy/entropy", "optim/entropy", "actor/entropy", "entropy_mean", "mean_entropy", "objective/entropy"),
+    LENGTH: (
+        "completion_length",
+        "completions/mean_len",
+        "response_length/mean",
+        "seq_len_mean",
+        "avg_gen_tokens",
+        "mean_gen_tokens",
+        "avg_completion_length",
+        "mean_completion_length",
+        "completion_len",
+        "gen_len_mean",
+        "response_len_mean",
+        "mean_response_length",
+        "avg_response_length",
+        "env/all/ac_tokens_per_turn",
+        "avg_completion_tokens",
+        "mean_completion_tokens",
+    ),
+    MAX_LENGTH: ("response_length/max", "max_gen_tokens", "completions/max_len", "max_completion_tokens"),
+    MIN_LENGTH: ("response_length/min", "min_gen_tokens", "completions/min_len"),
+    CLIPPED: (
+        "response_length/clip_ratio",
+        "truncated_frac",
+        "frac_truncated",
+        "truncation_rate",
+        "truncated_ratio",
+        "clipped_ratio",
+        "completions/clip_ratio",
+        "frac_clipped",
+    ),
+    GRAD_NORM: ("actor/grad_norm", "optim/grad_norm", "gradient_norm", "grad_norm_mean"),
+    LOSS: ("training_loss", "actor/pg_loss", "policy_loss", "pg_loss"),
+    LR: ("optim/lr", "actor/lr", "lr"),
+    CLIP_REGION: ("clip_ratio", "clip_frac", "clipfrac", "clip_fraction", "actor/pg_clipfrac", "ratio_clip_frac"),
+    "step": STEP_KEYS[1:],
+    "eval/loss": ("validation_loss",),
 }
 
-_REWARD_COMPONENT = re.compile(r"^rewards/([^/]+)$")
-_PREFIXES = ("train/", "train_")
+_RENAMES = {alias: name for name, aliases in ALIASES.items() for alias in aliases}
+
+# Per-reward components under other names: ``rewards/<f>`` (TRL <= 0.16), ``reward/<f>`` (Tinker, custom
+# loops), and custom loops' accuracy / format scores logged next to the total.
+_REWARD_COMPONENT = re.compile(r"^rewards?/([^/]+)$")
+_NOT_COMPONENTS = frozenset({"mean", "std", "avg", "total", "min", "max", "median", "sum", "all"})
+_CUSTOM_COMPONENTS = frozenset(
+    {
+        "accuracy",
+        "acc",
+        "correct",
+        "correctness",
+        "format_rate",
+        "format_accuracy",
+        "format_reward",
+        "format_score",
+        "answer_accuracy",
+        "success_rate",
+        "solve_rate",
+        "pass_rate",
+    }
+)
+_PREFIXES = ("train/", "train_", "training/")
 
 # Keys of the summary record the Trainer logs once at the end; a record with any of them is not a step.
-SUMMARY_KEYS = frozenset(
-    {"train_runtime", "train_samples_per_second", "train_steps_per_second", "train_loss"}
-)
+SUMMARY_KEYS = frozenset({"train_runtime", "train_samples_per_second", "train_steps_per_second", "train_loss"})
+
+# Canonical names, and families of them, that are training measurements (a printed dict or a text line with
+# none of them is not a metric record).
+_KNOWN = frozenset(ALIASES) | {
+    MIN_LENGTH,
+    TERM_LENGTH,
+    CLIP_LOW,
+    CLIP_HIGH,
+    TOOL_CALLS,
+    TOOL_FAILURES,
+    "epoch",
+    "num_tokens",
+}
+_KNOWN_FAMILIES = ("rewards/", "completions/", "clip_ratio/", "tools/")
+
+
+def normalise(key: str) -> str:
+    """A key as printed by a notebook table or a tracker export, in log spelling.
+
+    >>> normalise("rewards / check_answer / mean"), normalise("Training Loss"), normalise("run - train/reward")
+    ('rewards/check_answer/mean', 'training_loss', 'train/reward')
+    """
+    key = key.strip()
+    if " - " in key:  # W&B CSV exports: "<run name> - train/reward"
+        key = key.rsplit(" - ", 1)[1].strip()
+    if "/" in key:
+        key = re.sub(r"\s*/\s*", "/", key)
+    if " " in key:
+        key = re.sub(r"\s+", "_", key).lower()
+    return key
 
 
 def canonical(key: str) -> str:
@@ -58,10 +172,12 @@ def canonical(key: str) -> str:
     ('rewards/correct/mean', 'completions/mean_length', 'rewards/fmt/mean')
     >>> canonical("eval_reward"), canonical("eval/rewards/fmt"), canonical("Step")
     ('eval/reward', 'eval/rewards/fmt/mean', 'step')
+    >>> canonical("env/all/reward/total"), canonical("reward/compilable_g"), canonical("seq_len_mean")
+    ('reward', 'rewards/compilable_g/mean', 'completions/mean_length')
+    >>> canonical("rewards / xmlcount_reward_func"), canonical("accuracy"), canonical("reward/mean")
+    ('rewards/xmlcount_reward_func/mean', 'rewards/accuracy/mean', 'reward')
     """
-    key = key.strip()
-    if " - " in key:  # W&B CSV exports: "<run name> - train/reward"
-        key = key.rsplit(" - ", 1)[1]
+    key = normalise(key)
     if key in _RENAMES:
         return _RENAMES[key]
     for prefix in ("eval/", "eval_"):
@@ -71,9 +187,22 @@ def canonical(key: str) -> str:
         if key.startswith(prefix) and key not in SUMMARY_KEYS:
             return canonical(key[len(prefix) :])
     match = _REWARD_COMPONENT.match(key)
-    if match:
+    if match and match.group(1) not in _NOT_COMPONENTS:
         return f"rewards/{match.group(1)}/mean"
+    if key in _CUSTOM_COMPONENTS:
+        return f"rewards/{key}/mean"
     return key
+
+
+def is_metric(name: str) -> bool:
+    """True for a canonical name the doctor knows as a training measurement.
+
+    >>> is_metric("reward"), is_metric("rewards/fmt/mean"), is_metric("pad_token_id"), is_metric("eval/loss")
+    (True, True, False, True)
+    """
+    if name.startswith("eval/"):
+        name = name[len("eval/") :]
+    return name in _KNOWN or name.startswith(_KNOWN_FAMILIES)
 
 
 def component_of(name: str) -> str | None:

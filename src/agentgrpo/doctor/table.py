@@ -47,26 +47,37 @@ class MetricTable:
     meta: dict = field(default_factory=dict)
 
     @classmethod
-    def from_records(cls, records: Iterable[Mapping], meta: dict | None = None) -> MetricTable:
+    def from_records(
+        cls, records: Iterable[Mapping], meta: dict | None = None, rename: Mapping[str, str] | None = None
+    ) -> MetricTable:
         """Build from dicts that each carry a step (``step``, ``global_step``, ``Step``, ...).
 
-        Any known spelling of a metric is mapped to its canonical name. Records for the same step are merged
-        (later values win), e.g. a train and an eval row.
+        Any known spelling of a metric is mapped to its canonical name; ``rename`` maps raw keys to canonical
+        names first (``--map reward=score``), and then no other key takes those names. Spellings of one metric
+        in the same row (old and new TRL names) are merged, the canonical spelling first, never added.
+        Records for the same step are merged (later values win), e.g. a train and an eval row.
         """
-        records = list(records)
-        raw = _raw_columns(records)
+        raw, logged_nan = _raw_columns(list(records))
+        rename = dict(rename or {})
+        taken = set(rename.values())
         by_name: dict[str, list[str]] = {}
-        for key in sorted(raw):
-            by_name.setdefault(names.canonical(key), []).append(key)
+        for key in raw:
+            name = rename.get(key) or names.canonical(key)
+            if key not in rename and name in taken:
+                continue
+            by_name.setdefault(name, []).append(key)
+        for name, keys in by_name.items():
+            keys.sort(key=lambda k, n=name: _spelling_rank(k, n))
         if "step" not in by_name:
             return cls(np.empty(0, dtype=np.int64), {}, dict(meta or {}))
         columns = {name: _first_finite([raw[k] for k in keys]) for name, keys in by_name.items()}
         steps = columns.pop("step")
-        meta = dict(meta or {})
-        bad = _nonfinite(records, by_name, steps)
-        if bad:
-            meta["nonfinite"] = bad
         keep = np.isfinite(steps)
+        nan_at = {
+            name: sorted({int(s) for s in steps[mask & keep]})
+            for name, keys in by_name.items()
+            if name != "step" and (mask := _any_mask([logged_nan.get(k) for k in keys])) is not None
+        }
         steps = steps[keep].astype(np.int64)
         columns = {k: v[keep] for k, v in columns.items()}
         order = np.argsort(steps, kind="stable")
@@ -74,8 +85,16 @@ class MetricTable:
         columns = {k: v[order] for k, v in columns.items()}
         if len(steps) > 1 and np.any(steps[1:] == steps[:-1]):
             steps, columns = _merge_duplicates(steps, columns)
-        columns = {k: v for k, v in columns.items() if np.isfinite(v).any()}
-        return cls(steps, columns, meta)
+        table = cls(steps, {}, dict(meta or {}))
+        index = {int(s): i for i, s in enumerate(steps)} if nan_at else {}
+        nan_at = {
+            name: [s for s in at if s in index and np.isnan(columns[name][index[s]])] for name, at in nan_at.items()
+        }
+        nan_at = {name: at for name, at in nan_at.items() if at}
+        if nan_at:
+            table.meta["nan_steps"] = nan_at
+        table.columns = {k: v for k, v in columns.items() if np.isfinite(v).any() or k in nan_at}
+        return table
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -109,8 +128,17 @@ class MetricTable:
         return [k for k in self.names() if not k.startswith("eval/")]
 
 
-def _raw_columns(records: list[Mapping]) -> dict[str, np.ndarray]:
-    """Every key of the records as a float column (NaN where a record lacks it or holds no number).
+def _spelling_rank(key: str, name: str) -> tuple:
+    """Order of trust among keys that spell one metric: the step keys by `names.STEP_KEYS`, else the
+    canonical spelling first, then the others by name."""
+    if name == "step":
+        return (names.STEP_KEYS.index(key) if key in names.STEP_KEYS else len(names.STEP_KEYS), key)
+    return (key != name, key)
+
+
+def _raw_columns(records: list[Mapping]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Every key of the records as a float column (NaN where a record lacks it or holds no number), and per
+    key the rows where a NaN was logged as a value (``nan``, ``"NaN"``), not merely absent or non-numeric.
 
     Records with the same keys in the same order (nearly all of a log) are converted as one 2-D block.
     """
@@ -118,51 +146,46 @@ def _raw_columns(records: list[Mapping]) -> dict[str, np.ndarray]:
     for i, record in enumerate(records):
         groups.setdefault(tuple(record), []).append(i)
     out: dict[str, np.ndarray] = {}
+    logged_nan: dict[str, np.ndarray] = {}
     for keys, rows in groups.items():
         values = [tuple(records[i].values()) for i in rows]
         try:
             block = np.array(values, dtype=float).reshape(len(rows), len(keys))
+            nan_block = np.isnan(block)
         except (TypeError, ValueError):
             numbers = [[_number(v) for v in row] for row in values]
             block = np.array(numbers, dtype=float).reshape(len(rows), len(keys))
+            nan_block = np.array([[_is_nan(v) for v in row] for row in values], dtype=bool).reshape(block.shape)
         index = np.array(rows)
         for j, key in enumerate(keys):
             col = out.get(key)
             if col is None:
                 col = out[key] = np.full(len(records), math.nan)
             col[index] = block[:, j]
-    return out
+            if nan_block[:, j].any():
+                mask = logged_nan.setdefault(key, np.zeros(len(records), dtype=bool))
+                mask[index] = nan_block[:, j]
+    return out, logged_nan
 
 
-# Metrics whose NaN / Inf values are recorded (``meta["nonfinite"]``): a NaN there is a numerical failure, not
-# a missing value, and must not vanish with the missing ones.
-NONFINITE_WATCH = (names.GRAD_NORM, names.LOSS, names.KL, names.REWARD, names.ENTROPY)
-
-
-def _nonfinite(records: list[Mapping], by_name: dict[str, list[str]], steps: np.ndarray) -> dict[str, list[int]]:
-    """``{metric: [steps]}`` where a watched metric was logged as NaN or +-Inf (a number or a string).
-
-    >>> t = MetricTable.from_records([{"step": 1, "grad_norm": 1.0}, {"step": 2, "grad_norm": "nan"}])
-    >>> t.meta["nonfinite"], t.has("grad_norm")
-    ({'grad_norm': [2]}, True)
-    """
-    out = {}
-    for name in NONFINITE_WATCH:
-        hits = set()
-        for key in by_name.get(name, ()):
-            for i, record in enumerate(records):
-                if key in record and math.isfinite(steps[i]):
-                    value = to_float(record[key])
-                    if value is not None and not math.isfinite(value):
-                        hits.add(int(steps[i]))
-        if hits:
-            out[name] = sorted(hits)
-    return out
+def _is_nan(value) -> bool:
+    number = to_float(value) if value is not None else None
+    return number is not None and math.isnan(number)
 
 
 def _number(value) -> float:
     number = to_float(value)
     return math.nan if number is None else number
+
+
+def _any_mask(masks: list) -> np.ndarray | None:
+    present = [m for m in masks if m is not None]
+    if not present:
+        return None
+    out = present[0].copy()
+    for m in present[1:]:
+        out |= m
+    return out
 
 
 def _first_finite(columns: list[np.ndarray]) -> np.ndarray:

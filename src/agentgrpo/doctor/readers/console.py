@@ -1,8 +1,10 @@
 """Console output of a Trainer run: the metric dicts it prints (``{'loss': 0.07, 'reward': 1.75, ...}``).
 
-Dicts are Python reprs or JSON, one per line, often behind tqdm progress bars; values may be strings.
-The step of each dict is not printed, so it is inferred: the training progress bar's counter before it
-(``490/29790 [``), else a stated ``logging_steps``, else the record's position.
+Dicts are Python reprs or JSON, often behind tqdm progress bars, sometimes hard-wrapped mid-key across
+lines; values may be strings, bare ``nan``/``inf`` or ``tensor(...)``. Dicts with no training metric in them
+(a tokenizer's ``{'pad_token_id': 0}``) are not records. The step of each dict is not printed, so it is
+inferred: the training progress bar's counter next to it (``490/29790 [``), else a stated
+``logging_steps``, else the record's position.
 """
 
 from __future__ import annotations
@@ -12,12 +14,15 @@ import json
 import re
 from collections import Counter
 
+from agentgrpo.doctor import names
+
 _DICT_START = re.compile(r"\{\s*['\"]")
-_PAIR = re.compile(
-    r"['\"]([^'\"]+)['\"]\s*:\s*(?:[A-Za-z_.]+\()?['\"]?(-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf|-inf)"
-)
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?i:nan|inf(?:inity)?)"
+_PAIR = re.compile(r"['\"]([^'\"]+)['\"]\s*:\s*(?:[A-Za-z_.]+\()?['\"]?(" + _NUMBER + r")")
+_BARE = re.compile(r"(?<=[:\[,(\s])([-+]?(?:nan|inf|Infinity|NaN))(?=\s*[,}\])])")
 _TQDM = re.compile(r"(\d+)/(\d+) \[")
 _LOGGING_STEPS = re.compile(r"logging_steps\s*[=:]\s*(\d+)")
+_MAX_WRAPPED_LINES = 40
 
 
 def parse_dict(text: str) -> dict | None:
@@ -27,32 +32,76 @@ def parse_dict(text: str) -> dict | None:
     {'loss': 0.1, 'reward': '0.5'}
     >>> parse_dict("{'kl': tensor(0.25), 'step': 3}")
     {'kl': '0.25', 'step': '3'}
+    >>> parse_dict("{'grad_norm': nan, 'kl': inf, 'reward': -0.5}")
+    {'grad_norm': 'nan', 'kl': 'inf', 'reward': -0.5}
     """
     try:
         value = ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
+    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
         try:
             value = json.loads(text)
         except json.JSONDecodeError:
-            pairs = _PAIR.findall(text)
-            return dict(pairs) if pairs else None
+            try:  # bare nan / inf: quote them and try again
+                value = ast.literal_eval(_BARE.sub(r"'\1'", text))
+            except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+                pairs = _PAIR.findall(text)
+                return dict(pairs) if pairs else None
     return value if isinstance(value, dict) else None
 
 
+def is_metric_record(record: dict) -> bool:
+    """True when a dict holds at least one training metric (any known name or spelling)."""
+    return any(names.is_metric(names.canonical(str(k))) for k in record)
+
+
 def find_dicts(text: str) -> list[tuple[int, dict]]:
-    """(offset in text, dict) for every metric dict printed on a line of ``text``."""
+    """(offset in text, dict) for every metric dict printed in ``text``, also when wrapped over lines."""
     found = []
-    offset = 0
-    for line in text.splitlines(keepends=True):
+    lines = text.splitlines(keepends=True)
+    starts = _line_offsets(lines)
+    i = 0
+    while i < len(lines):
+        line = lines[i]
         match = _DICT_START.search(line)
-        if match:
-            end = line.rfind("}")
-            if end > match.start():
-                parsed = parse_dict(line[match.start() : end + 1])
-                if parsed:
-                    found.append((offset + match.start(), parsed))
-        offset += len(line)
+        if not match:
+            i += 1
+            continue
+        parsed, used = _dict_at(lines, i, match.start())
+        if parsed and is_metric_record(parsed):
+            found.append((starts[i] + match.start(), parsed))
+        i += max(used, 1)
     return found
+
+
+def _line_offsets(lines: list[str]) -> list[int]:
+    offsets, total = [], 0
+    for line in lines:
+        offsets.append(total)
+        total += len(line)
+    return offsets
+
+
+def _dict_at(lines: list[str], i: int, start: int) -> tuple[dict | None, int]:
+    """The dict starting at ``lines[i][start]``, joining the following lines while it is not closed.
+
+    Returns (dict or None, number of lines used).
+    """
+    chunk = lines[i][start:].rstrip("\r\n")
+    end = chunk.rfind("}")
+    if end >= 0:
+        parsed = parse_dict(chunk[: end + 1])
+        if parsed is not None and chunk.count("{") <= chunk.count("}"):
+            return parsed, 1
+    for extra in range(1, min(_MAX_WRAPPED_LINES, len(lines) - i)):
+        nxt = lines[i + extra].rstrip("\r\n")
+        if _DICT_START.match(nxt.lstrip()):  # a new dict begins: the previous one was cut short
+            break
+        chunk += nxt
+        end = chunk.rfind("}")
+        if end >= 0 and chunk.count("{") <= chunk.count("}"):
+            return parse_dict(chunk[: end + 1]), extra + 1
+    end = chunk.rfind("}")
+    return parse_dict(chunk[: end + 1] if end >= 0 else chunk), 1
 
 
 def _progress_counters(text: str) -> list[tuple[int, int]]:
@@ -64,19 +113,35 @@ def _progress_counters(text: str) -> list[tuple[int, int]]:
     return [(pos, count) for pos, count, total in matches if total == main_total]
 
 
-def _steps_from_progress(text: str, offsets: list[int]) -> list[int] | None:
+def _steps_from_progress(text: str, offsets: list[int]) -> tuple[list[int] | None, str]:
+    """Each dict's step from the progress bar: the counter shown before it (the Trainer updates the bar, then
+    prints the dict), else the counter after it (a notebook's streams can reorder them)."""
     counters = _progress_counters(text)
     if not counters:
-        return None
-    steps, i, current = [], 0, None
+        return None, ""
+    before, after = [], []
+    i = 0
     for offset in offsets:
         while i < len(counters) and counters[i][0] < offset:
-            current = counters[i][1]
             i += 1
-        steps.append(current)
-    if None in steps or any(b <= a for a, b in zip(steps, steps[1:])):
-        return None
-    return steps
+        before.append(counters[i - 1][1] if i > 0 else None)
+        after.append(counters[i][1] if i < len(counters) else None)
+    if _increasing(before) and before[0] > 0:
+        return before, "the progress bar's step counter before each dict"
+    if after and after[-1] is None and len(after) > 1 and after[-2] is not None:
+        after[-1] = after[-2] + (after[-2] - after[-3] if len(after) > 2 else 1)
+    if _increasing(after):
+        return after, "the progress bar's step counter after each dict"
+    return None, ""
+
+
+def _increasing(steps: list) -> bool:
+    return bool(steps) and None not in steps and all(b > a for a, b in zip(steps, steps[1:]))
+
+
+def _is_eval(record: dict) -> bool:
+    keys = [k for k in record if k != "epoch"]
+    return bool(keys) and all(str(k).startswith(("eval_", "eval/")) for k in keys)
 
 
 def read_console(text: str) -> tuple[list[dict], list[str]]:
@@ -85,25 +150,25 @@ def read_console(text: str) -> tuple[list[dict], list[str]]:
     if not found:
         return [], []
     records = [d for _, d in found]
-    if all("step" in r or "global_step" in r for r in records):
+    if all(any(names.canonical(str(k)) == "step" for k in r) for r in records):
         return records, []
-    from agentgrpo.doctor.names import SUMMARY_KEYS
-
-    is_step = [not (SUMMARY_KEYS & r.keys()) for r in records]
+    is_step = [not (names.SUMMARY_KEYS & r.keys()) and not _is_eval(r) for r in records]
     offsets = [off for (off, _), keep in zip(found, is_step) if keep]
     step_records = [r for r, keep in zip(records, is_step) if keep]
-    extras = [r for r, keep in zip(records, is_step) if not keep]
-    steps = _steps_from_progress(text, offsets)
-    how = "the progress bar's step counter before each dict"
+    steps, how = _steps_from_progress(text, offsets)
     if steps is None:
         stated = _LOGGING_STEPS.search(text)
         every = int(stated.group(1)) if stated else 1
         steps = [every * (i + 1) for i in range(len(step_records))]
-        how = (
-            f"position x logging_steps={every} (stated in the log)"
-            if stated
-            else "record position (1, 2, ...)"
-        )
-    for record, step in zip(step_records, steps):
-        record["step"] = step
-    return step_records + extras, [f"console log: steps inferred from {how}"]
+        how = f"position x logging_steps={every} (stated in the log)" if stated else "record position (1, 2, ...)"
+    step_of = {id(r): s for r, s in zip(step_records, steps)}
+    out, last = [], None
+    for record, keep in zip(records, is_step):
+        if keep:
+            last = step_of[id(record)]
+            out.append(dict(record, step=last))
+        elif _is_eval(record) and last is not None:
+            out.append(dict(record, step=last))
+        else:
+            out.append(record)
+    return out, [f"console log: steps inferred from {how}"]

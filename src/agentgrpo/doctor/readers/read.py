@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from agentgrpo.doctor import names
-from agentgrpo.doctor.readers import rundir
-from agentgrpo.doctor.readers.console import read_console
-from agentgrpo.doctor.readers.jsontext import read_jsonl, recover_log_history
+from agentgrpo.doctor.readers import formats, rundir, tensorboard, tidy, trackio
 from agentgrpo.doctor.table import MetricTable
 from agentgrpo.errors import UserError
 
@@ -38,19 +34,27 @@ class Run:
         return self.source.name if self.source.is_dir() else self.source.stem
 
 
-def read_run(path: str | Path) -> Run:
-    """Read a run directory or a log file. Raises `UserError` saying what was found and what is missing."""
+def read_run(path: str | Path, mapping: Mapping[str, str] | None = None) -> Run:
+    """Read a run directory, a log file, or a trackio run (``trackio://PROJECT/RUN``).
+
+    ``mapping`` names the log's key for a canonical metric (``{"reward": "score"}``, from ``--map``).
+    Raises `UserError` saying what was found and what is missing.
+    """
+    spec = str(path)
+    if trackio.is_spec(spec):
+        db, run_name = trackio.resolve(spec)
+        return _run_from(trackio.read_trackio(db, run_name, spec), db, mapping)
     path = Path(path)
     if not path.exists():
         raise UserError(f"{path}: no such file or directory")
     if path.is_dir():
-        return _read_dir(path)
-    return _read_file(path)
+        return _read_dir(path, mapping)
+    return _read_file(path, mapping)
 
 
-def _read_dir(path: Path) -> Run:
+def _read_dir(path: Path, mapping) -> Run:
     log = _find_log(path)
-    run = _read_file(log)
+    run = _read_file(log, mapping)
     run.source = path
     config, notes = rundir.read_config(path / "config.yaml")
     evaluation, eval_notes = rundir.read_eval(path / "eval.json")
@@ -81,11 +85,18 @@ def _find_log(path: Path) -> Path:
     csvs = sorted(path.glob("*.csv"))
     if len(csvs) == 1:
         return csvs[0]
+    events = tensorboard.event_files(path)
+    folders = sorted({p.parent for p in events})
+    if len(folders) == 1:
+        return folders[0]
+    if len(folders) > 1:
+        shown = ", ".join(str(f.relative_to(path)) for f in folders[:8])
+        raise UserError(f"{path}: TensorBoard event files of {len(folders)} runs ({shown}); pass one run's folder")
     found = ", ".join(sorted(p.name for p in path.iterdir())[:12]) or "nothing"
     raise UserError(
         f"{path}: no training log in this directory (found: {found}). Expected metrics.jsonl (agentgrpo), "
-        "trainer_state.json or checkpoint-*/trainer_state.json (TRL), or one .csv export; "
-        "or pass the log file itself."
+        "trainer_state.json or checkpoint-*/trainer_state.json (TRL), one .csv export, or TensorBoard event "
+        "files; or pass the log file itself."
     )
 
 
@@ -94,76 +105,80 @@ def _checkpoint_step(p: Path) -> int:
     return int(match.group(1)) if match else -1
 
 
-def _read_file(path: Path) -> Run:
+def _read_file(path: Path, mapping) -> Run:
+    if path.is_dir():  # a folder of TensorBoard event files
+        return _run_from(tensorboard.read_tensorboard(path), path, mapping)
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        with path.open("rb") as handle:
+            head = handle.read(8192)
     except OSError as exc:
         raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from exc
-    if not text.strip():
+    if not head.strip():
         raise UserError(f"{path}: the file is empty; no training step was logged (did the run start?)")
-    suffix = path.suffix.lower()
-    if suffix == ".jsonl":
-        records, notes = read_jsonl(text)
-        fmt = "metrics.jsonl"
-    elif suffix == ".json":
-        records, notes, fmt = _read_json(path, text)
-    elif suffix in {".csv", ".tsv"}:
-        records, notes = _read_csv(text, "\t" if suffix == ".tsv" else ",")
-        fmt = "csv"
-    else:
-        records, notes, fmt = _sniff_text(text)
-    table = records_to_table(records, path, fmt)
-    return Run(table, path, fmt, notes=notes + table.meta.pop("notes", []))
-
-
-def _read_json(path: Path, text: str) -> tuple[list[dict], list[str], str]:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        records, why = recover_log_history(text)
-        if records is None:
-            raise UserError(f"{path}: not valid JSON and no readable record in it ({why})") from None
-        return records, [why], "trainer_state.json (partial)"
-    if isinstance(data, dict) and isinstance(data.get("log_history"), list):
-        return [r for r in data["log_history"] if isinstance(r, dict)], [], "trainer_state.json"
-    if isinstance(data, list) and data and all(isinstance(r, dict) for r in data):
-        return data, [], "JSON step logs"
-    if isinstance(data, dict):
-        keys = ", ".join(list(data)[:10]) or "none"
+    kind = formats.kind_of(path, head)
+    if kind == "tensorboard":
+        return _run_from(tensorboard.read_tensorboard(path), path, mapping)
+    if kind == "trackio":
+        return _run_from(trackio.read_trackio(path, None, str(path)), path, mapping)
+    if kind == "binary":
         raise UserError(
-            f"{path}: a JSON object but not a TRL trainer state (top-level keys: {keys}); "
-            "expected a 'log_history' list, or a JSON array of per-step metric records"
+            f"{path}: a binary file of an unknown kind (starts with {head[:12]!r}). The doctor reads text logs "
+            "(trainer_state.json, metrics.jsonl, JSON, CSV, console output, .ipynb), TensorBoard event files "
+            "and trackio databases."
         )
-    raise UserError(
-        f"{path}: JSON {type(data).__name__}, expected a trainer_state.json or an array of records"
-    )
+    text = path.read_text(encoding="utf-8", errors="replace")
+    return _run_from(formats.parse_file(path, text), path, mapping)
 
 
-def _read_csv(text: str, delimiter: str) -> tuple[list[dict], list[str]]:
-    rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
-    if len(rows) < 2:
-        return [], ["CSV has a header but no rows"]
-    header = rows[0]
-    keep = [i for i, h in enumerate(header) if not names.is_tracker_extra(h)]
-    records, notes = [], []
-    for number, row in enumerate(rows[1:], start=2):
-        if len(row) != len(header):
-            notes.append(f"CSV row {number} has {len(row)} fields, header has {len(header)}: skipped")
-            continue
-        records.append({header[i]: row[i] for i in keep if row[i] != ""})
-    return records, notes
+def _run_from(parsed: tuple[list[dict], list[str], str], source: Path, mapping) -> Run:
+    records, notes, fmt = parsed
+    table = records_to_table(records, source, fmt, mapping)
+    return Run(table, source, fmt, notes=notes + table.meta.pop("notes", []))
 
 
-def _sniff_text(text: str) -> tuple[list[dict], list[str], str]:
-    records, notes = read_jsonl(text)
-    if records and len(records) >= sum(1 for line in text.splitlines() if line.strip()) // 2:
-        return records, notes, "metrics.jsonl"
-    records, notes = read_console(text)
-    return records, notes, "console log"
+def parse_mapping(items: list[str]) -> dict[str, str]:
+    """``["reward=score", ...]`` (``--map``) as ``{canonical name: log key}``; every bad item at once.
+
+    >>> parse_mapping(["reward=score", "completions/mean_length=tokens"])
+    {'reward': 'score', 'completions/mean_length': 'tokens'}
+    """
+    mapping, problems = {}, []
+    for item in items:
+        name, sep, key = item.partition("=")
+        name, key = name.strip(), key.strip()
+        if not sep or not name or not key:
+            problems.append(f"--map {item!r}: expected NAME=KEY, e.g. reward=mean_score")
+        elif not names.is_metric(name) and name != "step":
+            problems.append(
+                f"--map {item!r}: {name!r} is not a metric the doctor reads; use one of: "
+                f"{', '.join(MAP_TARGETS)}, or rewards/<f>/mean for a reward component"
+            )
+        else:
+            mapping[name] = key
+    if problems:
+        raise UserError("\n".join(problems))
+    return mapping
 
 
-def records_to_table(records: list[dict], source: Path | str, fmt: str) -> MetricTable:
-    """A `MetricTable` from raw records: end-of-run summaries set aside, steps found or numbered.
+MAP_TARGETS = (
+    names.REWARD,
+    names.REWARD_STD,
+    names.FRAC_ZERO_STD,
+    names.KL,
+    names.ENTROPY,
+    names.LENGTH,
+    names.CLIPPED,
+    names.GRAD_NORM,
+    names.LOSS,
+    "step",
+)
+
+
+def records_to_table(
+    records: list[dict], source: Path | str, fmt: str, mapping: Mapping[str, str] | None = None
+) -> MetricTable:
+    """A `MetricTable` from raw records: end-of-run summaries set aside, steps found or numbered, restarts
+    resolved, placeholders dropped, ratios derived.
 
     Raises `UserError` when nothing usable is there, naming what was found and what is missing.
     """
@@ -172,12 +187,20 @@ def records_to_table(records: list[dict], source: Path | str, fmt: str) -> Metri
     steps_rows = [r for r in records if not (names.SUMMARY_KEYS & r.keys())]
     if not steps_rows:
         raise UserError(f"{source}: no per-step metric record found in this {fmt}")
-    if not any(_has_step(r) for r in steps_rows):
+    rename = _check_mapping(mapping or {}, steps_rows, source)
+    if not any(_has_step(r) for r in steps_rows) and "step" not in (mapping or {}):
         steps_rows = [dict(r, step=i + 1) for i, r in enumerate(steps_rows)]
         notes.append("records carry no step: numbered 1, 2, ... in file order")
-    table = MetricTable.from_records(steps_rows, meta={"source": str(source), "format": fmt})
+    steps_rows, restart_notes = tidy.drop_superseded(steps_rows)
+    notes += restart_notes
+    table = MetricTable.from_records(steps_rows, meta={"source": str(source), "format": fmt}, rename=rename)
     if len(table) == 0:
         raise UserError(f"{source}: {len(steps_rows)} records, none with a numeric step")
+    if len(table) < len(steps_rows) and not restart_notes:
+        notes.append(f"{len(steps_rows) - len(table)} record(s) repeat a logged step: merged, later values win")
+    _note_non_finite(table, notes)
+    tidy.drop_placeholders(table, notes)
+    tidy.derive(table, notes)
     _drop_reward_aliases(table, notes)
     if not table.has(names.REWARD):
         _reward_from_components(table, notes)
@@ -185,8 +208,9 @@ def records_to_table(records: list[dict], source: Path | str, fmt: str) -> Metri
         found = ", ".join(table.names()[:12]) or "nothing numeric"
         raise UserError(
             f"{source}: {len(table)} logged steps but no reward metric (looked for reward, rewards/<f>/mean, "
-            f"rewards/<f>, train/reward); found: {found}. Is this a GRPO run? The doctor judges runs by "
-            "their reward curve."
+            f"rewards/<f>, train/reward, reward_mean, mean_reward, ...); found: {found}. Is this a GRPO run? "
+            "The doctor judges runs by their reward curve; if the reward is logged under another name, pass "
+            "--map reward=KEY."
         )
     table.meta["summary"] = summaries[-1] if summaries else {}
     table.meta["notes"] = notes
@@ -194,22 +218,57 @@ def records_to_table(records: list[dict], source: Path | str, fmt: str) -> Metri
 
 
 def _has_step(record: dict) -> bool:
-    return any(names.canonical(k) == "step" for k in record)
+    return any(names.canonical(str(k)) == "step" for k in record)
+
+
+def _check_mapping(mapping: Mapping[str, str], records: list[dict], source) -> dict[str, str]:
+    """``--map`` as raw key -> canonical name, after checking each key is in the log."""
+    if not mapping:
+        return {}
+    keys = set().union(*(r.keys() for r in records))
+    missing = [f"{name}={key}" for name, key in mapping.items() if key not in keys]
+    if missing:
+        shown = ", ".join(sorted(map(str, keys))[:30])
+        raise UserError(f"{source}: --map {', '.join(missing)}: no such key in the log; its keys: {shown}")
+    return {key: name for name, key in mapping.items()}
+
+
+def _note_non_finite(table: MetricTable, notes: list[str]) -> None:
+    """Say where a metric was logged as NaN or infinite (a value, not a missing one: the detectors see it)."""
+    bad = []
+    for name, col in table.columns.items():
+        inf = np.isinf(col)
+        if inf.any():
+            bad.append(f"{name} infinite at step {int(table.steps[inf.argmax()])}")
+    for name, steps in table.meta.get("nan_steps", {}).items():
+        bad.append(f"{name} NaN at step {steps[0]}" + (f" (+{len(steps) - 1} more)" if len(steps) > 1 else ""))
+    if bad:
+        notes.append("non-finite values logged: " + "; ".join(bad[:8]))
 
 
 def _drop_reward_aliases(table: MetricTable, notes: list[str]) -> None:
-    """Drop ``rewards/<f>/mean`` columns that merely repeat ``reward`` when there are other components."""
+    """Drop a ``rewards/<f>/mean`` column that is the total ``reward`` and the sum of the other components
+    (a logged total, not a component). A component equal to the total while the others add up to something
+    else is kept: the others are then unweighted (shadow) rewards, which the hacking detector needs."""
     if not table.has(names.REWARD):
         return
     comps = table.components()
+    if len(comps) < 2:
+        return
     total = table[names.REWARD]
     for comp in comps:
         col = table[f"rewards/{comp}/mean"]
-        both = np.isfinite(col) & np.isfinite(total)
-        if len(comps) > 1 and both.sum() >= 2 and np.allclose(col[both], total[both], rtol=1e-6, atol=1e-9):
+        rest = np.sum([table[f"rewards/{c}/mean"] for c in comps if c != comp], axis=0)
+        both = np.isfinite(col) & np.isfinite(total) & np.isfinite(rest)
+        if both.sum() >= 2 and _close(col[both], total[both]) and _close(rest[both], total[both]):
             del table.columns[f"rewards/{comp}/mean"]
             table.columns.pop(f"rewards/{comp}/std", None)
-            notes.append(f"rewards/{comp} repeats the total reward: treated as the total, not a component")
+            notes.append(f"rewards/{comp} is the total of the other components: treated as the total, not a component")
+            return
+
+
+def _close(a: np.ndarray, b: np.ndarray) -> bool:
+    return bool(np.allclose(a, b, rtol=1e-4, atol=1e-6))
 
 
 def _reward_from_components(table: MetricTable, notes: list[str]) -> None:

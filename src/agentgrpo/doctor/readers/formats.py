@@ -1,0 +1,139 @@
+"""One log file into raw records: the format is recognised from the content, the file name only breaks ties.
+
+Each parser returns ``(records, notes, format name)``; records are dicts of raw keys (any spelling) to
+values (numbers or text), with a step where the log gives one.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from agentgrpo.doctor import names
+from agentgrpo.doctor.readers.console import read_console
+from agentgrpo.doctor.readers.jsontext import read_jsonl, recover_log_history
+from agentgrpo.doctor.readers.steplines import read_step_lines
+from agentgrpo.errors import UserError
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+TFEVENTS_MARK = b"brain.Event:"
+
+
+def kind_of(path: Path, head: bytes) -> str:
+    """``tensorboard``, ``trackio`` (a SQLite store), ``binary`` (unknown) or ``text``, from the first bytes."""
+    if head.startswith(SQLITE_MAGIC):
+        return "trackio"
+    if TFEVENTS_MARK in head[:128] or "tfevents" in path.name:
+        return "tensorboard"
+    if b"\x00" in head[:8192]:
+        return "binary"
+    return "text"
+
+
+def parse_file(path: Path, text: str) -> tuple[list[dict], list[str], str]:
+    """Records from a text log of any supported kind."""
+    stripped = text.lstrip()
+    suffix = path.suffix.lower()
+    if suffix == ".ipynb" or (stripped.startswith("{") and '"cells"' in text[:4096] and '"nbformat"' in text):
+        from agentgrpo.doctor.readers.notebook import read_notebook
+
+        return read_notebook(text, path)
+    if suffix in {".csv", ".tsv"}:
+        records, notes = read_csv(text, "\t" if suffix == ".tsv" else ",")
+        return records, notes, "csv"
+    if suffix == ".json" or (stripped[:1] in "[{" and suffix != ".jsonl" and _one_json_value(stripped)):
+        return read_json(path, text)
+    return parse_text(text)
+
+
+def _one_json_value(text: str) -> bool:
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
+def parse_text(text: str) -> tuple[list[dict], list[str], str]:
+    """JSON Lines, console output with metric dicts, plain step lines, or a headed CSV: whichever reads most."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    records, notes = read_jsonl(text)
+    if records and len(records) >= len(lines) // 2:
+        return records, notes, "metrics.jsonl"
+    candidates = [(*read_console(text), "console log"), (*read_step_lines(text), "text step lines")]
+    if lines and _looks_like_csv(lines[0]):
+        candidates.append((*read_csv(text, ","), "csv"))
+    records, notes, fmt = max(candidates, key=lambda c: len(c[0]))
+    return records, notes, fmt
+
+
+def _looks_like_csv(header: str) -> bool:
+    fields = [f.strip() for f in header.split(",")]
+    return len(fields) >= 2 and any(names.canonical(f) == "step" for f in fields)
+
+
+def read_csv(text: str, delimiter: str) -> tuple[list[dict], list[str]]:
+    """Rows of a headed CSV/TSV; blank cells are missing values, short rows are skipped with a note."""
+    rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
+    if len(rows) < 2:
+        return [], ["CSV has a header but no rows"]
+    header = rows[0]
+    keep = [i for i, h in enumerate(header) if not names.is_tracker_extra(h)]
+    records, notes = [], []
+    for number, row in enumerate(rows[1:], start=2):
+        if not row:
+            continue
+        if len(row) != len(header):
+            notes.append(f"CSV row {number} has {len(row)} fields, header has {len(header)}: skipped")
+            continue
+        records.append({header[i]: row[i] for i in keep if row[i].strip() != ""})
+    return records, notes
+
+
+def read_json(path: Path, text: str) -> tuple[list[dict], list[str], str]:
+    """A trainer_state.json, a JSON array of step records, an object holding one, or columns of lists."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        records, why = recover_log_history(text)
+        if records is None:
+            raise UserError(f"{path}: not valid JSON and no readable record in it ({why})") from None
+        return records, [why], "trainer_state.json (partial)"
+    if isinstance(data, dict) and isinstance(data.get("log_history"), list):
+        return [r for r in data["log_history"] if isinstance(r, dict)], [], "trainer_state.json"
+    if isinstance(data, list) and data and all(isinstance(r, dict) for r in data):
+        return data, [], "JSON step logs"
+    if isinstance(data, dict):
+        found = _records_in_object(data)
+        if found:
+            return found
+        keys = ", ".join(list(data)[:10]) or "none"
+        raise UserError(
+            f"{path}: a JSON object but not a TRL trainer state (top-level keys: {keys}); "
+            "expected a 'log_history' list, a JSON array of per-step metric records, or columns of values"
+        )
+    raise UserError(f"{path}: JSON {type(data).__name__}, expected a trainer_state.json or an array of records")
+
+
+def _records_in_object(data: dict) -> tuple[list[dict], list[str], str] | None:
+    """Step records inside a JSON object: its longest list of metric dicts, or equal-length metric columns."""
+    from agentgrpo.doctor.readers.console import is_metric_record
+
+    lists = [
+        (key, value)
+        for key, value in data.items()
+        if isinstance(value, list) and value and all(isinstance(r, dict) for r in value)
+    ]
+    lists = [(k, v) for k, v in lists if sum(map(is_metric_record, v[:50])) >= min(len(v), 50) // 2]
+    if lists:
+        key, value = max(lists, key=lambda kv: len(kv[1]))
+        return value, [f"read the records of the JSON object's {key!r} list"], "JSON step logs"
+    columns = {k: v for k, v in data.items() if isinstance(v, list) and v and not isinstance(v[0], (dict, list))}
+    lengths = {len(v) for v in columns.values()}
+    if len(columns) >= 2 and len(lengths) == 1 and any(names.is_metric(names.canonical(k)) for k in columns):
+        n = lengths.pop()
+        records = [{k: v[i] for k, v in columns.items()} for i in range(n)]
+        return records, ["read the JSON object's equal-length lists as metric columns"], "JSON columns"
+    return None

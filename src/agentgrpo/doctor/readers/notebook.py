@@ -1,0 +1,127 @@
+"""Jupyter notebooks (``.ipynb``): the metrics a training cell left in its outputs.
+
+The Trainer's notebook progress callback displays an HTML table (``Step``, ``Training Loss``, ``reward``,
+``rewards / f / mean``, ... with values as text); that is read first. Without such a table, the printed
+metric dicts and step lines of the cells' stream outputs are read as a console log. Cells that raised are
+noted. Needs ``nbformat`` (``pip install nbformat``, or ``pip install 'agentgrpo[notebook]'``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from html.parser import HTMLParser
+
+from agentgrpo.doctor import names
+from agentgrpo.errors import UserError
+
+INSTALL_HINT = "pip install nbformat  (or: pip install 'agentgrpo[notebook]')"
+
+
+class _Tables(HTMLParser):
+    """Every ``<table>`` of an HTML fragment as a list of rows of cell texts."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tables: list[list[list[str]]] = []
+        self._row: list[str] | None = None
+        self._cell: list[str] | None = None
+        self._depth = 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self._depth += 1
+            self.tables.append([])
+        elif tag == "tr" and self._depth:
+            self._row = []
+        elif tag in ("td", "th") and self._row is not None:
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None and self._row is not None:
+            self._row.append(" ".join("".join(self._cell).split()))
+            self._cell = None
+        elif tag == "tr" and self._row is not None:
+            if self._row and self.tables:
+                self.tables[-1].append(self._row)
+            self._row = None
+        elif tag == "table" and self._depth:
+            self._depth -= 1
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def html_tables(html: str) -> list[list[list[str]]]:
+    """Rows of cell texts of each table in ``html``.
+
+    >>> html_tables("<table><tr><th>Step</th><th>reward</th></tr><tr><td>1</td><td>0.5</td></tr></table>")
+    [[['Step', 'reward'], ['1', '0.5']]]
+    """
+    parser = _Tables()
+    parser.feed(html)
+    parser.close()
+    return parser.tables
+
+
+def metric_records(table: list[list[str]]) -> list[dict]:
+    """Records of a table whose header names a step (or epoch) and at least one training metric, else []."""
+    if len(table) < 2:
+        return []
+    header = table[0]
+    canon = [names.canonical(h) for h in header]
+    if not ({"step", "epoch"} & set(canon)) or not any(names.is_metric(c) for c in canon if c != "epoch"):
+        return []
+    return [dict(zip(header, row)) for row in table[1:] if len(row) == len(header)]
+
+
+def _text(value) -> str:
+    return "".join(value) if isinstance(value, list) else str(value or "")
+
+
+def read_notebook(text: str, source) -> tuple[list[dict], list[str], str]:
+    """(records, notes, format) from a notebook's JSON text."""
+    try:
+        import nbformat
+    except ImportError:
+        raise UserError(f"{source}: reading a Jupyter notebook needs nbformat: {INSTALL_HINT}") from None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            nb = nbformat.reads(text, as_version=4)
+    except Exception as exc:  # nbformat raises json, validation and version errors of several types
+        raise UserError(
+            f"{source}: not a readable Jupyter notebook ({type(exc).__name__}: {str(exc)[:200]}); "
+            "was it saved completely? Re-save it from Jupyter, or pass the training log itself."
+        ) from None
+    table_records, streams, notes = [], [], []
+    for number, cell in enumerate(nb.get("cells", []), start=1):
+        for output in cell.get("outputs", []) or []:
+            kind = output.get("output_type")
+            if kind == "stream":
+                streams.append(_text(output.get("text")))
+            elif kind in ("display_data", "execute_result", "update_display_data"):
+                data = output.get("data", {}) or {}
+                html = _text(data.get("text/html"))
+                if "<table" in html:
+                    for table in html_tables(html):
+                        table_records += metric_records(table)
+                elif "text/plain" in data:
+                    streams.append(_text(data.get("text/plain")))
+            elif kind == "error":
+                notes.append(
+                    f"notebook cell {number} raised {output.get('ename', 'an error')}: "
+                    f"{str(output.get('evalue', ''))[:120]}"
+                )
+    if table_records:
+        return table_records, notes, "notebook (training table)"
+    from agentgrpo.doctor.readers.formats import parse_text
+
+    records, text_notes, fmt = parse_text("\n".join(streams))
+    if not records:
+        raise UserError(
+            f"{source}: a notebook with no training metrics in its outputs (no progress-callback table, no "
+            "printed metric dicts or step lines). Was it saved after training ran, with outputs? "
+            "Or pass the run's trainer_state.json."
+        )
+    return records, notes + text_notes, f"notebook ({fmt})"

@@ -1,0 +1,67 @@
+"""Plain-text step lines that custom loops print: ``12/100 | loss=0.31 | reward=0.5``, ``step 12: reward 0.5``.
+
+A line is a record when it names its step (``N/M``, ``step N``, ``iter N``, ``[N/M]``, or a ``step=N`` pair)
+and holds at least one ``key=value`` (or ``key: value``) pair whose key is a training metric. Lines from
+anything else (download bars, environment prints) do not qualify and are ignored.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agentgrpo.doctor import names
+
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?%?|[-+]?(?i:nan|inf(?:inity)?)"
+_PAIR = re.compile(r"(?<![\w/.])([A-Za-z_][\w/.\-]*?)\s*(?:=|:\s|:(?=[-+\d.]))\s*(" + _NUMBER + r")(?![\w.])")
+_FRACTION = re.compile(r"(?<![\w./])(\d+)\s*/\s*(\d+)(?![\w./])")
+_STEP_WORD = re.compile(r"\b(?:step|iter(?:ation)?|update|global_step)\s*[#:=]?\s*(\d+)\b", re.IGNORECASE)
+
+
+def parse_line(line: str) -> dict | None:
+    """The record of one step line, or None.
+
+    >>> parse_line("[run]  12/100 | loss=-9.31 | reward=0.375")
+    {'loss': '-9.31', 'reward': '0.375', 'step': 12}
+    >>> parse_line("Step 7: reward: 0.5, kl=nan")
+    {'reward': '0.5', 'kl': 'nan', 'step': 7}
+    >>> parse_line("model.safetensors: 100% 1.14G/1.14G [00:08<00:00, 133MB/s]") is None
+    True
+    """
+    pairs = {}
+    for key, value in _PAIR.findall(line):
+        pairs[key] = value[:-1] if value.endswith("%") else value
+    if not any(names.is_metric(names.canonical(k)) for k in pairs):
+        return None
+    step = _step_of(line, pairs)
+    if step is None:
+        return None
+    record = {k: v for k, v in pairs.items() if names.canonical(k) != "step"}
+    record["step"] = step
+    return record
+
+
+def _step_of(line: str, pairs: dict) -> int | None:
+    for key, value in pairs.items():
+        if names.canonical(key) == "step":
+            try:
+                return int(float(value))
+            except ValueError:
+                return None
+    first_pair = _PAIR.search(line)
+    head = line[: first_pair.start()] if first_pair else line
+    match = _STEP_WORD.search(head) or _STEP_WORD.search(line)
+    if match:
+        return int(match.group(1))
+    for match in _FRACTION.finditer(head):
+        count, total = int(match.group(1)), int(match.group(2))
+        if count <= total:
+            return count
+    return None
+
+
+def read_step_lines(text: str) -> tuple[list[dict], list[str]]:
+    """Records from every step line of ``text``, and a note on what was read."""
+    records = [r for line in text.splitlines() if (r := parse_line(line))]
+    if not records:
+        return [], []
+    return records, [f"text log: read {len(records)} step lines (`step ... key=value ...`)"]

@@ -1,0 +1,115 @@
+"""What every reader does after parsing: restarted steps, placeholder columns, metrics derived from counts.
+
+* A run resumed from a checkpoint logs its steps again from the checkpoint on: the last occurrence of each
+  step is kept, in order. Steps out of order everywhere (not one restart) are sorted instead.
+* A column that is exactly 0 on every step for a quantity that cannot be 0 while sampling (``entropy``,
+  ``kl``, the mean completion length) is a placeholder, not a measurement: it is dropped, so the
+  detectors see it as missing.
+* Other trainers' counts give TRL's ratios: ``truncated_count / rollout_count`` is the clipped ratio,
+  Tinker's ``frac_all_good + frac_all_bad`` the share of zero-variance groups.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agentgrpo.doctor import names
+from agentgrpo.doctor.table import MetricTable, to_float
+
+PLACEHOLDER_CANDIDATES = (names.ENTROPY, names.KL, names.LENGTH)
+_MAX_RESTARTS = 3  # more restarts than this is disorder, not resumes
+
+_TRUNCATED = ("truncated_count", "num_truncated", "n_truncated", "clipped_count", "num_clipped")
+_TOTAL = ("rollout_count", "num_rollouts", "n_rollouts", "num_samples", "n_samples", "num_completions")
+
+
+def step_of(record: dict) -> float | None:
+    """The step a record carries, by the trusted order of step keys."""
+    for key in names.STEP_KEYS:
+        if key in record:
+            value = to_float(record[key])
+            if value is not None and np.isfinite(value):
+                return value
+    for key, value in record.items():
+        if names.canonical(str(key)) == "step":
+            number = to_float(value)
+            if number is not None and np.isfinite(number):
+                return number
+    return None
+
+
+def drop_superseded(records: list[dict]) -> tuple[list[dict], list[str]]:
+    """Records with restarted steps resolved: each step's last run kept, in file order.
+
+    >>> recs, notes = drop_superseded([{"step": s} for s in (1, 2, 3, 2, 3, 4)])
+    >>> [r["step"] for r in recs], notes[0][:47]
+    ([1, 2, 3, 4], 'steps restart once (at record 4: step 3 then 2)')
+    """
+    steps = [step_of(r) for r in records]
+    restarts = [i for i in range(1, len(steps)) if _lt(steps[i], _prev(steps, i))]
+    if not restarts:
+        return records, []
+    if len(restarts) > _MAX_RESTARTS:
+        return records, [f"steps out of order at {len(restarts)} places: sorted by step"]
+    kept: list[int] = []
+    dropped = 0
+    for i, step in enumerate(steps):
+        if step is not None:
+            while kept and steps[kept[-1]] is not None and steps[kept[-1]] >= step and i in restarts:
+                kept.pop()
+                dropped += 1
+        kept.append(i)
+    first = restarts[0]
+    where = f"at record {first + 1}: step {_fmt(_prev(steps, first))} then {_fmt(steps[first])}"
+    times = "once" if len(restarts) == 1 else f"{len(restarts)} times"
+    note = (
+        f"steps restart {times} ({where}), as a resumed run logs them: kept the last occurrence of each step, "
+        f"{dropped} earlier record(s) superseded"
+    )
+    return [records[i] for i in kept], [note]
+
+
+def _prev(steps: list, i: int):
+    for j in range(i - 1, -1, -1):
+        if steps[j] is not None:
+            return steps[j]
+    return None
+
+
+def _lt(a, b) -> bool:
+    return a is not None and b is not None and a < b
+
+
+def _fmt(step) -> str:
+    return str(int(step)) if step is not None and float(step).is_integer() else str(step)
+
+
+def drop_placeholders(table: MetricTable, notes: list[str]) -> None:
+    """Remove columns that are exactly 0 on every logged step for a quantity that cannot be 0."""
+    for name in PLACEHOLDER_CANDIDATES:
+        _, values = table.series(name)
+        if len(values) >= 2 and np.all(values == 0):
+            del table.columns[name]
+            notes.append(
+                f"{name} is exactly 0 on all {len(values)} logged steps: a placeholder, not a measurement; "
+                "treated as not logged"
+            )
+
+
+def derive(table: MetricTable, notes: list[str]) -> None:
+    """Ratios TRL logs that another trainer logged as counts or complements."""
+    if not table.has(names.CLIPPED):
+        num = next((k for k in _TRUNCATED if table.has(k)), None)
+        den = next((k for k in _TOTAL if table.has(k)), None)
+        if num and den:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.where(table[den] > 0, table[num] / table[den], np.nan)
+            table.columns[names.CLIPPED] = ratio
+            notes.append(f"{names.CLIPPED} = {num} / {den}")
+    good, bad = "env/all/frac_all_good", "env/all/frac_all_bad"
+    if not table.has(names.FRAC_ZERO_STD) and table.has(good) and table.has(bad):
+        table.columns[names.FRAC_ZERO_STD] = table[good] + table[bad]
+        notes.append(f"{names.FRAC_ZERO_STD} = frac_all_good + frac_all_bad (groups with one reward)")
+    elif not table.has(names.FRAC_ZERO_STD) and table.has("env/all/frac_mixed"):
+        table.columns[names.FRAC_ZERO_STD] = 1.0 - table["env/all/frac_mixed"]
+        notes.append(f"{names.FRAC_ZERO_STD} = 1 - frac_mixed")
