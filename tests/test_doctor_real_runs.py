@@ -9,27 +9,26 @@ from benchmarks.real_runs import HALVES, LABELS, REAL_RUNS, UNCLEAR, judge, spli
 
 # Runs the doctor does not get right today, with what it says instead (docs/doctor.md explains each).
 # file -> failure modes reported
-KNOWN_MISSES: dict[str, list[str]] = {}
-# Formats the readers of branch doctor-readers do not read yet (to be emptied when they land).
-AWAITING_READER = {
-    "countdown_custom_grpo_healthy.jsonl",
-    "gemma4_billing_kl_blowup.ipynb",
-    "govworkflow_len9_collapse.ipynb",
-    "tinker_leetcode_llama1b_compile_hack.jsonl",
-    "tinker_synth_tools_qwen3_8b_healthy.log",
-    "tonywang_gsm8k_baseline_healthy.json",
-    "tonywang_gsm8k_lr1e-6_stall.json",
-    "unsloth_llama32_3b_adv_healthy.ipynb",
-    "unsloth_mistral7b_xmlcount_proxy.ipynb",
-    "unsloth_phi4_14b_stall.ipynb",
-    "watchdog_qwen3_8b_truncated.txt",
-    "basile_llama31_8b_unclear_proxy_drift.ipynb",
+KNOWN_MISSES: dict[str, list[str]] = {
+    # validation half: the task component (correctness_f 0.001 -> 0.005) rises significantly with the proxy,
+    # so "did not follow" (a significance test) does not hold, though the rise is immaterial
+    "tinker_leetcode_llama1b_compile_hack.jsonl": [],
 }
 # Unclear runs: what the doctor says (a failure or a warning is fine; it must say what it sees).
 UNCLEAR_VERDICTS = {
-    "watchdog_qwen3_8b_truncated.txt": {"failure", "warning", "unreadable"},
-    "basile_llama31_8b_unclear_proxy_drift.ipynb": {"failure", "warning", "unreadable"},
+    "watchdog_qwen3_8b_truncated.txt": {"failure"},  # learns, but 100% truncated: a length failure
+    "basile_llama31_8b_unclear_proxy_drift.ipynb": {"healthy", "warning"},  # learning; the drift is not seen
 }
+
+
+def test_acceptance_per_half():
+    """Recall over labelled failures >= 0.9 overall, no failure on a healthy run, onsets within 20%."""
+    pytest.importorskip("nbformat", reason="notebooks need the notebook extra (nbformat)")
+    rows = [judge(n) for n in sorted(LABELS)]
+    failing = [r for r in rows if r.label.modes]
+    assert sum(r.hit for r in failing) / len(failing) >= 0.9
+    assert not [r.name for r in rows if r.label.group == "healthy" and r.modes]
+    assert all(r.onset_error <= 0.2 for r in failing if r.onset_error is not None)
 
 
 def test_every_file_is_labelled():
@@ -48,9 +47,9 @@ def test_split_is_stratified_and_fixed():
 
 @pytest.mark.parametrize("name", sorted(LABELS))
 def test_real_run_diagnosis(name):
+    if name.endswith(".ipynb"):
+        pytest.importorskip("nbformat", reason="notebooks need the notebook extra (nbformat)")
     row = judge(name)
-    if row.verdict == "unreadable" and name in AWAITING_READER:
-        pytest.skip(f"reader pending on branch doctor-readers: {row.headline}")
     if name in KNOWN_MISSES:
         assert row.right is False and row.modes == KNOWN_MISSES[name], row.headline
     elif LABELS[name].group == UNCLEAR:
