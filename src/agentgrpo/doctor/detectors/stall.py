@@ -99,8 +99,10 @@ def detect(sig: Signals) -> Finding:
         verdict, fix = "stall: no learning signal (zero-variance groups)", FIX_NO_SIGNAL
     else:
         std = sig.curve(names.REWARD_STD)
-        if std is not None:
+        if std is not None and std.late > 0:
             evidence.append(f"groups do differ (reward_std ≈ {num(std.late)}), yet the policy does not improve")
+        elif std is not None:
+            evidence.append("reward_std ≈ 0 late: completions score alike, so there is little to learn from")
         verdict, fix = "stall: reward flat within noise", FIX_FLAT
     conf = confidence(2 * th.T_FLAT - abs(trend.t), th.T_FLAT, supports)
     return Finding(
