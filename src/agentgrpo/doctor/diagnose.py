@@ -21,13 +21,14 @@ EXPLAINED_BY = {
     "stall": ("instability", "kl", "collapse", "regression", "signal", "tools", "length"),
     "regression": ("instability", "kl", "collapse"),
     "signal": ("instability", "kl", "collapse"),
-    "length": ("instability", "kl"),
+    "length": ("instability", "kl", "collapse"),
     "hacking": ("length",),
     "tools": ("hacking", "collapse"),
 }
 # (consequence, cause) pairs that hold only when both begin together: onsets within CONSEQUENCE_NEAR of the
-# run's length (tool misuse that began well before or after a collapse is a failure of its own).
-TOGETHER = {("tools", "collapse")}
+# run's length (tool misuse or truncation that began well before or after a collapse is a failure of its
+# own; a policy that collapses to one token repeated to the cap truncates with it).
+TOGETHER = {("tools", "collapse"), ("length", "collapse")}
 
 HEALTHY, WARNED, CONVERGED, SATURATED, FAILED = "healthy", "warning", "converged", "saturated", "failure"
 UNJUDGED = "too_short"  # the reward was logged, but on too few steps to judge anything

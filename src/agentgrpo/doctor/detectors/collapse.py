@@ -1,8 +1,9 @@
 """Collapse: the policy's output degenerates, while the reward is NOT at its ceiling.
 
 Two directions: entropy falls toward zero and groups stop differing (mode collapse), or entropy *explodes*
-(``ENTROPY_EXPLOSION`` times its early level, a significant rise) while the reward falls or groups stop
-differing (the sampler emits noise). A run whose entropy fell because it *converged* (reward at the top of
+(``ENTROPY_EXPLOSION`` times its early level, a significant rise) while the reward falls, or while groups
+stop differing with the reward below its ceiling (the sampler emits noise; at the ceiling, identical groups
+with rising entropy are what a gamed reward looks like, the hacking and length detectors' case). A run whose entropy fell because it *converged* (reward at the top of
 its range, groups all correct) is reported as converged here, not collapsed.
 """
 
@@ -111,7 +112,7 @@ def detect(sig: Signals) -> Finding:
     }
     present = [v for v in supports.values() if v]
     has_entropy = sig.curve(names.ENTROPY) is not None
-    if explosion and (present or facts.fell or crash(sig)):
+    if explosion and (facts.fell or crash(sig) or (present and not facts.near_peak)):
         entropy, collapsed = explosion, True
     elif has_entropy:
         collapsed = bool(entropy and present)
