@@ -3,8 +3,9 @@
 Two directions: entropy falls toward zero and groups stop differing (mode collapse), or entropy *explodes*
 (``ENTROPY_EXPLOSION`` times its early level, a significant rise) while the reward falls, or while groups
 stop differing with the reward below its ceiling (the sampler emits noise; at the ceiling, identical groups
-with rising entropy are what a gamed reward looks like, the hacking and length detectors' case). A run whose entropy fell because it *converged* (reward at the top of
-its range, groups all correct) is reported as converged here, not collapsed.
+with rising entropy are what a gamed reward looks like, the hacking and length detectors' case). A run
+whose entropy fell because it *converged* (reward at the top of its range, groups all correct) is reported
+as converged here, not collapsed.
 """
 
 from __future__ import annotations
