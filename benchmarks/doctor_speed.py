@@ -1,11 +1,12 @@
-"""How long `agentgrpo doctor` takes on a 10,000-step trainer_state.json (budget: 1 s).
+"""How long `agentgrpo doctor` takes on a 10,000-step log (budget: 1 s).
 
     python benchmarks/doctor_speed.py [--steps 10000] [--repeat 3] [--strict]
 
 Builds a TRL 1.x-style trainer_state.json (every GRPO metric TRL logs, one record per step, indent=2 as
-the Trainer writes it; about 8 MB), then times:
+the Trainer writes it; about 8 MB), the same records as a console log (the Trainer's printed dicts behind a
+tqdm bar) and as a Jupyter notebook (the progress callback's HTML table), then times:
   * in-process: read + diagnose + terminal summary + report.html (everything the command does after
-    Python has started);
+    Python has started), on each of the three logs;
   * the CLI: ``python -m agentgrpo.cli doctor FILE --out DIR`` in a fresh process (interpreter start,
     imports, reading, diagnosis, report.html), the number the 1 s budget is about;
   * for information, the CLI with ``--png`` (adds one matplotlib PNG per chart; not in the budget).
@@ -56,6 +57,47 @@ def build_state(path: Path, steps: int) -> Path:
     return path
 
 
+def build_console(path: Path, state: Path) -> Path:
+    """The records of ``state`` as console output: a tqdm counter, then the printed dict, per step."""
+    records = json.loads(state.read_text(encoding="utf-8"))["log_history"]
+    total = len(records)
+    lines = []
+    for r in records:
+        lines.append(f"{100 * r['step'] // total:3d}%|#   | {r['step']}/{total} [00:01<00:10,  1.00it/s]")
+        lines.append(repr({k: v for k, v in r.items() if k != "step"}))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def build_notebook(path: Path, state: Path) -> Path:
+    """The records of ``state`` as a notebook whose training cell shows the progress callback's HTML table."""
+    records = json.loads(state.read_text(encoding="utf-8"))["log_history"]
+    keys = [k for k in records[0] if k not in ("step", "loss")]
+    header = ["Step", "Training Loss"] + [k.replace("/", " / ") for k in keys]
+    head = "".join(f"<th>{h}</th>" for h in header)
+    rows = "".join(
+        "<tr>"
+        + "".join(
+            f"<td>{v:.6f}</td>" if isinstance(v, float) else f"<td>{v}</td>"
+            for v in [r["step"], r.get("loss", 0.0)] + [r[k] for k in keys]
+        )
+        + "</tr>\n"
+        for r in records
+    )
+    html = f'<table border="1" class="dataframe"><thead><tr>{head}</tr></thead><tbody>\n{rows}</tbody></table>'
+    cell = {
+        "cell_type": "code",
+        "execution_count": 1,
+        "id": "train",
+        "metadata": {},
+        "source": ["trainer.train()"],
+        "outputs": [{"output_type": "display_data", "metadata": {}, "data": {"text/html": html, "text/plain": "x"}}],
+    }
+    nb = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    return path
+
+
 def in_process(path: Path, out: Path) -> float:
     from agentgrpo.commands import doctor
 
@@ -88,11 +130,19 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         path = build_state(tmp / "trainer_state.json", args.steps)
-        size = path.stat().st_size / 1e6
-        print(f"{args.steps}-step trainer_state.json: {size:.1f} MB")
+        console = build_console(tmp / "train.log", path)
+        notebook = build_notebook(tmp / "train.ipynb", path)
+        for log in (path, console, notebook):
+            print(f"{args.steps}-step {log.name}: {log.stat().st_size / 1e6:.1f} MB")
         timings = {
-            "in-process (read, diagnose, summary, report.html)": min(
+            "in-process, trainer_state.json (read, diagnose, summary, report.html)": min(
                 in_process(path, tmp / "a") for _ in range(args.repeat)
+            ),
+            "in-process, console log with printed dicts": min(
+                in_process(console, tmp / "d") for _ in range(args.repeat)
+            ),
+            "in-process, notebook with the training table": min(
+                in_process(notebook, tmp / "e") for _ in range(args.repeat)
             ),
             "CLI `agentgrpo doctor` (fresh process, report.html)": min(
                 cli(path, tmp / "b") for _ in range(args.repeat)
@@ -100,7 +150,7 @@ def main() -> int:
             "CLI with --png (information; not in the budget)": cli(path, tmp / "c", "--png"),
         }
     for name, seconds in timings.items():
-        print(f"  {name:<55} {seconds:6.3f} s   {seconds / BUDGET_S:5.2f} x the {BUDGET_S:.0f} s budget")
+        print(f"  {name:<72} {seconds:6.3f} s   {seconds / BUDGET_S:5.2f} x the {BUDGET_S:.0f} s budget")
     cli_time = timings["CLI `agentgrpo doctor` (fresh process, report.html)"]
     print("within budget" if cli_time <= BUDGET_S else "OVER BUDGET")
     return 1 if args.strict and cli_time > BUDGET_S else 0

@@ -74,7 +74,7 @@ def test_console_log_with_progress_bar_and_string_values(tmp_path):
     text = []
     for i in range(1, 13):
         text.append(f"  3%|#  | {10 * i}/400 [00:10<01:00,  1.0it/s]")
-        text.append("{'loss': '0.01', 'reward': '%s', 'kl': %s, 'epoch': 0.1}" % (0.05 * i, 0.001 * i))
+        text.append(f"{{'loss': '0.01', 'reward': '{0.05 * i}', 'kl': {0.001 * i}, 'epoch': 0.1}}")
     text.append("{'train_runtime': 10.0, 'train_loss': 0.2, 'epoch': 1.0}")
     path = tmp_path / "console.txt"
     path.write_text("\n".join(text), encoding="utf-8")

@@ -1,9 +1,12 @@
 """Diagnose a GRPO run from its logs: name failure modes, when they began, the evidence, and a fix.
 
 PATH is a run directory (metrics.jsonl, or trainer_state.json / checkpoint-*/trainer_state.json, plus
-config.yaml for shadow rewards), or one log file: our metrics.jsonl, a TRL trainer_state.json of any TRL
-version, a JSON array of step records, a tracker's CSV export, or console text with the printed metric dicts.
-A log cut short (a run killed mid-write) is read up to its last complete record.
+config.yaml for shadow rewards; or a folder of TensorBoard event files), or one log file: our metrics.jsonl, a
+TRL trainer_state.json of any TRL version, a JSON array of step records, a CSV export, a Jupyter notebook
+(.ipynb: the training table or printed dicts in its outputs), console text with printed metric dicts or step
+lines, a TensorBoard event file, or a trackio run (trackio://PROJECT/RUN, or PROJECT.db[#RUN]). A log cut
+short (a run killed mid-write) is read up to its last complete record. Other trainers' names (Tinker, verl,
+custom loops) are mapped to TRL's; --map reward=KEY names the log's key for a metric (repeatable).
 
 Detectors: kl (KL blow-up), collapse, hacking (needs a shadow reward for a failure verdict), length
 (length gaming, truncation), tools (tool misuse), stall, convergence (converged / saturated). docs/doctor.md
@@ -19,6 +22,9 @@ Exit status: 0 healthy, converged, saturated or warnings only; 1 when a failure 
   agentgrpo doctor runs/my-run
   agentgrpo doctor outputs/checkpoint-500/trainer_state.json --out /tmp/dr --png
   agentgrpo doctor wandb_export.csv --json
+  agentgrpo doctor train.ipynb
+  agentgrpo doctor trackio://my-project/run-1
+  agentgrpo doctor my_loop.jsonl --map reward=score --map completions/mean_length=gen_tokens
 """
 
 from __future__ import annotations
@@ -34,7 +40,17 @@ HELP = "diagnose a run's curves: hacking, collapse, length gaming, KL blow-up, s
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "path", help="run directory, trainer_state.json, metrics.jsonl, CSV export or console log"
+        "path",
+        help="run directory, trainer_state.json, metrics.jsonl, CSV, .ipynb, console log, TensorBoard "
+        "event file/folder, or trackio://PROJECT/RUN",
+    )
+    parser.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        metavar="NAME=KEY",
+        help="read the log's KEY as the metric NAME (reward, reward_std, kl, entropy, completions/mean_length, "
+        "...); repeatable",
     )
     parser.add_argument("--out", help="folder for report.html (and PNGs); default beside the run")
     parser.add_argument("--json", action="store_true", help="print the diagnosis as JSON instead of text")
@@ -52,9 +68,10 @@ def default_out(path: Path) -> Path:
 def run(args) -> int:
     from agentgrpo.doctor.diagnose import diagnose
     from agentgrpo.doctor.readers import read_run
+    from agentgrpo.doctor.readers.read import parse_mapping
     from agentgrpo.doctor.summary import text
 
-    source = read_run(args.path)
+    source = read_run(args.path, parse_mapping(getattr(args, "map", None) or []))
     report = diagnose(source.table)
     written = [] if args.no_report else write_report(source, report, args.out, args.png)
     if args.json:
@@ -86,7 +103,12 @@ def write_report(source, report, out: str | None, png: bool) -> list[Path]:
     from agentgrpo.errors import UserError
     from agentgrpo.report import charts, html
 
-    out_dir = Path(out) if out else default_out(source.source)
+    if out:
+        out_dir = Path(out)
+    elif source.fmt == "trackio":  # not inside trackio's own store
+        out_dir = Path.cwd() / f"doctor-{source.source.stem}"
+    else:
+        out_dir = default_out(source.source)
     panels = charts.build(source.table, report.findings)
     try:
         paths = [html.write(source, report, out_dir, panels)]
@@ -95,7 +117,5 @@ def write_report(source, report, out: str | None, png: bool) -> list[Path]:
 
             paths += pngs.write(panels, out_dir / "png")
     except OSError as exc:
-        raise UserError(
-            f"cannot write the report to {out_dir}: {exc.strerror or exc}; pass --out DIR"
-        ) from exc
+        raise UserError(f"cannot write the report to {out_dir}: {exc.strerror or exc}; pass --out DIR") from exc
     return paths

@@ -11,6 +11,7 @@ ones, and ``agentgrpo doctor --map reward=KEY`` the rest. :func:`canonical` appl
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 REWARD = "reward"
 REWARD_STD = "reward_std"
@@ -40,6 +41,7 @@ STEP_KEYS = (
     "train/global_step",
     "trainer/global_step",
     "progress/step",
+    "progress/batch",
     "iteration",
     "iter",
     "_step",
@@ -64,8 +66,25 @@ ALIASES: dict[str, tuple[str, ...]] = {
         "episode_reward_mean",
         "ep_rew_mean",
         "mean_score",
+        "avg_score",
+        "score_mean",
+        "reward_avg",
+        "rewards_avg",
+        "avg_rewards",
+        "mean_rewards",
+        "mean_return",
+        "return_mean",
+        "avg_return",
     ),
-    REWARD_STD: ("std_reward", "reward/std", "rewards/std", "critic/score/std", "env/all/reward/std"),
+    REWARD_STD: (
+        "std_reward",
+        "reward/std",
+        "rewards/std",
+        "rewards_std",
+        "reward_stddev",
+        "critic/score/std",
+        "env/all/reward/std",
+    ),
     FRAC_ZERO_STD: ("frac_zero_std", "zero_std_frac", "frac_std_zero", "zero_std_ratio"),
     KL: ("approx_kl", "kl_div", "kl_divergence", "kl_mean", "mean_kl", "objective/kl", "actor/kl_loss", "kl_loss"),
     ENTROPY: ("policy/entropy", "optim/entropy", "actor/entropy", "entropy_mean", "mean_entropy", "objective/entropy"),
@@ -129,14 +148,14 @@ _CUSTOM_COMPONENTS = frozenset(
         "pass_rate",
     }
 )
-_PREFIXES = ("train/", "train_", "training/")
+_PREFIXES = ("train/", "train_", "training/", "metrics/")
 
 # Keys of the summary record the Trainer logs once at the end; a record with any of them is not a step.
 SUMMARY_KEYS = frozenset({"train_runtime", "train_samples_per_second", "train_steps_per_second", "train_loss"})
 
 # Canonical names, and families of them, that are training measurements (a printed dict or a text line with
 # none of them is not a metric record).
-_KNOWN = frozenset(ALIASES) | {
+_KNOWN = (frozenset(ALIASES) - {"step"}) | {
     MIN_LENGTH,
     TERM_LENGTH,
     CLIP_LOW,
@@ -165,6 +184,7 @@ def normalise(key: str) -> str:
     return key
 
 
+@lru_cache(maxsize=8192)
 def canonical(key: str) -> str:
     """The canonical name of a logged key.
 
@@ -176,6 +196,8 @@ def canonical(key: str) -> str:
     ('reward', 'rewards/compilable_g/mean', 'completions/mean_length')
     >>> canonical("rewards / xmlcount_reward_func"), canonical("accuracy"), canonical("reward/mean")
     ('rewards/xmlcount_reward_func/mean', 'rewards/accuracy/mean', 'reward')
+    >>> canonical("metrics/reward_mean"), canonical("Reward Std"), canonical("KL"), canonical("rewards/FmtOK/mean")
+    ('reward', 'reward_std', 'kl', 'rewards/FmtOK/mean')
     """
     key = normalise(key)
     if key in _RENAMES:
@@ -191,6 +213,8 @@ def canonical(key: str) -> str:
         return f"rewards/{match.group(1)}/mean"
     if key in _CUSTOM_COMPONENTS:
         return f"rewards/{key}/mean"
+    if key != key.lower() and (lower := canonical(key.lower())) in _KNOWN:
+        return lower  # "Reward", "KL", "Entropy" from a custom loop
     return key
 
 

@@ -12,40 +12,38 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections import Counter
 
 from agentgrpo.doctor import names
 
 _DICT_START = re.compile(r"\{\s*['\"]")
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?i:nan|inf(?:inity)?)"
 _PAIR = re.compile(r"['\"]([^'\"]+)['\"]\s*:\s*(?:[A-Za-z_.]+\()?['\"]?(" + _NUMBER + r")")
-_BARE = re.compile(r"(?<=[:\[,(\s])([-+]?(?:nan|inf|Infinity|NaN))(?=\s*[,}\])])")
-_TQDM = re.compile(r"(\d+)/(\d+) \[")
+_TQDM = re.compile(r"(?<!\d)(\d+)/(\d+) \[")
 _LOGGING_STEPS = re.compile(r"logging_steps\s*[=:]\s*(\d+)")
 _MAX_WRAPPED_LINES = 40
 
 
 def parse_dict(text: str) -> dict | None:
-    """A printed metric dict: a Python literal, else JSON, else its ``'key': number`` pairs.
+    """A printed metric dict: its ``'key': number`` pairs (numbers may be quoted, bare ``nan``/``inf``, or
+    wrapped as ``tensor(...)``), else the whole dict as a Python literal or JSON.
 
     >>> parse_dict("{'loss': 0.1, 'reward': '0.5'}")
-    {'loss': 0.1, 'reward': '0.5'}
-    >>> parse_dict("{'kl': tensor(0.25), 'step': 3}")
+    {'loss': '0.1', 'reward': '0.5'}
+    >>> parse_dict("{'kl': tensor(0.25, device='cuda:0'), 'step': 3}")
     {'kl': '0.25', 'step': '3'}
-    >>> parse_dict("{'grad_norm': nan, 'kl': inf, 'reward': -0.5}")
-    {'grad_norm': 'nan', 'kl': 'inf', 'reward': -0.5}
+    >>> parse_dict("{'grad_norm': nan, 'kl': inf, 'reward': -0.5, 'mode': 'train'}")
+    {'grad_norm': 'nan', 'kl': 'inf', 'reward': '-0.5'}
     """
+    pairs = _PAIR.findall(text)
+    if pairs:
+        return dict(pairs)
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
         try:
             value = json.loads(text)
         except json.JSONDecodeError:
-            try:  # bare nan / inf: quote them and try again
-                value = ast.literal_eval(_BARE.sub(r"'\1'", text))
-            except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
-                pairs = _PAIR.findall(text)
-                return dict(pairs) if pairs else None
+            return None
     return value if isinstance(value, dict) else None
 
 
@@ -54,9 +52,10 @@ def is_metric_record(record: dict) -> bool:
     return any(names.is_metric(names.canonical(str(k))) for k in record)
 
 
-def find_dicts(text: str) -> list[tuple[int, dict]]:
-    """(offset in text, dict) for every metric dict printed in ``text``, also when wrapped over lines."""
-    found = []
+def find_dicts(text: str) -> tuple[list[tuple[int, dict]], int]:
+    """(offset in text, dict) for every metric dict printed in ``text``, also when wrapped over lines; and
+    how many of them were cut short (no closing brace: the values before the cut are read)."""
+    found, cut = [], 0
     lines = text.splitlines(keepends=True)
     starts = _line_offsets(lines)
     i = 0
@@ -66,11 +65,12 @@ def find_dicts(text: str) -> list[tuple[int, dict]]:
         if not match:
             i += 1
             continue
-        parsed, used = _dict_at(lines, i, match.start())
+        parsed, used, closed = _dict_at(lines, i, match.start())
         if parsed and is_metric_record(parsed):
             found.append((starts[i] + match.start(), parsed))
+            cut += not closed
         i += max(used, 1)
-    return found
+    return found, cut
 
 
 def _line_offsets(lines: list[str]) -> list[int]:
@@ -81,17 +81,17 @@ def _line_offsets(lines: list[str]) -> list[int]:
     return offsets
 
 
-def _dict_at(lines: list[str], i: int, start: int) -> tuple[dict | None, int]:
+def _dict_at(lines: list[str], i: int, start: int) -> tuple[dict | None, int, bool]:
     """The dict starting at ``lines[i][start]``, joining the following lines while it is not closed.
 
-    Returns (dict or None, number of lines used).
+    Returns (dict or None, number of lines used, whether it was closed).
     """
     chunk = lines[i][start:].rstrip("\r\n")
     end = chunk.rfind("}")
     if end >= 0:
         parsed = parse_dict(chunk[: end + 1])
         if parsed is not None and chunk.count("{") <= chunk.count("}"):
-            return parsed, 1
+            return parsed, 1, True
     for extra in range(1, min(_MAX_WRAPPED_LINES, len(lines) - i)):
         nxt = lines[i + extra].rstrip("\r\n")
         if _DICT_START.match(nxt.lstrip()):  # a new dict begins: the previous one was cut short
@@ -99,17 +99,27 @@ def _dict_at(lines: list[str], i: int, start: int) -> tuple[dict | None, int]:
         chunk += nxt
         end = chunk.rfind("}")
         if end >= 0 and chunk.count("{") <= chunk.count("}"):
-            return parse_dict(chunk[: end + 1]), extra + 1
+            return parse_dict(chunk[: end + 1]), extra + 1, True
     end = chunk.rfind("}")
-    return parse_dict(chunk[: end + 1] if end >= 0 else chunk), 1
+    return parse_dict(chunk[: end + 1] if end >= 0 else chunk), 1, end >= 0
 
 
 def _progress_counters(text: str) -> list[tuple[int, int]]:
-    """(offset, count) of the training progress bar: the tqdm bar whose total shows up most often."""
-    matches = [(m.start(), int(m.group(1)), int(m.group(2))) for m in _TQDM.finditer(text)]
+    """(offset, count) of the training progress bar: the tqdm bar that counts through the most values."""
+    matches = []
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        if " [" in line:
+            matches += [(offset + m.start(), int(m.group(1)), int(m.group(2))) for m in _TQDM.finditer(line)]
+        offset += len(line)
     if not matches:
         return []
-    main_total = Counter(total for _, _, total in matches).most_common(1)[0][0]
+    distinct: dict[int, set[int]] = {}
+    for _, count, total in matches:
+        distinct.setdefault(total, set()).add(count)
+    # the training bar counts through many values; a per-step bar (vLLM's "Processed prompts: 64/64")
+    # shows up as often but repeats the same few counts
+    main_total = max(distinct, key=lambda total: (len(distinct[total]), total))
     return [(pos, count) for pos, count, total in matches if total == main_total]
 
 
@@ -135,6 +145,22 @@ def _steps_from_progress(text: str, offsets: list[int]) -> tuple[list[int] | Non
     return None, ""
 
 
+def _logging_every(text: str, n_records: int) -> tuple[int, str]:
+    """Steps between two dicts, when the progress bar cannot place each one (stdout and stderr buffered
+    apart): a stated ``logging_steps``, else the bar's last count over the number of dicts when it divides
+    exactly, else 1."""
+    stated = _LOGGING_STEPS.search(text)
+    if stated and int(stated.group(1)) > 0:
+        every = int(stated.group(1))
+        return every, f"position x logging_steps={every} (stated in the log)"
+    counters = _progress_counters(text)
+    last = max((count for _, count in counters), default=0)
+    if n_records and last >= n_records and last % n_records == 0:
+        every = last // n_records
+        return every, f"position x {every} (the progress bar's last count, {last}, over {n_records} dicts)"
+    return 1, "record position (1, 2, ...)"
+
+
 def _increasing(steps: list) -> bool:
     return bool(steps) and None not in steps and all(b > a for a, b in zip(steps, steps[1:]))
 
@@ -146,21 +172,20 @@ def _is_eval(record: dict) -> bool:
 
 def read_console(text: str) -> tuple[list[dict], list[str]]:
     """Records (with ``step``) from console text, and notes on how the steps were found."""
-    found = find_dicts(text)
+    found, cut = find_dicts(text)
     if not found:
         return [], []
+    cut_note = [f"{cut} printed dict(s) cut short (no closing brace): read the values before the cut"] if cut else []
     records = [d for _, d in found]
     if all(any(names.canonical(str(k)) == "step" for k in r) for r in records):
-        return records, []
+        return records, cut_note
     is_step = [not (names.SUMMARY_KEYS & r.keys()) and not _is_eval(r) for r in records]
     offsets = [off for (off, _), keep in zip(found, is_step) if keep]
     step_records = [r for r, keep in zip(records, is_step) if keep]
     steps, how = _steps_from_progress(text, offsets)
     if steps is None:
-        stated = _LOGGING_STEPS.search(text)
-        every = int(stated.group(1)) if stated else 1
+        every, how = _logging_every(text, len(step_records))
         steps = [every * (i + 1) for i in range(len(step_records))]
-        how = f"position x logging_steps={every} (stated in the log)" if stated else "record position (1, 2, ...)"
     step_of = {id(r): s for r, s in zip(step_records, steps)}
     out, last = [], None
     for record, keep in zip(records, is_step):
@@ -171,4 +196,4 @@ def read_console(text: str) -> tuple[list[dict], list[str]]:
             out.append(dict(record, step=last))
         else:
             out.append(record)
-    return out, [f"console log: steps inferred from {how}"]
+    return out, [f"console log: steps inferred from {how}"] + cut_note

@@ -9,27 +9,60 @@ from __future__ import annotations
 import csv
 import io
 import json
+import zlib
 from pathlib import Path
 
 from agentgrpo.doctor import names
 from agentgrpo.doctor.readers.console import read_console
 from agentgrpo.doctor.readers.jsontext import read_jsonl, recover_log_history
 from agentgrpo.doctor.readers.steplines import read_step_lines
+from agentgrpo.doctor.readers.texttable import read_text_tables
 from agentgrpo.errors import UserError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 TFEVENTS_MARK = b"brain.Event:"
+GZIP_MAGIC = b"\x1f\x8b"
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
 def kind_of(path: Path, head: bytes) -> str:
-    """``tensorboard``, ``trackio`` (a SQLite store), ``binary`` (unknown) or ``text``, from the first bytes."""
+    """``tensorboard``, ``trackio`` (a SQLite store), ``gzip``, ``utf-16``, ``binary`` (unknown) or ``text``,
+    from the first bytes."""
     if head.startswith(SQLITE_MAGIC):
         return "trackio"
+    if head.startswith(GZIP_MAGIC):
+        return "gzip"
+    if head.startswith(UTF16_BOMS):
+        return "utf-16"
     if TFEVENTS_MARK in head[:128] or "tfevents" in path.name:
         return "tensorboard"
     if b"\x00" in head[:8192]:
         return "binary"
     return "text"
+
+
+def decode(data: bytes, kind: str) -> tuple[str, str]:
+    """The text of a log (gzip-compressed, UTF-16 as PowerShell writes, or UTF-8), and a note on how.
+
+    >>> import gzip
+    >>> decode(gzip.compress(b"step=1 reward=0.5")[:-6], "gzip")
+    ('step=1 reward=0.5', 'gzip file cut short: read the 17 bytes before the cut')
+    """
+    note = ""
+    if kind == "gzip":
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            data = inflater.decompress(data)
+            if not inflater.eof:
+                note = f"gzip file cut short: read the {len(data)} bytes before the cut"
+        except zlib.error as exc:
+            data = b""
+            note = f"gzip data unreadable ({exc})"
+        if data.startswith(UTF16_BOMS):
+            kind = "utf-16"
+    if kind == "utf-16":
+        return data.decode("utf-16", errors="replace"), note
+    return data.decode("utf-8", errors="replace"), note
 
 
 def parse_file(path: Path, text: str) -> tuple[list[dict], list[str], str]:
@@ -59,14 +92,24 @@ def _one_json_value(text: str) -> bool:
 def parse_text(text: str) -> tuple[list[dict], list[str], str]:
     """JSON Lines, console output with metric dicts, plain step lines, or a headed CSV: whichever reads most."""
     lines = [line for line in text.splitlines() if line.strip()]
-    records, notes = read_jsonl(text)
-    if records and len(records) >= len(lines) // 2:
-        return records, notes, "metrics.jsonl"
-    candidates = [(*read_console(text), "console log"), (*read_step_lines(text), "text step lines")]
+    if _mostly_json(lines[:50]):
+        records, notes = read_jsonl(text)
+        if records and len(records) >= len(lines) // 2:
+            return records, notes, "metrics.jsonl"
+    candidates = [
+        (*read_console(text), "console log"),
+        (*read_step_lines(text), "text step lines"),
+        (*read_text_tables(text), "text table"),
+    ]
     if lines and _looks_like_csv(lines[0]):
         candidates.append((*read_csv(text, ","), "csv"))
     records, notes, fmt = max(candidates, key=lambda c: len(c[0]))
     return records, notes, fmt
+
+
+def _mostly_json(sample: list[str]) -> bool:
+    """True when at least half of the sampled lines are JSON objects."""
+    return sum(_one_json_value(line) and line.lstrip().startswith("{") for line in sample) * 2 >= len(sample) > 0
 
 
 def _looks_like_csv(header: str) -> bool:

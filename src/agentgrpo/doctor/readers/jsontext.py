@@ -38,7 +38,8 @@ def read_jsonl(text: str) -> tuple[list[dict], list[str]]:
     if bad and bad[-1] == last:
         bad.pop()
         notes.append(
-            f"last line is incomplete (a run stopped mid-write?): read the {len(records)} complete records before it"
+            "last line is incomplete (a run stopped mid-write?): "
+            f"read the {len(records)} complete records before it"
         )
     if bad:
         shown = ", ".join(map(str, bad[:5])) + (" ..." if len(bad) > 5 else "")

@@ -8,8 +8,9 @@ noted. Needs ``nbformat`` (``pip install nbformat``, or ``pip install 'agentgrpo
 
 from __future__ import annotations
 
+import re
 import warnings
-from html.parser import HTMLParser
+from html import unescape
 
 from agentgrpo.doctor import names
 from agentgrpo.errors import UserError
@@ -17,51 +18,27 @@ from agentgrpo.errors import UserError
 INSTALL_HINT = "pip install nbformat  (or: pip install 'agentgrpo[notebook]')"
 
 
-class _Tables(HTMLParser):
-    """Every ``<table>`` of an HTML fragment as a list of rows of cell texts."""
-
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.tables: list[list[list[str]]] = []
-        self._row: list[str] | None = None
-        self._cell: list[str] | None = None
-        self._depth = 0
-
-    def handle_starttag(self, tag, attrs):
-        if tag == "table":
-            self._depth += 1
-            self.tables.append([])
-        elif tag == "tr" and self._depth:
-            self._row = []
-        elif tag in ("td", "th") and self._row is not None:
-            self._cell = []
-
-    def handle_endtag(self, tag):
-        if tag in ("td", "th") and self._cell is not None and self._row is not None:
-            self._row.append(" ".join("".join(self._cell).split()))
-            self._cell = None
-        elif tag == "tr" and self._row is not None:
-            if self._row and self.tables:
-                self.tables[-1].append(self._row)
-            self._row = None
-        elif tag == "table" and self._depth:
-            self._depth -= 1
-
-    def handle_data(self, data):
-        if self._cell is not None:
-            self._cell.append(data)
+_TABLE = re.compile(r"<table\b.*?</table>", re.IGNORECASE | re.DOTALL)
+_ROW = re.compile(r"<tr\b[^>]*>(.*?)</tr>", re.IGNORECASE | re.DOTALL)
+_CELL = re.compile(r"<t[hd]\b[^>]*>(.*?)</t[hd]>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^>]+>")
 
 
 def html_tables(html: str) -> list[list[list[str]]]:
-    """Rows of cell texts of each table in ``html``.
+    """Rows of cell texts of each table in ``html`` (the regular tables pandas and the Trainer print).
 
-    >>> html_tables("<table><tr><th>Step</th><th>reward</th></tr><tr><td>1</td><td>0.5</td></tr></table>")
-    [[['Step', 'reward'], ['1', '0.5']]]
+    >>> html_tables("<table><tr><th>Step</th><th>reward</th></tr><tr><td>1</td><td>&minus;0.5</td></tr></table>")
+    [[['Step', 'reward'], ['1', '−0.5']]]
     """
-    parser = _Tables()
-    parser.feed(html)
-    parser.close()
-    return parser.tables
+    tables = []
+    for table in _TABLE.finditer(html):
+        rows = []
+        for row in _ROW.findall(table.group(0)):
+            cells = [" ".join(unescape(_TAG.sub("", c)).split()) for c in _CELL.findall(row)]
+            if cells:
+                rows.append(cells)
+        tables.append(rows)
+    return tables
 
 
 def metric_records(table: list[list[str]]) -> list[dict]:

@@ -126,8 +126,11 @@ def _read_file(path: Path, mapping) -> Run:
             "(trainer_state.json, metrics.jsonl, JSON, CSV, console output, .ipynb), TensorBoard event files "
             "and trackio databases."
         )
-    text = path.read_text(encoding="utf-8", errors="replace")
-    return _run_from(formats.parse_file(path, text), path, mapping)
+    text, how = formats.decode(path.read_bytes(), kind)
+    if not text.strip():
+        raise UserError(f"{path}: no text in it ({how or 'empty'}); no training step was logged")
+    records, notes, fmt = formats.parse_file(path.with_suffix("") if kind == "gzip" else path, text)
+    return _run_from((records, ([how] if how else []) + notes, fmt), path, mapping)
 
 
 def _run_from(parsed: tuple[list[dict], list[str], str], source: Path, mapping) -> Run:
@@ -187,6 +190,7 @@ def records_to_table(
     steps_rows = [r for r in records if not (names.SUMMARY_KEYS & r.keys())]
     if not steps_rows:
         raise UserError(f"{source}: no per-step metric record found in this {fmt}")
+    steps_rows = _flatten_nested(steps_rows)
     rename = _check_mapping(mapping or {}, steps_rows, source)
     if not any(_has_step(r) for r in steps_rows) and "step" not in (mapping or {}):
         steps_rows = [dict(r, step=i + 1) for i, r in enumerate(steps_rows)]
@@ -215,6 +219,35 @@ def records_to_table(
     table.meta["summary"] = summaries[-1] if summaries else {}
     table.meta["notes"] = notes
     return table
+
+
+def _flatten_nested(records: list[dict]) -> list[dict]:
+    """Records with nested dicts flattened; checked once per distinct key set (a log repeats a few)."""
+    nested: dict[tuple, bool] = {}
+    out = []
+    for record in records:
+        keys = tuple(record)
+        flag = nested.get(keys)
+        if flag is None:
+            flag = nested[keys] = any(isinstance(v, dict) for v in record.values())
+        out.append(_flatten(record) if flag else record)
+    return out
+
+
+def _flatten(record: dict, prefix: str = "") -> dict:
+    """Nested metric dicts as ``outer/inner`` keys.
+
+    >>> _flatten({"step": 1, "rewards": {"correct": 0.5, "fmt": {"mean": 0.2}}})
+    {'step': 1, 'rewards/correct': 0.5, 'rewards/fmt/mean': 0.2}
+    """
+    out = {}
+    for key, value in record.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(_flatten(value, f"{name}/"))
+        else:
+            out[name] = value
+    return out
 
 
 def _has_step(record: dict) -> bool:
@@ -247,9 +280,10 @@ def _note_non_finite(table: MetricTable, notes: list[str]) -> None:
 
 
 def _drop_reward_aliases(table: MetricTable, notes: list[str]) -> None:
-    """Drop a ``rewards/<f>/mean`` column that is the total ``reward`` and the sum of the other components
-    (a logged total, not a component). A component equal to the total while the others add up to something
-    else is kept: the others are then unweighted (shadow) rewards, which the hacking detector needs."""
+    """Drop a ``rewards/<f>/mean`` column that equals the total ``reward`` and is named as a total
+    (``total_reward``) or is the sum of the other components: a logged total, not a component. Another
+    component equal to the total is kept: the others are then unweighted (shadow) rewards, which the
+    hacking detector needs."""
     if not table.has(names.REWARD):
         return
     comps = table.components()
@@ -260,11 +294,15 @@ def _drop_reward_aliases(table: MetricTable, notes: list[str]) -> None:
         col = table[f"rewards/{comp}/mean"]
         rest = np.sum([table[f"rewards/{c}/mean"] for c in comps if c != comp], axis=0)
         both = np.isfinite(col) & np.isfinite(total) & np.isfinite(rest)
-        if both.sum() >= 2 and _close(col[both], total[both]) and _close(rest[both], total[both]):
+        named_total = bool(_TOTAL_NAME.search(comp))
+        if both.sum() >= 2 and _close(col[both], total[both]) and (named_total or _close(rest[both], total[both])):
             del table.columns[f"rewards/{comp}/mean"]
             table.columns.pop(f"rewards/{comp}/std", None)
             notes.append(f"rewards/{comp} is the total of the other components: treated as the total, not a component")
             return
+
+
+_TOTAL_NAME = re.compile(r"(^|_)(total|sum|overall|combined|all)(_|$)", re.IGNORECASE)
 
 
 def _close(a: np.ndarray, b: np.ndarray) -> bool:

@@ -12,8 +12,13 @@ import re
 from agentgrpo.doctor import names
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?%?|[-+]?(?i:nan|inf(?:inity)?)"
-_PAIR = re.compile(r"(?<![\w/.])([A-Za-z_][\w/.\-]*?)\s*(?:=|:\s|:(?=[-+\d.]))\s*(" + _NUMBER + r")(?![\w.])")
+_PAIR = re.compile(
+    r"(?<![\w/.])([A-Za-z_][\w/.\-]*?)\s*(?:=|:\s|:(?=[-+\d.]|np\.|tensor))\s*(?:(?:np\.)?\w*\()?("
+    + _NUMBER
+    + r")(?![\w.])"
+)
 _FRACTION = re.compile(r"(?<![\w./])(\d+)\s*/\s*(\d+)(?![\w./])")
+_DICT_LINE = re.compile(r"\{\s*['\"]")  # printed dicts are the console reader's
 _STEP_WORD = re.compile(r"\b(?:step|iter(?:ation)?|update|global_step)\s*[#:=]?\s*(\d+)\b", re.IGNORECASE)
 
 
@@ -24,6 +29,10 @@ def parse_line(line: str) -> dict | None:
     {'loss': '-9.31', 'reward': '0.375', 'step': 12}
     >>> parse_line("Step 7: reward: 0.5, kl=nan")
     {'reward': '0.5', 'kl': 'nan', 'step': 7}
+    >>> parse_line("step:4 - critic/score/mean:np.float64(0.25) - actor/entropy:0.5")
+    {'critic/score/mean': '0.25', 'actor/entropy': '0.5', 'step': 4}
+    >>> parse_line("step 4 of 10") is None
+    True
     >>> parse_line("model.safetensors: 100% 1.14G/1.14G [00:08<00:00, 133MB/s]") is None
     True
     """
@@ -61,7 +70,11 @@ def _step_of(line: str, pairs: dict) -> int | None:
 
 def read_step_lines(text: str) -> tuple[list[dict], list[str]]:
     """Records from every step line of ``text``, and a note on what was read."""
-    records = [r for line in text.splitlines() if (r := parse_line(line))]
+    records = [
+        r
+        for line in text.splitlines()
+        if ("=" in line or ":" in line) and not _DICT_LINE.search(line) and (r := parse_line(line))
+    ]
     if not records:
         return [], []
     return records, [f"text log: read {len(records)} step lines (`step ... key=value ...`)"]

@@ -49,6 +49,9 @@ def drop_superseded(records: list[dict]) -> tuple[list[dict], list[str]]:
     restarts = [i for i in range(1, len(steps)) if _lt(steps[i], _prev(steps, i))]
     if not restarts:
         return records, []
+    epochs = [_epoch_of(r) for r in records]
+    if all(_lt(epochs[i - 1], epochs[i]) for i in restarts):
+        return _number_across_epochs(records, steps, set(restarts))
     if len(restarts) > _MAX_RESTARTS:
         return records, [f"steps out of order at {len(restarts)} places: sorted by step"]
     kept: list[int] = []
@@ -67,6 +70,38 @@ def drop_superseded(records: list[dict]) -> tuple[list[dict], list[str]]:
         f"{dropped} earlier record(s) superseded"
     )
     return [records[i] for i in kept], [note]
+
+
+_EPOCH_KEYS = ("epoch", "Epoch", "progress/epoch", "train/epoch")
+
+
+def _epoch_of(record: dict) -> float | None:
+    for key in _EPOCH_KEYS:
+        if key in record:
+            value = to_float(record[key])
+            if value is not None and np.isfinite(value):
+                return value
+    return None
+
+
+def _number_across_epochs(records: list[dict], steps: list, restarts: set[int]) -> tuple[list[dict], list[str]]:
+    """Steps counted within each epoch (they restart as the epoch grows) as one count across epochs.
+
+    >>> recs, notes = drop_superseded([{"epoch": e, "step": s} for e in (0, 1) for s in (0, 1, 2)])
+    >>> [r["step"] for r in recs], notes[0][:35]
+    ([0, 1, 2, 3, 4, 5], 'steps restart at each new epoch (1 ')
+    """
+    out, offset, last = [], 0.0, None
+    for i, (record, step) in enumerate(zip(records, steps)):
+        if step is None:
+            out.append(record)
+            continue
+        if i in restarts and last is not None:
+            offset = last + 1 - step
+        last = step + offset
+        out.append(dict(record, step=int(last) if float(last).is_integer() else last))
+    note = f"steps restart at each new epoch ({len(restarts)} time(s)): numbered on across epochs"
+    return out, [note]
 
 
 def _prev(steps: list, i: int):
