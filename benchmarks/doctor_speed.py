@@ -32,7 +32,8 @@ BUDGET_S = 1.0
 
 def build_state(path: Path, steps: int) -> Path:
     """A trainer_state.json of ``steps`` GRPO records (a synthetic healthy run plus tool and clip metrics)."""
-    from agentgrpo.doctor import synthetic
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks import doctor_synthetic as synthetic
 
     records = synthetic.make("healthy", steps, seed=0).records
     rng = np.random.default_rng(0)

@@ -4,7 +4,7 @@ raise no failure on the healthy runs?
     python benchmarks/doctor_validation.py                      # synthetic suite (about a minute)
     python benchmarks/doctor_validation.py --runs runs/validation --no-synthetic   # real tiny-model runs
 
-Synthetic part: `agentgrpo.doctor.synthetic` (simulated GRPO groups, one planted failure each, several run
+Synthetic part: `benchmarks/doctor_synthetic.py` (simulated GRPO groups, one planted failure each, several run
 lengths, seeds and onset positions), each written as a run directory and read back through the readers.
 Real part: run directories made by ``benchmarks/make_validation_runs.py``, labelled in ``<runs>/labels.json``
 as ``{name: {"label": "healthy" | "<failure mode>", "onset": step}}``.
@@ -28,10 +28,13 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentgrpo.doctor import detectors, synthetic
+from agentgrpo.doctor import detectors
 from agentgrpo.doctor.diagnose import diagnose
 from agentgrpo.doctor.finding import FAILURE, WARNING
 from agentgrpo.doctor.readers import read_run
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks import doctor_synthetic as synthetic  # noqa: E402
 
 ONSET_BOUND = 0.2
 HEALTHY_LABELS = {"healthy", "converged", "saturated", "none", ""}
@@ -54,9 +57,7 @@ class Outcome:
         return (self.hit or self.expect is None) and not self.extra and onset_ok
 
 
-def judge(
-    name: str, group: str, run_path: Path, expect: str | None, onset: int | None, level: str
-) -> Outcome:
+def judge(name: str, group: str, run_path: Path, expect: str | None, onset: int | None, level: str) -> Outcome:
     report = diagnose(read_run(run_path).table)
     failures = {f.detector: f for f in report.failures}
     flagged = {f.detector: f for f in report.findings if f.status in (FAILURE, WARNING)}
@@ -67,9 +68,7 @@ def judge(
     if hit_finding is not None and onset is not None and hit_finding.onset is not None:
         error = abs(hit_finding.onset - onset) / max(report.last_step - report.first_step, 1)
     extra = sorted(set(failures) - {expect})
-    return Outcome(
-        name, group, expect, sorted(failures), hit_finding is not None, extra, error, report.headline
-    )
+    return Outcome(name, group, expect, sorted(failures), hit_finding is not None, extra, error, report.headline)
 
 
 def synthetic_outcomes(out: Path, lengths, seeds, onsets) -> list[Outcome]:
@@ -84,9 +83,7 @@ def real_outcomes(runs: Path) -> list[Outcome]:
     """Real tiny-model runs: run directories under ``runs`` labelled by ``runs/labels.json``."""
     labels_path = runs / "labels.json"
     if not labels_path.is_file():
-        sys.exit(
-            f"{labels_path} not found: make the runs with benchmarks/make_validation_runs.py --out {runs}"
-        )
+        sys.exit(f"{labels_path} not found: make the runs with benchmarks/make_validation_runs.py --out {runs}")
     results = []
     for name, label in sorted(json.loads(labels_path.read_text()).items()):
         kind = str(label.get("label", "")).lower()
@@ -150,9 +147,7 @@ def print_table(title: str, results: list[Outcome], verbose: bool) -> dict:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=Path, help="folder of labelled real runs (labels.json inside)")
     parser.add_argument("--no-synthetic", action="store_true", help="skip the synthetic suite")
     parser.add_argument("--lengths", default="60,200,1000", help="synthetic run lengths (logged steps)")
@@ -160,9 +155,7 @@ def main() -> int:
     parser.add_argument("--onsets", default="0.3,0.55", help="planted onsets, as fractions of the run")
     parser.add_argument("--verbose", action="store_true", help="one line per case, not only the misses")
     parser.add_argument("--json", type=Path, help="also write the scores and every case to this file")
-    parser.add_argument(
-        "--strict", action="store_true", help="exit 1 on any miss, false positive or late onset"
-    )
+    parser.add_argument("--strict", action="store_true", help="exit 1 on any miss, false positive or late onset")
     args = parser.parse_args()
     started = time.perf_counter()
     everything, scores = [], {}

@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -75,7 +76,8 @@ CHECK_AT = 4  # the timed step of each run on which the live doctor checks
 def preload(doctor, steps: int) -> None:
     """Give the live doctor the logged history of a ``steps``-step run, counted as logged training steps
     (fewer by less than ``doctor.every``, so that its next check falls on step ``CHECK_AT + 1``)."""
-    from agentgrpo.doctor import synthetic
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks import doctor_synthetic as synthetic
 
     for record in synthetic.make("tool_adoption", steps, 0).records:
         doctor.history.add(record["step"] - steps, record)  # steps -steps+1 .. 0, before the real ones
@@ -101,10 +103,12 @@ def one_run(with_callbacks: bool, steps: int, model: str, every: int | None, his
         for cb in ours:
             cb.print_fn = None
             preload(cb, history)
-        trainer = build_grpo_trainer(cfg, get_task("calculator"), model, Path(tmp), callbacks=[timer, *ours],
-                                     record=with_callbacks)
-        mine = [cb for cb in trainer.callback_handler.callbacks
-                if type(cb).__name__ in ("Recorder", "LiveDoctorCallback")]
+        trainer = build_grpo_trainer(
+            cfg, get_task("calculator"), model, Path(tmp), callbacks=[timer, *ours], record=with_callbacks
+        )
+        mine = [
+            cb for cb in trainer.callback_handler.callbacks if type(cb).__name__ in ("Recorder", "LiveDoctorCallback")
+        ]
         clocks = {type(cb).__name__: Clock(cb) for cb in mine}
         doctor_checks = _count_checks(ours)
         trainer.train()
@@ -140,10 +144,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--steps", type=int, default=8)
-    parser.add_argument("--doctor_every", type=int, default=None,
-                        help="live doctor cadence (default: the config default, what a run gets)")
-    parser.add_argument("--history", type=int, default=200,
-                        help="logged steps the live doctor already holds when the timed steps start")
+    parser.add_argument(
+        "--doctor_every",
+        type=int,
+        default=None,
+        help="live doctor cadence (default: the config default, what a run gets)",
+    )
+    parser.add_argument(
+        "--history", type=int, default=200, help="logged steps the live doctor already holds when the timed steps start"
+    )
     parser.add_argument("--model", default=None, help="model directory (default: the shipped tiny checkpoint)")
     args = parser.parse_args()
     from agentgrpo.config import RunConfig
@@ -157,7 +166,7 @@ def main() -> None:
     n_ours_steps = 0
     for r in range(args.rounds):
         first_ours = r % 2 == 1  # alternate the order too
-        for with_cb in ((True, False) if first_ours else (False, True)):
+        for with_cb in (True, False) if first_ours else (False, True):
             out = one_run(with_cb, args.steps, model, every, args.history)
             times = out["times"]
             (ours if with_cb else plain).extend(times)
@@ -167,9 +176,12 @@ def main() -> None:
                     spent[name] = spent.get(name, 0.0) + t
                 checks["n"] += out["checks"]["n"]
                 checks["time"] += out["checks"]["time"]
-            print(f"round {r + 1} {'agentgrpo' if with_cb else 'plain TRL'}: mean step "
-                  f"{statistics.mean(times):.3f}s, median {statistics.median(times):.3f}s over {len(times)} "
-                  f"steps", flush=True)
+            print(
+                f"round {r + 1} {'agentgrpo' if with_cb else 'plain TRL'}: mean step "
+                f"{statistics.mean(times):.3f}s, median {statistics.median(times):.3f}s over {len(times)} "
+                f"steps",
+                flush=True,
+            )
     mean_plain, mean_ours = statistics.mean(plain), statistics.mean(ours)
     print(f"\nlive doctor every {every} logged steps, holding a {args.history}-step history")
     print(f"plain TRL step : mean {mean_plain:.3f}s, median {statistics.median(plain):.3f}s ({len(plain)} steps)")
@@ -179,9 +191,11 @@ def main() -> None:
         print(f"  in {name}.on_log: {1000 * per_step:.1f} ms per step ({per_step / mean_plain:.2%} of a plain step)")
     if checks["n"]:
         per_check = checks["time"] / checks["n"]
-        print(f"  doctor checks during training: {checks['n']}, {1000 * per_check:.0f} ms each; every {every} "
-              f"steps that is {1000 * per_check / every:.1f} ms per step ({per_check / every / mean_plain:.2%} "
-              f"of a plain step)")
+        print(
+            f"  doctor checks during training: {checks['n']}, {1000 * per_check:.0f} ms each; every {every} "
+            f"steps that is {1000 * per_check / every:.1f} ms per step ({per_check / every / mean_plain:.2%} "
+            f"of a plain step)"
+        )
     print(f"median ratio (typical step)        : {statistics.median(ours) / statistics.median(plain):.3f}")
     print(f"overhead ratio (agentgrpo / plain) : {mean_ours / mean_plain:.3f}  (mean step times; target <= 1.05)")
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from agentgrpo.cli import main
-from agentgrpo.doctor import synthetic
+from benchmarks import doctor_synthetic as synthetic
 
 
 @pytest.fixture
@@ -46,6 +46,15 @@ def test_doctor_bad_input_exit_2(tmp_path, capsys):
     bad.write_text('{"model": 1}', encoding="utf-8")
     assert main(["doctor", str(bad), "--no-report"]) == 2
     assert "not a TRL trainer state" in capsys.readouterr().err
+
+
+def test_doctor_three_step_run_is_too_short_exit_2(tmp_path, capsys):
+    log = tmp_path / "metrics.jsonl"
+    rows = [{"step": s, "reward": 0.1 * s, "kl": 0.01 * s} for s in (1, 2, 3)]
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert main(["doctor", str(log), "--no-report"]) == 2
+    out = capsys.readouterr().out
+    assert "TOO SHORT TO JUDGE: reward has 3 logged steps, need 10" in out and "HEALTHY" not in out
 
 
 def _eval(run_dir, successes):

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from agentgrpo.doctor import synthetic
 from agentgrpo.doctor.diagnose import _explain, diagnose
 from agentgrpo.doctor.finding import FAILURE, WARNING, Finding
 from agentgrpo.doctor.readers import read_run
+from benchmarks import doctor_synthetic as synthetic
 
 
 def _fail(detector: str, onset: int) -> Finding:
-    return Finding(detector, FAILURE, detector, 0.8, onset)
+    return Finding(detector=detector, status=FAILURE, verdict=detector, confidence=0.8, onset=onset)
 
 
 @pytest.mark.parametrize("n", [60, 200])

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agentgrpo.doctor import synthetic
 from agentgrpo.doctor.diagnose import diagnose
 from agentgrpo.doctor.finding import FAILURE, NOT_JUDGED, WARNING
 from agentgrpo.doctor.readers import read_run
 from agentgrpo.doctor.table import MetricTable
+from benchmarks import doctor_synthetic as synthetic
 
 CASES = list(synthetic.cases(lengths=(60, 200), seeds=(0,), onsets=(0.3, 0.55)))
 
@@ -62,9 +62,10 @@ def test_reward_only_table_judges_what_it_can():
 
 def test_too_few_points_is_not_judged():
     report = diagnose(_table(5, reward=np.linspace(0, 1, 5), kl=np.ones(5) * 5))
-    assert all(f.status == NOT_JUDGED for f in report.findings)
+    assert all(f.status == NOT_JUDGED for f in report.findings if f.detector != "instability")
     assert "need 10" in report.get("kl").verdict
-    assert report.verdict == "healthy" and not report.failures
+    assert report.verdict == "too_short" and not report.failures and report.exit_code == 2
+    assert report.headline.startswith("TOO SHORT TO JUDGE: reward has 5 logged steps"), report.headline
 
 
 def test_nan_holes_do_not_crash():

@@ -7,12 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agentgrpo.doctor import synthetic
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.diagnose import diagnose
 from agentgrpo.doctor.finding import OK, WARNING
 from agentgrpo.doctor.live import LiveDoctorCallback
 from agentgrpo.doctor.readers import read_run
+from benchmarks import doctor_synthetic as synthetic
 
 DEMO = Path(__file__).parent / "data" / "doctor" / "demo_tool_adoption"
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agentgrpo.doctor import synthetic
+from benchmarks import doctor_synthetic as synthetic
 
 transformers = pytest.importorskip("transformers")
 from agentgrpo.doctor.live import LiveDoctorCallback  # noqa: E402

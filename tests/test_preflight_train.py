@@ -40,12 +40,12 @@ def test_strict_preflight_refuses_an_exploitable_reward_before_training(tmp_path
 
 
 def test_preflight_record_and_report_section(tmp_path, tiny_sft_dir):
-    from agentgrpo.doctor import synthetic
     from agentgrpo.doctor.diagnose import diagnose
     from agentgrpo.doctor.readers import read_run
     from agentgrpo.preflight.run import read_preflight, run_preflight
     from agentgrpo.report import html
     from agentgrpo.tasks import get_task
+    from benchmarks import doctor_synthetic as synthetic
 
     run_dir = synthetic.make("hacking", 40, 0, 0.4).write(tmp_path / "run")
     cfg = load_config("src/agentgrpo/configs/demo.yaml")

@@ -6,11 +6,11 @@ import re
 
 import numpy as np
 
-from agentgrpo.doctor import synthetic
 from agentgrpo.doctor.diagnose import diagnose
 from agentgrpo.doctor.readers import read_run
 from agentgrpo.report import charts, html, svg
 from agentgrpo.report.curves import plot_run_curves
+from benchmarks import doctor_synthetic as synthetic
 
 
 def _report(tmp_path, scenario="hacking", n=120):

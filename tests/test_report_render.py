@@ -11,10 +11,10 @@ import subprocess
 import numpy as np
 import pytest
 
-from agentgrpo.doctor import synthetic
 from agentgrpo.doctor.diagnose import diagnose
 from agentgrpo.doctor.readers import read_run
 from agentgrpo.report import charts, html, svg
+from benchmarks import doctor_synthetic as synthetic
 
 BROWSER = next(
     (shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None

@@ -87,7 +87,7 @@ def run(args) -> int:
         for path in written[:1]:
             lines.append(f"\nreport: {path}" + (f" (+ {len(written) - 1} PNGs)" if len(written) > 1 else ""))
         emit("\n".join(lines))
-    return 1 if report.failures else 0
+    return report.exit_code
 
 
 def emit(output: str) -> None:

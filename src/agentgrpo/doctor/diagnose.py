@@ -6,30 +6,41 @@ from dataclasses import dataclass, field
 
 from agentgrpo.doctor import detectors
 from agentgrpo.doctor import thresholds as th
-from agentgrpo.doctor.finding import FAILURE, STATUS_ORDER, WARNING, Finding
+from agentgrpo.doctor.finding import CONVERGED as CONVERGED_STATE
+from agentgrpo.doctor.finding import FAILURE, STATUS_ORDER, TOO_SHORT, WARNING, Finding
+from agentgrpo.doctor.finding import SATURATED as SATURATED_STATE
 from agentgrpo.doctor.signals import Signals
 from agentgrpo.doctor.table import MetricTable
 
 # A failure of the key is a consequence of a failure of any of the values (reported, but not as a failure):
-# a collapse or KL blow-up stalls the reward; length gaming is how a proxy was hacked; tool calls that
-# vanish while the true objective falls are how it was hacked; a policy that collapses stops calling
-# (or garbles) its tool with everything else.
+# a collapse, KL blow-up, NaN, crash, truncation or signal-less groups stall the reward; length gaming is how
+# a proxy was hacked; tool calls that vanish while the true objective falls are how it was hacked; a policy
+# that collapses stops calling (or garbles) its tool with everything else; a crash of the reward is what a
+# collapse, a blow-up or a NaN looks like in the reward; a blown-up policy emits identical, truncated text.
 EXPLAINED_BY = {
-    "stall": ("kl", "collapse", "tools"),
+    "stall": ("instability", "kl", "collapse", "regression", "signal", "tools", "length"),
+    "regression": ("instability", "kl", "collapse"),
+    "signal": ("instability", "kl", "collapse"),
+    "length": ("instability", "kl", "collapse"),
     "hacking": ("length",),
     "tools": ("hacking", "collapse"),
 }
 # (consequence, cause) pairs that hold only when both begin together: onsets within CONSEQUENCE_NEAR of the
-# run's length (tool misuse that began well before or after a collapse is a failure of its own).
-TOGETHER = {("tools", "collapse")}
+# run's length (tool misuse or truncation that began well before or after a collapse is a failure of its
+# own; a policy that collapses to one token repeated to the cap truncates with it).
+TOGETHER = {("tools", "collapse"), ("length", "collapse")}
 
 HEALTHY, WARNED, CONVERGED, SATURATED, FAILED = "healthy", "warning", "converged", "saturated", "failure"
+UNJUDGED = "too_short"  # the reward was logged, but on too few steps to judge anything
+# Exit codes of `agentgrpo doctor`: 0 judged without a failure, 1 a failure, 2 too short to judge.
+EXIT = {FAILED: 1, UNJUDGED: 2}
 
 
 @dataclass
 class Report:
     """All findings on a run, and one verdict (in this precedence): ``failure`` (any detector failed),
-    ``saturated``, ``converged``, ``warning`` (a warning, no failure), ``healthy``."""
+    ``too_short`` (the reward has too few logged steps to judge), ``saturated``, ``converged``, ``warning``
+    (a warning, no failure), ``healthy``. The verdict reads the findings' structured fields only."""
 
     findings: list[Finding]
     steps: int
@@ -50,14 +61,21 @@ class Report:
 
     @property
     def verdict(self) -> str:
-        conv = self.get("convergence")
+        conv, stall = self.get("convergence"), self.get("stall")
         if self.failures:
             return FAILED
-        if conv is not None and conv.status == WARNING:
+        if stall is not None and stall.state == TOO_SHORT:
+            return UNJUDGED
+        if conv is not None and conv.state == SATURATED_STATE:
             return SATURATED
-        if conv is not None and conv.verdict.startswith("converged"):
+        if conv is not None and conv.state == CONVERGED_STATE:
             return CONVERGED
         return WARNED if self.warnings else HEALTHY
+
+    @property
+    def exit_code(self) -> int:
+        """0: judged, no failure; 1: a failure; 2: too short to judge (never a silent 'healthy')."""
+        return EXIT.get(self.verdict, 0)
 
     @property
     def headline(self) -> str:
@@ -67,6 +85,8 @@ class Report:
             also = f" (also: {', '.join(f.verdict for f in rest)})" if rest else ""
             return f"FAILURE: {first.verdict} from step {first.onset}{also}"
         verdict = self.verdict
+        if verdict == UNJUDGED:
+            return f"TOO SHORT TO JUDGE: {self.get('stall').verdict.split(': ', 1)[-1]}"
         main = {SATURATED: "convergence", CONVERGED: "convergence"}.get(verdict, "stall")
         if verdict == WARNED:
             main = self.warnings[0].detector
@@ -85,7 +105,9 @@ class Report:
             "steps": self.steps,
             "first_step": self.first_step,
             "last_step": self.last_step,
+            "exit_code": self.exit_code,
             "failures": [f.detector for f in self.failures],
+            "modes": [f.mode for f in self.failures],
             "warnings": [f.detector for f in self.warnings],
             "findings": [f.to_dict() for f in self.findings],
             "meta": {k: v for k, v in self.meta.items() if k != "summary"},
@@ -122,5 +144,5 @@ def _explain(findings: list[Finding], span: float) -> None:
     for f in findings:
         causes = [c for c in EXPLAINED_BY.get(f.detector, ()) if explains(c, f)]
         if f.status == FAILURE and causes:
-            f.status = WARNING
+            f.status, f.explained_by = WARNING, causes
             f.verdict += f" (a consequence of the {' and '.join(causes)} failure)"

@@ -1,40 +1,78 @@
-"""`Finding`: what one detector concluded about a run."""
+"""`Finding`: what one detector concluded about a run, as structured fields (status, mode, onset, confidence).
+
+Decisions (the run's verdict, which failure explains which, the live doctor's stop) read these fields, never
+the prose in ``verdict``/``evidence``.
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 
-FAILURE = "failure"  # a failure mode is present: act on it
-WARNING = "warning"  # worth a look, not a failure (saturation, truncation, a possible shortcut)
-OK = "ok"  # judged, nothing wrong
-NOT_JUDGED = "not_judged"  # the inputs the detector needs are missing or too short
 
+class Status(StrEnum):
+    """How a detector judged the run. A ``str`` enum: ``Status.FAILURE == "failure"``, JSON writes the value.
+
+    >>> Status.FAILURE == "failure", f"{Status.WARNING}", Status("ok") is Status.OK
+    (True, 'warning', True)
+    """
+
+    FAILURE = "failure"  # a failure mode is present: act on it
+    WARNING = "warning"  # worth a look, not a failure (saturation, a possible shortcut, high-but-flat KL)
+    OK = "ok"  # judged, nothing wrong
+    NOT_JUDGED = "not_judged"  # the inputs the detector needs are missing or too short
+
+
+FAILURE, WARNING, OK, NOT_JUDGED = Status.FAILURE, Status.WARNING, Status.OK, Status.NOT_JUDGED
 STATUS_ORDER = {FAILURE: 0, WARNING: 1, OK: 2, NOT_JUDGED: 3}
 
+# Structured states a detector can report besides its status (``Finding.state``); the verdict reads these.
+CONVERGED = "converged"  # convergence: learned, at its plateau, with positive evidence
+SATURATED = "saturated"  # convergence: at its plateau and most groups identical
+TOO_SHORT = "too_short"  # not judged: too few logged steps
+MISSING = "missing"  # not judged: an input metric is not logged
 
-@dataclass
+
+@dataclass(kw_only=True)
 class Finding:
     """One detector's verdict, with the numbers behind it.
 
-    ``onset`` is the step where the sustained change began (None when nothing began); ``metrics`` names the
-    curves the report marks the onset on.
+    ``mode`` is the failure mode named (the detector's name unless it names a narrower one, e.g. the stall
+    detector's ``"no_signal"`` kind); ``onset`` is the step where the sustained change began (None when
+    nothing began); ``state`` a structured sub-verdict (`CONVERGED`, `SATURATED`, `TOO_SHORT`, ...);
+    ``explained_by`` names the failures this one is a consequence of (then its status is a warning);
+    ``metrics`` names the curves the report marks the onset on.
+
+    >>> f = Finding(detector="kl", status=FAILURE, verdict="KL blow-up", onset=12)
+    >>> f.is_failure, f.mode, f.to_dict()["status"]
+    (True, 'kl', 'failure')
     """
 
     detector: str
-    status: str
+    status: Status
     verdict: str
     confidence: float = 0.0
     onset: int | None = None
     evidence: list[str] = field(default_factory=list)
     fix: str = ""
     metrics: list[str] = field(default_factory=list)
+    mode: str = ""
+    state: str = ""
+    explained_by: list[str] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.status = Status(self.status)
+        if not self.mode:
+            self.mode = self.detector
 
     @property
     def is_failure(self) -> bool:
         return self.status == FAILURE
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        out["status"] = self.status.value
+        return out
 
 
 def not_judged(detector: str, missing: str) -> Finding:
@@ -43,12 +81,21 @@ def not_judged(detector: str, missing: str) -> Finding:
     >>> not_judged("kl", "kl (not logged; beta = 0?)").verdict
     'not judged: missing kl (not logged; beta = 0?)'
     """
-    return Finding(detector, NOT_JUDGED, f"not judged: missing {missing}")
+    return Finding(detector=detector, status=NOT_JUDGED, verdict=f"not judged: missing {missing}", state=MISSING)
 
 
 def too_short(detector: str, metric: str, have: int, need: int) -> Finding:
-    """The finding of a detector whose input has too few logged steps."""
-    return Finding(detector, NOT_JUDGED, f"not judged: {metric} has {have} logged steps, need {need}")
+    """The finding of a detector whose input has too few logged steps.
+
+    >>> too_short("stall", "reward", 3, 10).state
+    'too_short'
+    """
+    return Finding(
+        detector=detector,
+        status=NOT_JUDGED,
+        verdict=f"too short to judge: {metric} has {have} logged steps, need {need}",
+        state=TOO_SHORT,
+    )
 
 
 def confidence(t: float, threshold: float, supports: list[bool]) -> float:

@@ -13,6 +13,7 @@ import numpy as np
 
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
+from agentgrpo.doctor.finding import Finding, not_judged, too_short
 from agentgrpo.doctor.table import MetricTable
 
 
@@ -97,6 +98,22 @@ class Signals:
         x, ya = stats.bin_means(self.table.steps[ok], ca[ok])
         _, yb = stats.bin_means(self.table.steps[ok], cb[ok])
         return x, ya, yb
+
+    def nonfinite(self, name: str) -> list[int]:
+        """Steps where a metric was logged as NaN or +-Inf (recorded by the table, or Inf left in a column)."""
+        meta = self.table.meta
+        steps = set(meta.get("nan_steps", {}).get(name, [])) | set(meta.get("nonfinite", {}).get(name, []))
+        col = self.table.columns.get(name)
+        if col is not None:
+            steps.update(int(s) for s in self.table.steps[np.isinf(col)])
+        return sorted(steps)
+
+    def unjudged(self, detector: str, metric: str = names.REWARD) -> Finding:
+        """The finding for a detector whose input curve is missing: too short when it was logged at all."""
+        have = self.count(metric)
+        if have:
+            return too_short(detector, metric, have, th.MIN_POINTS)
+        return not_judged(detector, metric)
 
     @cached_property
     def reward(self) -> RewardFacts | None:

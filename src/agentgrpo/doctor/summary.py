@@ -14,9 +14,7 @@ def text(run, report, width: int = 100) -> str:
     lines = [
         f"agentgrpo doctor: {run.source}",
         f"  read {report.steps} logged steps ({report.first_step}–{report.last_step}) from {run.fmt}"
-        + (
-            f"; shadow rewards: {', '.join(run.table.meta['shadow'])}" if run.table.meta.get("shadow") else ""
-        ),
+        + (f"; shadow rewards: {', '.join(run.table.meta['shadow'])}" if run.table.meta.get("shadow") else ""),
     ]
     lines += [f"  note: {n}" for n in run.notes]
     lines += ["", report.headline, ""]
@@ -24,9 +22,7 @@ def text(run, report, width: int = 100) -> str:
     for f in report.findings:
         head = f"[{MARK[f.status]}] {f.detector:<11} {f.verdict}"
         if f.status in (FAILURE, WARNING):
-            head += f"  (confidence {f.confidence:.2f}" + (
-                f", onset step {f.onset})" if f.onset is not None else ")"
-            )
+            head += f"  (confidence {f.confidence:.2f}" + (f", onset step {f.onset})" if f.onset is not None else ")")
         lines.append(head)
         if f.status in (FAILURE, WARNING):
             lines += [wrap.fill("        - " + e) for e in f.evidence]

@@ -12,6 +12,7 @@ EDGE_FRAC = 0.2  # "early" and "late" windows: the first and last 20% of the log
 T_TREND = 3.0  # |t| of a linear trend (autocorrelation-corrected) that counts as real
 T_FLAT = 2.0  # a rising trend with T_FLAT <= t and no significant ramp: "inconclusive", not a stall
 MATERIAL_RISE = 0.5  # ... and only if the fitted rise is at least half the per-step noise (else: a stall)
+MATERIAL_GROUP = 0.5  # ... and at least half the median reward_std (the spread within groups; else: a stall)
 T_CHANGE = 4.0  # |t| of a ramp (flat-ramp-flat) change; stricter, since its breakpoints are searched
 NEAR_PEAK = 0.8  # reward "at its ceiling": late level in the top 20% of the run's smoothed range
 
@@ -25,9 +26,15 @@ DIVERSITY_DROP = 0.4  # late reward_std below 40% of early, or late distinct-com
 ZERO_STD_RISE = 0.3  # frac_reward_zero_std rises by at least 0.3 ...
 ZERO_STD_COLLAPSED = 0.7  # ... to at least 0.7 (late mean)
 LENGTH_COLLAPSE = 0.3  # mean completion length falls below 30% of its early level
+ENTROPY_EXPLOSION = 3.0  # late entropy above 3x its early level (a significant rise): sampling degenerated
+
+# --- regression (learned, then crashed) -------------------------------------------------------------------
+REGRESSION_LOST = 0.5  # the reward gave back at least half of what it had gained by its (smoothed) peak
+
 
 # --- stall ------------------------------------------------------------------------------------------------
-NO_SIGNAL_ZERO_STD = 0.8  # late frac_reward_zero_std from which a flat run "has no learning signal"
+NO_SIGNAL_ZERO_STD = 0.8  # frac_reward_zero_std (mean) from which a run "has no learning signal": late in a
+#                           flat run (stall), or early, late and over the whole run (the signal detector)
 
 # --- length gaming and truncation -------------------------------------------------------------------------
 LENGTH_RISE = 0.2  # mean length rises by at least 20% of its early level (gaming, when a shadow confirms)
@@ -35,14 +42,20 @@ LENGTH_RISE_UNCONFIRMED = 0.5  # ... by at least 50% to be judged without a shad
 LENGTH_REWARD_CORR = 0.6  # correlation of (binned) length and reward curves
 CLIPPED_GAMING = 0.3  # late truncated share that makes rising length a failure even without a shadow
 TRUNCATION_HIGH = 0.5  # late truncated share that earns a truncation warning
+TRUNCATION_FAIL = 0.9  # late truncated share (median) from which completions "never end": a failure
+TERMINATED_NONE = 0.02  # mean terminated length below 2% of mean length: (almost) no completion ended
 LENGTH_TOOL_CORR = 0.5  # step-to-step changes of length and tool calls correlate: length follows the calls
 LENGTH_TOOL_RESIDUAL = 0.2  # length growth left once the tool calls' share is removed (share of early length)
 #                             below which rising tool calls explain the growth (not gaming)
 LENGTH_FAR_BELOW_CAP = 0.5  # late mean length below this share of max_completion_length: far from the cap
 
 # --- KL ---------------------------------------------------------------------------------------------------
-KL_BLOWUP = 1.0  # per-token KL (median of 3 consecutive logs) above which the policy has left the reference
+KL_BLOWUP = 1.0  # per-token KL (median of 3 consecutive logs) a blow-up must reach (and a high level)
 KL_SMOOTH = 3  # points in the rolling median that keeps single spikes from counting
+KL_GROWTH = 10.0  # ... and it must be this many times the run's baseline (min of early level and median)
+KL_HIGH = 0.5  # early KL at or above this that does not grow: "high but flat" (a warning with context)
+SPIKE = 10.0  # a spike: a logged value at least 10x the series' median (KL with grad_norm spikes)
+SPIKES_MIN = 2  # coincident KL + grad_norm spikes that make a blow-up without a sustained level
 
 # --- hacking ----------------------------------------------------------------------------------------------
 COMPONENT_SATURATED = 0.9  # a component "saturated": late level in the top 10% of its range ...
@@ -54,5 +67,6 @@ CONSEQUENCE_NEAR = 0.1  # tool misuse is a consequence of a collapse whose onset
 # --- tools ------------------------------------------------------------------------------------------------
 TOOL_FAIL_HIGH = 0.3  # late share of failing tool calls that matters
 TOOL_FAIL_RISE = 0.15  # ... after rising by at least this much
+TOOL_FAIL_MOST = 0.5  # late share of failing calls that is a failure with or without a rise
 TOOL_CALLS_MIN = 0.2  # early calls per sample from which a fall can be called a collapse
 TOOL_CALLS_GONE = 0.2  # late calls below 20% of early: tool use collapsed

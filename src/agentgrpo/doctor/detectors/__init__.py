@@ -1,14 +1,26 @@
 """One detector per failure mode. Each module has ``NAME`` and ``detect(signals) -> Finding``.
 
-The order below is the order of precedence when two failures begin at the same step: a KL blow-up
-explains a collapse, a collapse explains a stall.
+The order below is the order of precedence when two failures begin at the same step: a numerical
+instability or a KL blow-up comes before a collapse, a collapse before a stall. Every name in ``NAMES`` (and
+every alias) is a mode ``agentgrpo doctor`` can report and ``--stop_on`` / ``doctor_stop_on`` accepts.
 """
 
 from __future__ import annotations
 
-from agentgrpo.doctor.detectors import collapse, convergence, hacking, kl, length, stall, tools
+from agentgrpo.doctor.detectors import (
+    collapse,
+    convergence,
+    hacking,
+    instability,
+    kl,
+    length,
+    regression,
+    signal,
+    stall,
+    tools,
+)
 
-DETECTORS = (kl, collapse, hacking, length, tools, stall, convergence)
+DETECTORS = (instability, kl, collapse, regression, signal, hacking, length, tools, stall, convergence)
 NAMES = tuple(d.NAME for d in DETECTORS)
 
 # Other spellings accepted by --stop_on and the validation suite.
@@ -21,6 +33,15 @@ ALIASES = {
     "tool_misuse": "tools",
     "tool-misuse": "tools",
     "saturation": "convergence",
+    "saturated": "convergence",
+    "truncation": "length",
+    "nan": "instability",
+    "numerical_instability": "instability",
+    "crash": "regression",
+    "no_signal": "signal",
+    "zero_variance": "signal",
+    "zero-variance": "signal",
+    "entropy": "collapse",
 }
 
 

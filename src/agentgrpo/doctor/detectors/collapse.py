@@ -1,15 +1,22 @@
-"""Collapse: entropy falls toward zero and groups stop differing, while the reward is NOT at its ceiling.
+"""Collapse: the policy's output degenerates, while the reward is NOT at its ceiling.
 
-A run whose entropy fell because it *converged* (reward at the top of its range, groups all correct) is
-reported as converged here, not collapsed.
+Two directions: entropy falls toward zero and groups stop differing (mode collapse), or entropy *explodes*
+(``ENTROPY_EXPLOSION`` times its early level, a significant rise) while the reward falls, or while groups
+stop differing with the reward below its ceiling (the sampler emits noise; at the ceiling, identical groups
+with rising entropy are what a gamed reward looks like, the hacking and length detectors' case). A run
+whose entropy fell because it *converged* (reward at the top of its range, groups all correct) is reported
+as converged here, not collapsed.
 """
 
 from __future__ import annotations
 
-from agentgrpo.doctor import names
+import numpy as np
+
+from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
+from agentgrpo.doctor.detectors.regression import crash
 from agentgrpo.doctor.detectors.text import moved, num
-from agentgrpo.doctor.finding import FAILURE, OK, Finding, confidence, not_judged
+from agentgrpo.doctor.finding import FAILURE, OK, Finding, confidence
 from agentgrpo.doctor.signals import Signals
 
 NAME = "collapse"
@@ -34,6 +41,51 @@ def _fall(sig: Signals, metric: str, ratio: float):
     return r, moved(metric, r)
 
 
+def _explosion(sig: Signals):
+    """(ramp, evidence) when entropy rose significantly to ``ENTROPY_EXPLOSION`` times its early level."""
+    curve = sig.curve(names.ENTROPY)
+    if curve is None:
+        return None
+    r = curve.ramp(+1)
+    if r is None or r.t < th.T_CHANGE:
+        return None
+    before = min(curve.early, r.before)
+    if before <= 0 or curve.late < th.ENTROPY_EXPLOSION * before:
+        return None
+    return r, moved(names.ENTROPY, r, "exploded")
+
+
+def _uniform(sig: Signals):
+    """(ramp, evidence) when most late batches have completions of one identical length below the cap.
+
+    Completions of different prompts sampled at temperature > 0 never share one length by chance: a batch
+    whose shortest and longest completion are equal (and not all truncated) is one fixed, degenerate output.
+    """
+    lo, hi = sig.table.columns.get(names.MIN_LENGTH), sig.table.columns.get(names.MAX_LENGTH)
+    if lo is None or hi is None:
+        return None
+    ok = np.isfinite(lo) & np.isfinite(hi)
+    if ok.sum() < th.MIN_POINTS:
+        return None
+    same = (hi[ok] - lo[ok]) <= 0.5
+    clipped = sig.table.columns.get(names.CLIPPED)
+    if clipped is not None:
+        same &= ~(np.nan_to_num(clipped[ok], nan=0.0) >= 0.5)
+    x, flags = stats.bin_means(sig.table.steps[ok], same.astype(float))
+    early, late = (float(np.mean(w)) for w in stats.windows(flags, th.EDGE_FRAC))
+    if late < 0.5 or early >= late:
+        return None
+    r = stats.ramp(x, flags, +1)
+    onset = r.onset if r is not None and r.t >= th.T_CHANGE else float(x[int(np.argmax(flags > 0))])
+    length = float(np.median(hi[ok][-max(1, len(flags) // 5) :]))
+    ramp = stats.Ramp(onset, onset, early, late, r.t if r is not None else th.T_CHANGE)
+    text = (
+        f"every completion in the batch has the same length ({num(length)} tokens) on {late:.0%} of late "
+        f"logs ({early:.0%} early): one fixed output"
+    )
+    return ramp, text
+
+
 def _zero_std_rise(sig: Signals):
     curve = sig.curve(names.FRAC_ZERO_STD)
     if curve is None:
@@ -49,17 +101,21 @@ def _zero_std_rise(sig: Signals):
 def detect(sig: Signals) -> Finding:
     facts = sig.reward
     if facts is None:
-        return not_judged(NAME, "reward (need it to tell collapse from convergence)")
+        return sig.unjudged(NAME)
     entropy = _fall(sig, names.ENTROPY, th.ENTROPY_DROP)
+    explosion = _explosion(sig)
     supports = {
         names.FRAC_ZERO_STD: _zero_std_rise(sig),
         names.REWARD_STD: _fall(sig, names.REWARD_STD, th.DIVERSITY_DROP),
         DISTINCT: _fall(sig, DISTINCT, th.DIVERSITY_DROP),
         names.LENGTH: _fall(sig, names.LENGTH, th.LENGTH_COLLAPSE),
+        names.MIN_LENGTH: _uniform(sig),
     }
     present = [v for v in supports.values() if v]
     has_entropy = sig.curve(names.ENTROPY) is not None
-    if has_entropy:
+    if explosion and (facts.fell or crash(sig) or (present and not facts.near_peak)):
+        entropy, collapsed = explosion, True
+    elif has_entropy:
         collapsed = bool(entropy and present)
     else:  # no entropy logged: groups that stop differing, or two other signs, or one with a falling reward
         zero = supports[names.FRAC_ZERO_STD]
@@ -67,29 +123,30 @@ def detect(sig: Signals) -> Finding:
     if not collapsed:
         judged = "entropy, " if has_entropy else "(no entropy logged) "
         return Finding(
-            NAME,
-            OK,
-            "no collapse",
-            0.0,
-            None,
-            [f"checked {judged}reward_std, frac_reward_zero_std, length"],
-            "",
-            [],
+            detector=NAME,
+            status=OK,
+            verdict="no collapse",
+            confidence=0.0,
+            onset=None,
+            evidence=[f"checked {judged}reward_std, frac_reward_zero_std, length"],
+            fix="",
+            metrics=[],
         )
     signals = ([entropy] if entropy else []) + present
     evidence = [text for _, text in signals]
     rf = facts.curve
-    if facts.converged:
+    exploded = explosion is not None and entropy is explosion
+    if facts.converged and not exploded:
         return Finding(
-            NAME,
-            OK,
-            "converged, not collapsed: the reward is at its ceiling",
-            0.0,
-            None,
-            evidence
+            detector=NAME,
+            status=OK,
+            verdict="converged, not collapsed: the reward is at its ceiling",
+            confidence=0.0,
+            onset=None,
+            evidence=evidence
             + [f"reward rose to {num(rf.late)} (the top of its range {num(facts.low)}–{num(facts.peak)})"],
-            "",
-            [],
+            fix="",
+            metrics=[],
         )
     if facts.fell:
         evidence.append(f"reward fell from {num(facts.peak)} to {num(rf.late)}")
@@ -102,12 +159,12 @@ def detect(sig: Signals) -> Finding:
     t = abs(primary[0].t)
     share = [bool(v) for metric, v in supports.items() if sig.curve(metric) is not None]
     return Finding(
-        NAME,
-        FAILURE,
-        "collapse",
-        confidence(t, th.T_CHANGE, share),
-        int(round(onset)),
-        evidence,
-        FIX,
-        [names.ENTROPY, names.REWARD_STD, names.FRAC_ZERO_STD, names.LENGTH],
+        detector=NAME,
+        status=FAILURE,
+        verdict="collapse: entropy exploded" if exploded else "collapse",
+        confidence=confidence(t, th.T_CHANGE, share),
+        onset=int(round(onset)),
+        evidence=evidence,
+        fix=FIX,
+        metrics=[names.ENTROPY, names.REWARD_STD, names.FRAC_ZERO_STD, names.LENGTH],
     )

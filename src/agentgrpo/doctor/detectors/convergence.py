@@ -11,7 +11,7 @@ import numpy as np
 from agentgrpo.doctor import names
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.text import num, pct, span
-from agentgrpo.doctor.finding import OK, WARNING, Finding, not_judged
+from agentgrpo.doctor.finding import CONVERGED, OK, SATURATED, WARNING, Finding
 from agentgrpo.doctor.signals import Signals
 
 NAME = "convergence"
@@ -24,34 +24,41 @@ FIX_SATURATED = (
 def detect(sig: Signals) -> Finding:
     facts = sig.reward
     if facts is None:
-        return not_judged(NAME, "reward")
+        return sig.unjudged(NAME)
     curve = facts.curve
     if not facts.learned:
         return Finding(
-            NAME,
-            OK,
-            "not converged (no sustained rise)",
-            0.0,
-            None,
-            [span("reward", curve.early, curve.late)],
-            "",
-            [],
+            detector=NAME,
+            status=OK,
+            verdict="not converged (no sustained rise)",
+            confidence=0.0,
+            onset=None,
+            evidence=[span("reward", curve.early, curve.late)],
+            fix="",
+            metrics=[],
         )
     if not facts.near_peak:
         return Finding(
-            NAME,
-            OK,
-            "not converged: reward below its peak",
-            0.0,
-            None,
-            [f"{span('reward', curve.early, curve.late)} (peak {num(facts.peak)})"],
-            "",
-            [],
+            detector=NAME,
+            status=OK,
+            verdict="not converged: reward below its peak",
+            confidence=0.0,
+            onset=None,
+            evidence=[f"{span('reward', curve.early, curve.late)} (peak {num(facts.peak)})"],
+            fix="",
+            metrics=[],
+        )
+    against = _against(sig)
+    if against:
+        return Finding(
+            detector=NAME,
+            status=OK,
+            verdict="not converged: the reward is at its peak, but " + "; ".join(against),
+            evidence=[span("reward", curve.early, curve.late)] + against,
         )
     late_trend = _late_trend(curve)
     evidence = [
-        f"{span('reward', curve.early, curve.late)}, at the top of its range "
-        f"({num(facts.low)}–{num(facts.peak)})"
+        f"{span('reward', curve.early, curve.late)}, at the top of its range ({num(facts.low)}–{num(facts.peak)})"
     ]
     zero = sig.curve(names.FRAC_ZERO_STD)
     entropy = sig.curve(names.ENTROPY)
@@ -64,20 +71,62 @@ def detect(sig: Signals) -> Finding:
             if grad is not None:
                 evidence.append(f"grad_norm is 0 on {pct(float(np.mean(grad.edges[1] == 0)))} of late logs")
             return Finding(
-                NAME,
-                WARNING,
-                "converged/saturated: zero-variance groups, nothing left to learn",
-                0.8,
-                _plateau_start(facts),
-                evidence,
-                FIX_SATURATED,
-                [names.REWARD, names.FRAC_ZERO_STD],
+                detector=NAME,
+                status=WARNING,
+                verdict="converged/saturated: zero-variance groups, nothing left to learn",
+                confidence=0.8,
+                onset=_plateau_start(facts),
+                evidence=evidence,
+                fix=FIX_SATURATED,
+                metrics=[names.REWARD, names.FRAC_ZERO_STD],
+                state=SATURATED,
             )
     if late_trend > th.T_TREND:
-        return Finding(NAME, OK, "learning: reward still rising", 0.0, None, evidence, "", [])
+        return Finding(
+            detector=NAME,
+            status=OK,
+            verdict="learning: reward still rising",
+            confidence=0.0,
+            onset=None,
+            evidence=evidence,
+            fix="",
+            metrics=[],
+        )
     agree = zero is not None and zero.late_mean >= th.CONVERGED_ZERO_STD
     verdict = "converged: reward at its plateau" + (", groups mostly agree" if agree else "")
-    return Finding(NAME, OK, verdict, 0.7, _plateau_start(facts), evidence, "", [names.REWARD])
+    return Finding(
+        detector=NAME,
+        status=OK,
+        verdict=verdict,
+        confidence=0.7,
+        onset=_plateau_start(facts),
+        evidence=evidence + ["completions terminate, entropy not exploding, no reward component fell"],
+        fix="",
+        metrics=[names.REWARD],
+        state=CONVERGED,
+    )
+
+
+def _against(sig: Signals) -> list[str]:
+    """Signs that contradict convergence (a plateau is not enough): completions that do not terminate,
+    entropy that exploded, a reward component that fell while the total rose."""
+    out = []
+    clipped, term, length = sig.curve(names.CLIPPED), sig.curve(names.TERM_LENGTH), sig.curve(names.LENGTH)
+    if clipped is not None and clipped.late >= th.TRUNCATION_HIGH:
+        out.append(f"{pct(clipped.late)} of late completions are truncated (they do not terminate)")
+    elif term is not None and length is not None and term.late <= th.TERMINATED_NONE * max(length.late, 1e-9):
+        out.append("no completion terminates (mean terminated length ~0)")
+    entropy = sig.curve(names.ENTROPY)
+    if entropy is not None and entropy.early > 0 and entropy.late >= th.ENTROPY_EXPLOSION * entropy.early:
+        out.append(f"entropy rose {num(entropy.early)} → {num(entropy.late)}")
+    for comp in sig.table.components():
+        curve = sig.curve(f"rewards/{comp}/mean")
+        if curve is None:
+            continue
+        fall = curve.ramp(-1)
+        if fall is not None and fall.t <= -th.T_CHANGE and curve.late < curve.early:
+            out.append(f"reward component {comp} fell {num(curve.early)} → {num(curve.late)}")
+    return out
 
 
 def _late_trend(curve) -> float:

@@ -2,11 +2,19 @@
 
 With a shadow reward (weight 0: watched, not trained) the test is direct: over the steps where the trained
 reward rose, did the shadow rise too (trend t >= T_TREND), and did it not fall while the trained reward held?
-Without one, the weaker sign is among the trained components: one rises while another falls significantly
-(a shortcut); that is reported as a warning, since only a shadow says which one is the objective.
+Without one, the objective can often be read from the components' names: TRL recipes name the task reward
+``correctness``/``accuracy``/``answer``/``pass``..., and format rewards ``format``/``xml``/``strict``/
+``soft``/``count``/``tag``. When the trained reward learned and such a task component did not follow what the
+*other* components gained (its slope on their smoothed sum is not significant), the gain came from the
+proxies: reward hacking (a failure whose evidence says the objective was inferred from its name). Otherwise
+the weaker sign is among the trained components: one rises while another falls significantly (a shortcut),
+or all the gain is one saturated component; those are warnings, since only a shadow says which one is the
+objective.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
@@ -29,28 +37,29 @@ def _comp(name: str) -> str:
 def detect(sig: Signals) -> Finding:
     facts = sig.reward
     if facts is None:
-        return not_judged(NAME, "reward")
+        return sig.unjudged(NAME)
     shadows = [s for s in sig.shadows if sig.curve(_comp(s)) is not None]
     if shadows:
         return _with_shadows(sig, facts, shadows)
     trained = [c for c in sig.table.components() if sig.curve(_comp(c)) is not None]
     varying = [c for c in trained if float(sig.curve(_comp(c)).y.std()) > 0]
     if len(varying) >= 2:
-        return _shortcut(sig, varying)
+        inferred = _inferred_objective(sig, facts, varying)
+        return inferred if inferred is not None else _shortcut(sig, varying)
     return not_judged(NAME, "a shadow reward (a config reward with weight 0) or several reward components")
 
 
 def _with_shadows(sig: Signals, facts: RewardFacts, shadows: list[str]) -> Finding:
     if not facts.learned:
         return Finding(
-            NAME,
-            OK,
-            "no hacking: the trained reward did not rise",
-            0.0,
-            None,
-            [span("reward", facts.curve.early, facts.curve.late)],
-            "",
-            [],
+            detector=NAME,
+            status=OK,
+            verdict="no hacking: the trained reward did not rise",
+            confidence=0.0,
+            onset=None,
+            evidence=[span("reward", facts.curve.early, facts.curve.late)],
+            fix="",
+            metrics=[],
         )
     rise = facts.rise
     worst = None
@@ -60,26 +69,26 @@ def _with_shadows(sig: Signals, facts: RewardFacts, shadows: list[str]) -> Findi
             worst = found
     if worst is None:
         return Finding(
-            NAME,
-            OK,
-            "no hacking: shadow rewards rose with the trained reward",
-            0.0,
-            None,
-            [moved("reward", rise)],
-            "",
-            [],
+            detector=NAME,
+            status=OK,
+            verdict="no hacking: shadow rewards rose with the trained reward",
+            confidence=0.0,
+            onset=None,
+            evidence=[moved("reward", rise)],
+            fix="",
+            metrics=[],
         )
     onset, t, evidence, name = worst
     onset = _divergence_onset(sig, name, onset)
     return Finding(
-        NAME,
-        FAILURE,
-        "reward hacking",
-        confidence(t, th.T_TREND, [True]),
-        int(round(onset)),
-        [moved("reward (trained)", rise)] + evidence,
-        FIX,
-        [names.REWARD] + [_comp(s) for s in shadows],
+        detector=NAME,
+        status=FAILURE,
+        verdict="reward hacking",
+        confidence=confidence(t, th.T_TREND, [True]),
+        onset=int(round(onset)),
+        evidence=[moved("reward (trained)", rise)] + evidence,
+        fix=FIX,
+        metrics=[names.REWARD] + [_comp(s) for s in shadows],
     )
 
 
@@ -134,6 +143,60 @@ def _smooth(y):
     return rolling_median(y, max(3, len(y) // 20) | 1)
 
 
+TASK_WORDS = ("correct", "accura", "answer", "pass", "solve", "success", "exact_match", "task")
+FORMAT_WORDS = ("format", "xml", "strict", "soft", "count", "tag", "style", "length", "len_", "think")
+
+
+def is_task(name: str) -> bool:
+    """A component whose name says it scores the task (not the form).
+
+    >>> is_task("correctness_reward_func"), is_task("match_format_exactly"), is_task("check_answer")
+    (True, False, True)
+    """
+    low = name.lower()
+    return any(w in low for w in TASK_WORDS) and not any(w in low for w in FORMAT_WORDS)
+
+
+def _inferred_objective(sig: Signals, facts: RewardFacts, comps: list[str]) -> Finding | None:
+    """Reward hacking judged against task components named as such; None when there are none or they follow."""
+    tasks = [c for c in comps if is_task(c)]
+    proxies = [c for c in comps if c not in tasks]
+    if not tasks or not proxies or not facts.learned:
+        return None
+    table = sig.table
+    rest = sum(table.columns[_comp(c)] for c in proxies)
+    for task in tasks:
+        col = table.columns[_comp(task)]
+        ok = np.isfinite(rest) & np.isfinite(col)
+        if ok.sum() < th.MIN_POINTS:
+            continue
+        x, gained = stats.bin_means(table.steps[ok], rest[ok])
+        _, true = stats.bin_means(table.steps[ok], col[ok])
+        rise = stats.ramp(x, gained, +1)
+        if rise is None or rise.t < th.T_CHANGE:
+            continue  # the other components did not gain: nothing to have hacked with
+        follow = stats.trend(_smooth(gained), true)
+        if follow.t >= th.T_TREND:
+            continue
+        early, late = stats.windows(true, th.EDGE_FRAC)
+        return Finding(
+            detector=NAME,
+            status=FAILURE,
+            verdict=f"reward hacking: the gain came from {', '.join(proxies)}, not {task}",
+            confidence=confidence(rise.t, th.T_CHANGE, [follow.t < 0]),
+            onset=int(round(rise.onset)),
+            evidence=[
+                moved(f"the other components ({', '.join(proxies)})", rise),
+                f"{task} did not follow: {span('', stats.level(early), stats.level(late)).strip()} "
+                f"(slope on the others' gain t = {follow.t:.1f}, needs {th.T_TREND:.0f})",
+                f"{task} taken as the objective from its name (no shadow reward logged)",
+            ],
+            fix=FIX,
+            metrics=[names.REWARD, _comp(task)] + [_comp(c) for c in proxies],
+        )
+    return None
+
+
 def _shortcut(sig: Signals, comps: list[str]) -> Finding:
     """Without a shadow: a component rose while another was abandoned, or all the gain is one component
     that saturated (every sample gets it) while the others stayed flat. Warnings: no shadow says which
@@ -152,46 +215,46 @@ def _shortcut(sig: Signals, comps: list[str]) -> Finding:
         up_name, down_name = max(pairs, key=lambda p: abs(falling[p[1]].t))
         up, down = rising[up_name], falling[down_name]
         return Finding(
-            NAME,
-            WARNING,
-            f"possible shortcut: {down_name} abandoned while {up_name} rose",
-            confidence(min(up.t, -down.t), th.T_CHANGE, []),
-            int(round(max(up.onset, down.onset))),
-            [
+            detector=NAME,
+            status=WARNING,
+            verdict=f"possible shortcut: {down_name} abandoned while {up_name} rose",
+            confidence=confidence(min(up.t, -down.t), th.T_CHANGE, []),
+            onset=int(round(max(up.onset, down.onset))),
+            evidence=[
                 moved(f"rewards/{up_name}", up),
                 moved(f"rewards/{down_name}", down),
                 "no shadow reward: cannot say which is the true objective",
             ],
-            fix,
-            [_comp(up_name), _comp(down_name)],
+            fix=fix,
+            metrics=[_comp(up_name), _comp(down_name)],
         )
     saturated = [c for c in rising if _saturated(sig, c)]
     if len(rising) == 1 and saturated:
         name, up = saturated[0], rising[saturated[0]]
         flat = ", ".join(c for c in comps if c != name)
         return Finding(
-            NAME,
-            WARNING,
-            f"possible hacking: all the reward gain is {name}, which saturated",
-            confidence(up.t, th.T_CHANGE, []),
-            int(round(up.onset)),
-            [
+            detector=NAME,
+            status=WARNING,
+            verdict=f"possible hacking: all the reward gain is {name}, which saturated",
+            confidence=confidence(up.t, th.T_CHANGE, []),
+            onset=int(round(up.onset)),
+            evidence=[
                 moved(f"rewards/{name}", up) + " and every sample now gets it",
                 f"no rise in {flat}",
                 "no shadow reward: cannot say whether the objective improved",
             ],
-            fix,
-            [_comp(c) for c in comps],
+            fix=fix,
+            metrics=[_comp(c) for c in comps],
         )
     return Finding(
-        NAME,
-        OK,
-        "no shortcut among the reward components (no shadow reward to judge by)",
-        0.0,
-        None,
-        [f"components: {', '.join(comps)}"],
-        "",
-        [],
+        detector=NAME,
+        status=OK,
+        verdict="no shortcut among the reward components (no shadow reward to judge by)",
+        confidence=0.0,
+        onset=None,
+        evidence=[f"components: {', '.join(comps)}"],
+        fix="",
+        metrics=[],
     )
 
 

@@ -5,8 +5,10 @@ enough. Without one, only a rise of 50% counts: with rising truncation it is sti
 answers are rarely right); without, a warning. Without a shadow, growth that rising tool calls account for
 is not gaming: an agent that learns to call its tool writes the call (and reads the result), so its
 completions get longer; the length then moves with the call rate step by step, and what is left after the
-calls' share does not grow. Separately, a run whose completions mostly hit the length cap gets a
-truncation warning.
+calls' share does not grow. Separately, truncation: a run whose completions (almost) all hit the length
+cap late in the run (clipped share >= ``TRUNCATION_FAIL``, or a mean terminated length of ~0) is a failure,
+whether or not the reward rises (it may be earned by text that never ends) and also when it holds from the
+first step; a run where most (not all) completions hit the cap gets a truncation warning.
 """
 
 from __future__ import annotations
@@ -38,22 +40,27 @@ def detect(sig: Signals) -> Finding:
     if rise is not None and rise.t >= th.T_CHANGE:
         growth = length.late / max(min(length.early, rise.before), 1e-9) - 1
     grew = growth >= th.LENGTH_RISE
-    tools = None
+    tools = found = None
     if grew:
         tools = None if _shadow_curves(sig) else _tool_explained(sig, length)
         found = None if tools is not None else _gaming(sig, rise, clipped, growth)
-        if found is not None:
+        if found is not None and found.status == FAILURE:
             return found
+    never = _never_end(sig, length, clipped)
+    if never is not None:
+        return never
+    if grew and found is not None:
+        return found
     if clipped is not None and clipped.late_mean >= th.TRUNCATION_HIGH:
         return Finding(
-            NAME,
-            WARNING,
-            "truncation: most completions hit the length cap",
-            0.8,
-            _truncation_onset(clipped),
-            [f"{pct(clipped.late_mean)} of late completions truncated (mean length {num(length.late)})"],
-            FIX_TRUNCATION,
-            [names.CLIPPED, names.LENGTH],
+            detector=NAME,
+            status=WARNING,
+            verdict="truncation: most completions hit the length cap",
+            confidence=0.8,
+            onset=_truncation_onset(clipped),
+            evidence=[f"{pct(clipped.late_mean)} of late completions truncated (mean length {num(length.late)})"],
+            fix=FIX_TRUNCATION,
+            metrics=[names.CLIPPED, names.LENGTH],
         )
     evidence = [f"mean length {num(length.early)} early → {num(length.late)} late"]
     if tools is not None:
@@ -61,7 +68,9 @@ def detect(sig: Signals) -> Finding:
         evidence += tools + _room(sig, length, clipped)
     else:
         verdict = "no length gaming" + (": length grew but the reward did not follow it" if grew else "")
-    return Finding(NAME, OK, verdict, 0.0, None, evidence, "", [])
+    return Finding(
+        detector=NAME, status=OK, verdict=verdict, confidence=0.0, onset=None, evidence=evidence, fix="", metrics=[]
+    )
 
 
 def _shadow_curves(sig: Signals) -> list[str]:
@@ -96,8 +105,7 @@ def _tool_explained(sig: Signals, length) -> list[str] | None:
     if per_call <= 0 or left >= th.LENGTH_TOOL_RESIDUAL:
         return None
     return [
-        f"tool calls per completion rose {num(calls.early)} → {num(calls.late)} "
-        f"(from step {int(round(up.onset))})",
+        f"tool calls per completion rose {num(calls.early)} → {num(calls.late)} (from step {int(round(up.onset))})",
         f"length follows the tool calls step by step (r = {corr:.2f} between their changes; "
         f"a call adds about {num(per_call)} tokens)",
         f"without the tool calls' share, length changed by {left:+.0%} of its early level",
@@ -112,8 +120,7 @@ def _room(sig: Signals, length, clipped) -> list[str]:
     out = []
     if cap and late.t < th.T_TREND and length.late <= th.LENGTH_FAR_BELOW_CAP * cap:
         out.append(
-            f"length levelled off at {num(length.late)}, "
-            f"{pct(length.late / cap)} of max_completion_length ({cap})"
+            f"length levelled off at {num(length.late)}, {pct(length.late / cap)} of max_completion_length ({cap})"
         )
     if clipped is not None and clipped.late_mean < th.CLIPPED_GAMING:
         out.append(f"{pct(clipped.late_mean)} of late completions truncated")
@@ -129,9 +136,7 @@ def _gaming(sig: Signals, rise: stats.Ramp, clipped, growth: float) -> Finding |
     if not facts.learned or corr < th.LENGTH_REWARD_CORR:
         return None
     evidence = [moved("mean length", rise), f"length and reward move together (r = {corr:.2f})"]
-    truncating = (
-        clipped is not None and clipped.late_mean >= th.CLIPPED_GAMING and clipped.late > clipped.early
-    )
+    truncating = clipped is not None and clipped.late_mean >= th.CLIPPED_GAMING and clipped.late > clipped.early
     if truncating:
         evidence.append(f"truncated share {num(clipped.early)} early → {num(clipped.late)} late")
     shadows = _shadow_curves(sig)
@@ -149,19 +154,64 @@ def _gaming(sig: Signals, rise: stats.Ramp, clipped, growth: float) -> Finding |
     onset = int(round(rise.onset))
     if lagging or (not shadows and truncating and growth >= th.LENGTH_RISE_UNCONFIRMED):
         conf = confidence(rise.t, th.T_CHANGE, [bool(lagging), truncating])
-        return Finding(NAME, FAILURE, "length gaming", conf, onset, evidence, FIX, METRICS)
+        return Finding(
+            detector=NAME,
+            status=FAILURE,
+            verdict="length gaming",
+            confidence=conf,
+            onset=onset,
+            evidence=evidence,
+            fix=FIX,
+            metrics=METRICS,
+        )
     if shadows or growth < th.LENGTH_RISE_UNCONFIRMED:
         return None  # correctness rose with length (longer reasoning that pays off), or too small to judge
     evidence.append("no shadow correctness reward to tell gaming from longer, useful reasoning")
     return Finding(
-        NAME,
-        WARNING,
-        "length rising with reward (possible length gaming)",
-        0.6,
-        onset,
-        evidence,
-        FIX,
-        METRICS,
+        detector=NAME,
+        status=WARNING,
+        verdict="length rising with reward (possible length gaming)",
+        confidence=0.6,
+        onset=onset,
+        evidence=evidence,
+        fix=FIX,
+        metrics=METRICS,
+    )
+
+
+def _never_end(sig: Signals, length, clipped) -> Finding | None:
+    """A failure when (almost) every late completion was truncated at the cap."""
+    term = sig.curve(names.TERM_LENGTH)
+    evidence = []
+    if clipped is not None and clipped.late >= th.TRUNCATION_FAIL:
+        evidence.append(f"{pct(clipped.late)} of late completions truncated (median of the late logs)")
+        onset = _truncation_onset(clipped)
+    elif term is not None and clipped is None and term.late <= th.TERMINATED_NONE * max(length.late, 1e-9):
+        fall = term.ramp(-1)
+        ended_early = term.early > th.TERMINATED_NONE * max(length.early, 1e-9)
+        onset = int(round(fall.onset)) if ended_early and fall is not None else int(term.x[0])
+    else:
+        return None
+    if term is not None:
+        evidence.append(f"mean length of completions that ended: {num(term.early)} early → {num(term.late)} late")
+        if clipped is None:
+            evidence.append("no completion ends: every one runs to max_completion_length")
+    evidence.append(f"mean length {num(length.early)} early → {num(length.late)} late")
+    facts = sig.reward
+    if facts is not None and facts.learned:
+        evidence.append("the reward rose, but it is earned by completions that never end")
+    return Finding(
+        detector=NAME,
+        status=FAILURE,
+        verdict="truncation: (almost) every completion hits the length cap",
+        confidence=confidence(
+            2.0 * min(clipped.late if clipped is not None else 1.0, 1.0) / th.TRUNCATION_FAIL, 2.0, [term is not None]
+        ),
+        onset=onset,
+        evidence=evidence,
+        fix=FIX_TRUNCATION,
+        metrics=[names.CLIPPED, names.LENGTH, names.TERM_LENGTH],
+        mode="length",
     )
 
 

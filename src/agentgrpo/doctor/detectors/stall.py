@@ -1,5 +1,9 @@
 """Stall: the reward shows no sustained rise beyond the run's own noise.
 
+A weak rise (trend t >= T_FLAT but no significant ramp) is "inconclusive", unless over the whole run it
+moved the reward by less than ``MATERIAL_GROUP`` of the spread of rewards within groups (median
+``reward_std``): a policy that improved by a fraction of what its own samples differ by has not learned.
+
 Two kinds: groups still differ (reward_std real) but the policy does not improve; or the groups carry no
 signal at all (most groups identical: everything fails, or everything passes from the start).
 """
@@ -11,7 +15,7 @@ import numpy as np
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.text import num, pct, span
-from agentgrpo.doctor.finding import FAILURE, OK, WARNING, Finding, confidence, not_judged
+from agentgrpo.doctor.finding import FAILURE, OK, WARNING, Finding, confidence
 from agentgrpo.doctor.signals import Signals
 
 NAME = "stall"
@@ -29,55 +33,63 @@ FIX_NO_SIGNAL = (
 def detect(sig: Signals) -> Finding:
     facts = sig.reward
     if facts is None:
-        return not_judged(NAME, "reward")
+        return sig.unjudged(NAME)
     curve = facts.curve
     moved = span("reward", curve.early, curve.late)
     if facts.learned:
         rise = facts.rise
         return Finding(
-            NAME,
-            OK,
-            "learning: reward rose beyond noise",
-            0.0,
-            None,
-            [f"{moved}; rise begins at step {rise.onset:.0f} (t = {rise.t:.1f})"],
-            "",
-            [],
+            detector=NAME,
+            status=OK,
+            verdict="learning: reward rose beyond noise",
+            confidence=0.0,
+            onset=None,
+            evidence=[f"{moved}; rise begins at step {rise.onset:.0f} (t = {rise.t:.1f})"],
+            fix="",
+            metrics=[],
         )
     trend = curve.trend
     if trend.t <= -th.T_TREND:
         return Finding(
-            NAME,
-            WARNING,
-            "reward falling",
-            confidence(trend.t, th.T_TREND, []),
-            int(curve.x[0]),
-            [f"{moved} (trend t = {trend.t:.1f})"],
-            FIX_FLAT,
-            [names.REWARD],
+            detector=NAME,
+            status=WARNING,
+            verdict="reward falling",
+            confidence=confidence(trend.t, th.T_TREND, []),
+            onset=int(curve.x[0]),
+            evidence=[f"{moved} (trend t = {trend.t:.1f})"],
+            fix=FIX_FLAT,
+            metrics=[names.REWARD],
         )
-    if trend.t >= th.T_FLAT and trend.change >= th.MATERIAL_RISE * stats.noise(curve.y):
+    spread = sig.curve(names.REWARD_STD)
+    within = float(np.median(spread.y)) if spread is not None else 0.0
+    immaterial = within > 0 and trend.change < th.MATERIAL_GROUP * within
+    if trend.t >= th.T_FLAT and trend.change >= th.MATERIAL_RISE * stats.noise(curve.y) and not immaterial:
         return Finding(
-            NAME,
-            WARNING,
-            "inconclusive: a weak rise, not yet beyond noise",
-            0.5,
-            None,
-            [
+            detector=NAME,
+            status=WARNING,
+            verdict="inconclusive: a weak rise, not yet beyond noise",
+            confidence=0.5,
+            onset=None,
+            evidence=[
                 f"{moved} (trend t = {trend.t:.1f}; a stall needs |t| < {th.T_FLAT:.0f}, "
                 f"learning a ramp with t >= {th.T_CHANGE:.0f})"
             ],
-            "train longer (or log more often) before judging",
-            [names.REWARD],
+            fix="train longer (or log more often) before judging",
+            metrics=[names.REWARD],
         )
     zero = sig.curve(names.FRAC_ZERO_STD)
-    evidence = [f"{moved}: no sustained rise (trend t = {trend.t:.1f}, below {th.T_FLAT:.0f})"]
+    if trend.t >= th.T_FLAT:
+        evidence = [
+            f"{moved}: a weak rise (trend t = {trend.t:.1f}) of {num(trend.change)} over the run, under "
+            f"{th.MATERIAL_GROUP:.0%} of the reward spread within groups (reward_std ≈ {num(within)})"
+        ]
+    else:
+        evidence = [f"{moved}: no sustained rise (trend t = {trend.t:.1f}, below {th.T_FLAT:.0f})"]
     no_signal = zero is not None and zero.late_mean >= th.NO_SIGNAL_ZERO_STD
     supports = [no_signal]
     if no_signal:
         evidence.append(
-            f"{pct(zero.late_mean)} of groups have identical rewards late in the run "
-            "(zero advantage, no gradient)"
+            f"{pct(zero.late_mean)} of groups have identical rewards late in the run (zero advantage, no gradient)"
         )
         grad = sig.curve(names.GRAD_NORM)
         if grad is not None:
@@ -87,12 +99,19 @@ def detect(sig: Signals) -> Finding:
         verdict, fix = "stall: no learning signal (zero-variance groups)", FIX_NO_SIGNAL
     else:
         std = sig.curve(names.REWARD_STD)
-        if std is not None:
-            evidence.append(
-                f"groups do differ (reward_std ≈ {num(std.late)}), yet the policy does not improve"
-            )
+        if std is not None and std.late > 0:
+            evidence.append(f"groups do differ (reward_std ≈ {num(std.late)}), yet the policy does not improve")
+        elif std is not None:
+            evidence.append("reward_std ≈ 0 late: completions score alike, so there is little to learn from")
         verdict, fix = "stall: reward flat within noise", FIX_FLAT
     conf = confidence(2 * th.T_FLAT - abs(trend.t), th.T_FLAT, supports)
     return Finding(
-        NAME, FAILURE, verdict, conf, int(curve.x[0]), evidence, fix, [names.REWARD, names.FRAC_ZERO_STD]
+        detector=NAME,
+        status=FAILURE,
+        verdict=verdict,
+        confidence=conf,
+        onset=int(curve.x[0]),
+        evidence=evidence,
+        fix=fix,
+        metrics=[names.REWARD, names.FRAC_ZERO_STD],
     )

@@ -1,8 +1,9 @@
-"""Tool misuse: failing tool calls rise, or tool calls collapse toward zero (the policy stops using tools)."""
+"""Tool misuse: failing tool calls rise, most calls fail (rising or not: a tool failing 100% of its calls is
+not healthy), or tool calls collapse toward zero (the policy stops using tools)."""
 
 from __future__ import annotations
 
-from agentgrpo.doctor import names
+from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.text import moved, num, pct
 from agentgrpo.doctor.finding import FAILURE, OK, Finding, confidence, not_judged
@@ -38,6 +39,12 @@ def detect(sig: Signals) -> Finding:
             and fails.late_mean - r.before >= th.TOOL_FAIL_RISE
         ):
             findings.append((r, [moved("failing share of tool calls", r)], FIX_FAIL, "rising tool failures"))
+        elif fails.late_mean >= th.TOOL_FAIL_MOST:
+            start = r if r is not None and r.t >= th.T_CHANGE else None
+            onset = start.onset if start is not None else float(fails.x[0])
+            level = stats.Ramp(onset, onset, fails.early_mean, fails.late_mean, th.T_CHANGE * 2)
+            text = f"failing calls {pct(fails.early_mean)} early → {pct(fails.late_mean)} late"
+            findings.append((level, [text], FIX_FAIL, "most tool calls fail"))
     if calls is not None:
         r = calls.ramp(-1)
         before = max(calls.early, r.before) if r is not None else calls.early
@@ -47,16 +54,23 @@ def detect(sig: Signals) -> Finding:
             and before >= th.TOOL_CALLS_MIN
             and calls.late <= th.TOOL_CALLS_GONE * before
         ):
-            findings.append(
-                (r, [moved("tool calls per completion", r)], FIX_GONE, "tool calls collapsing to zero")
-            )
+            findings.append((r, [moved("tool calls per completion", r)], FIX_GONE, "tool calls collapsing to zero"))
     if not findings:
         evidence = []
         if calls is not None:
             evidence.append(f"tool calls per completion {num(calls.early)} early → {num(calls.late)} late")
         if fails is not None:
             evidence.append(f"failing calls {pct(fails.early_mean)} early → {pct(fails.late_mean)} late")
-        return Finding(NAME, OK, "tool use healthy", 0.0, None, evidence, "", [])
+        return Finding(
+            detector=NAME,
+            status=OK,
+            verdict="tool use healthy",
+            confidence=0.0,
+            onset=None,
+            evidence=evidence,
+            fix="",
+            metrics=[],
+        )
     findings.sort(key=lambda f: f[0].onset)
     ramp, evidence, fix, what = findings[0]
     for extra in findings[1:]:
@@ -68,12 +82,12 @@ def detect(sig: Signals) -> Finding:
         if c is not None and c.late > c.early:
             evidence.append(f"{k} {num(c.early)} early → {num(c.late)} late")
     return Finding(
-        NAME,
-        FAILURE,
-        f"tool misuse: {what}",
-        confidence(ramp.t, th.T_CHANGE, [len(findings) > 1]),
-        int(round(ramp.onset)),
-        evidence,
-        fix,
-        [names.TOOL_CALLS, names.TOOL_FAILURES],
+        detector=NAME,
+        status=FAILURE,
+        verdict=f"tool misuse: {what}",
+        confidence=confidence(ramp.t, th.T_CHANGE, [len(findings) > 1]),
+        onset=int(round(ramp.onset)),
+        evidence=evidence,
+        fix=fix,
+        metrics=[names.TOOL_CALLS, names.TOOL_FAILURES],
     )

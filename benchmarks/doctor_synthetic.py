@@ -39,9 +39,7 @@ class Case:
             for record in self.records:
                 fh.write(json.dumps(record) + "\n")
         lines = ["rewards:"] + [f"  - {{name: {r['name']}, weight: {r['weight']}}}" for r in self.rewards]
-        (run / "config.yaml").write_text(
-            "\n".join(lines) + "\n" if self.rewards else "{}\n", encoding="utf-8"
-        )
+        (run / "config.yaml").write_text("\n".join(lines) + "\n" if self.rewards else "{}\n", encoding="utf-8")
         return run
 
 
@@ -306,9 +304,7 @@ def length_gaming_modest(n: int, seed: int, onset_frac: float):
     length = 60 + 25 * ease(sim.t, start, 0.3 * n)
     curves = _base(sim, np.full(n, 1.0), length, 0.002 + 0.05 * sim.t / n, 96)
     correct = sim.bernoulli(np.full(n, 0.35))
-    bonus = np.clip((curves["completions__mean_length"] - 60) / 25, 0, 1)[:, None, None] * np.ones_like(
-        correct
-    )
+    bonus = np.clip((curves["completions__mean_length"] - 60) / 25, 0, 1)[:, None, None] * np.ones_like(correct)
     weights = {"length_bonus": 1.0, "correct": 0.0}
     comps = {"length_bonus": correct + bonus, "correct": correct}
     return "length", start + 1, assemble(sim, comps, weights, **curves), _cfg(weights), "failure"
@@ -333,9 +329,7 @@ def length_gaming_no_shadow(n: int, seed: int, onset_frac: float):
     return length_gaming(n, seed, onset_frac, shadow=False)
 
 
-def tool_adoption(
-    n: int, seed: int, onset_frac: float, padding: float = 0.0, call_tokens: float = 40.0
-):
+def tool_adoption(n: int, seed: int, onset_frac: float, padding: float = 0.0, call_tokens: float = 40.0):
     """The agent learns to call its tool: a call adds ``call_tokens`` tokens and makes a right answer
     likelier, so length and reward rise together with the call rate; no shadow, no truncation. Healthy.
 
@@ -400,7 +394,7 @@ def stall_no_signal(n: int, seed: int, onset_frac: float):
     sim = Sim(n, seed, spread=0.5)
     comps = {"correct": sim.bernoulli(np.full(n, 0.004))}
     curves = _base(sim, np.full(n, 0.8), np.full(n, 90.0), 0.001 + 0.001 * sim.t / n)
-    return "stall", 1, assemble(sim, comps, {"correct": 1.0}, **curves), [], "failure"
+    return "signal", 1, assemble(sim, comps, {"correct": 1.0}, **curves), [], "failure"
 
 
 def tool_failures(n: int, seed: int, onset_frac: float):
@@ -490,12 +484,8 @@ SCENARIOS: dict[str, Callable] = {
 
 def make(scenario: str, n: int, seed: int = 0, onset_frac: float = 0.4) -> Case:
     """One case. ``n`` logged steps (one per step), change planted at ``onset_frac`` of the run."""
-    expect, onset, records, rewards, level = SCENARIOS[scenario](
-        n, seed * 1000 + int(onset_frac * 100), onset_frac
-    )
-    return Case(
-        f"{scenario}-n{n}-s{seed}-o{int(onset_frac * 100)}", expect, onset, records, rewards, level, n
-    )
+    expect, onset, records, rewards, level = SCENARIOS[scenario](n, seed * 1000 + int(onset_frac * 100), onset_frac)
+    return Case(f"{scenario}-n{n}-s{seed}-o{int(onset_frac * 100)}", expect, onset, records, rewards, level, n)
 
 
 def cases(lengths=(60, 200, 1000), seeds=(0, 1), onsets=(0.3, 0.55)) -> Iterator[Case]:

@@ -1,0 +1,66 @@
+"""No learning signal: (nearly) every group has identical rewards from the start and through the run.
+
+GRPO's advantage is a reward minus its group's mean: when all completions of a prompt score the same, the
+prompt contributes no gradient. The share of identical groups (``frac_reward_zero_std``; when that is not
+logged, the share of steps whose batch ``reward_std`` is 0) at or above ``NO_SIGNAL_ZERO_STD`` in the first
+and in the last ``EDGE_FRAC`` of the run and over the whole run is a failure: the run never had anything to
+learn from. (A run that learned first and then saturated is the convergence detector's "saturated" warning.)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agentgrpo.doctor import names, stats
+from agentgrpo.doctor import thresholds as th
+from agentgrpo.doctor.detectors.text import num, pct
+from agentgrpo.doctor.finding import FAILURE, OK, Finding, confidence
+from agentgrpo.doctor.signals import Signals
+
+NAME = "signal"
+FIX = (
+    "the groups are identical, so advantages are zero: the task is too hard (all fail) or too easy "
+    "(all pass) for the model, or generation is degenerate; make the reward denser (partial credit), adjust "
+    "task difficulty, or raise temperature / num_generations so groups differ"
+)
+
+
+def _silent(sig: Signals) -> tuple[np.ndarray, np.ndarray, str] | None:
+    """(steps, per-step share of signal-less groups, what it is) from frac_reward_zero_std or reward_std."""
+    x, z = sig.table.series(names.FRAC_ZERO_STD)
+    if len(z) >= th.MIN_POINTS:
+        return x, z, "groups with identical rewards (frac_reward_zero_std)"
+    x, s = sig.table.series(names.REWARD_STD)
+    if len(s) >= th.MIN_POINTS:
+        return x, (np.abs(s) <= 1e-9).astype(float), "steps with reward_std = 0 (every completion scored the same)"
+    return None
+
+
+def detect(sig: Signals) -> Finding:
+    found = _silent(sig)
+    if found is None:
+        return sig.unjudged(NAME, names.FRAC_ZERO_STD)
+    x, share, how = found
+    early, late = (float(np.mean(w)) for w in stats.windows(share, th.EDGE_FRAC))
+    whole = float(np.mean(share))
+    evidence = [f"{how}: {pct(early)} early, {pct(late)} late, {pct(whole)} over the run"]
+    if min(early, late, whole) < th.NO_SIGNAL_ZERO_STD:
+        return Finding(detector=NAME, status=OK, verdict="groups carry a learning signal", evidence=evidence)
+    onset = int(x[0])
+    grad = sig.curve(names.GRAD_NORM)
+    if grad is not None:
+        evidence.append(f"grad_norm median {num(float(np.median(grad.y)))}")
+    std = sig.curve(names.REWARD_STD)
+    if std is not None:
+        evidence.append(f"reward_std median {num(float(np.median(std.y)))}")
+    supports = [min(early, late, whole) >= th.SATURATED_ZERO_STD]
+    return Finding(
+        detector=NAME,
+        status=FAILURE,
+        verdict="no learning signal: zero-variance groups throughout",
+        confidence=confidence(2.0 * min(early, late, whole) / th.NO_SIGNAL_ZERO_STD, 2.0, supports),
+        onset=onset,
+        evidence=evidence,
+        fix=FIX,
+        metrics=[names.FRAC_ZERO_STD, names.REWARD_STD, names.GRAD_NORM],
+    )
