@@ -1,0 +1,137 @@
+"""The job template: a process forked from the worker before any job data arrived, that forks each job.
+
+So every job starts from memory that never held another job's program, tests or expected values (the
+worker, which does hold them, never forks a job). The worker sends the template only a job's limits and
+uid with the job's pipe ends (``SCM_RIGHTS``); the template forks the job (in a new PID namespace where
+available), hands the worker a pidfd for it, reaps it and reports the wait status and CPU time. The job
+itself then reads its program from its request pipe, after every limit, namespace and filter is in force,
+and compiles it there.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import marshal
+import os
+import random
+import signal
+import socket
+
+from agentgrpo.sandbox import harness, isolation, linux
+from agentgrpo.sandbox.rlimits import apply_rlimits, tasks_of
+
+_MAX_MESSAGE = 1 << 16
+
+
+class Template:
+    """The worker's handle on its template process."""
+
+    def __init__(self, report: dict, bpf: bytes | None):
+        self.report, self.bpf = report, bpf
+        keep = [(os.open(p, os.O_PATH | os.O_DIRECTORY), p) for p in isolation.keep_paths() if p.startswith("/tmp/")]
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.pid = os.fork()
+        if self.pid == 0:
+            try:
+                mine.close()
+                linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)  # the worker's death ends the template
+                _serve(theirs, report, bpf, keep)
+            finally:
+                os._exit(0)
+        theirs.close()
+        for fd, _ in keep:
+            os.close(fd)
+        self.sock = mine
+
+    def spawn(self, spec: dict, fds: list[int]) -> tuple[int, int]:
+        """Start a job with ``fds`` (stdout, stderr, request read end, reply write end): (pid, pidfd)."""
+        socket.send_fds(self.sock, [marshal.dumps(spec)], fds)
+        data, got, _, _ = socket.recv_fds(self.sock, _MAX_MESSAGE, 1)
+        if not data or not got:
+            raise OSError("the job template did not start the job: " + repr(data[:200]))
+        return marshal.loads(data)["pid"], got[0]
+
+    def wait(self) -> tuple[int, float]:
+        """The last job's wait status and CPU seconds (once it has been reaped)."""
+        data = self.sock.recv(_MAX_MESSAGE)
+        if not data:
+            raise OSError("the job template is gone")
+        message = marshal.loads(data)
+        return message["status"], message["cpu_s"]
+
+    def close(self) -> None:
+        self.sock.close()
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+
+
+def _serve(sock: socket.socket, report: dict, bpf: bytes | None, keep: list) -> None:
+    while True:
+        try:
+            data, fds, _, _ = socket.recv_fds(sock, _MAX_MESSAGE, 8)
+        except OSError:
+            return
+        if not data:
+            return  # the worker is gone
+        spec = marshal.loads(data)
+        namespaces = report["pid_namespace"]
+        pid = isolation.fork_in_new_pid_namespace() if namespaces else os.fork()
+        if pid == 0:
+            sock.close()
+            _job(spec, fds, report, bpf, keep)  # never returns
+        for fd in fds:
+            os.close(fd)
+        pidfd = os.pidfd_open(pid)
+        socket.send_fds(sock, [marshal.dumps({"pid": pid})], [pidfd])
+        os.close(pidfd)
+        _, status, usage = os.wait4(pid, 0)
+        sock.send(marshal.dumps({"status": status, "cpu_s": usage.ru_utime + usage.ru_stime}))
+
+
+def _job(spec: dict, fds: list[int], report: dict, bpf: bytes | None, keep: list) -> None:
+    """The job process: isolate, limit, filter, then serve the program (never returns)."""
+    limits, uid, workdir = spec["limits"], spec["uid"], spec["workdir"]
+    try:
+        if report["pid_namespace"]:
+            isolation.enter_job(limits["scratch_mb"], keep)
+        else:
+            os.setsid()  # its own process group, killed as a whole
+            os.mkdir(workdir, 0o700)
+        _wire_fds(fds)
+        apply_rlimits(limits, _nproc_base(report, uid))
+        isolation.drop_privileges(report["mode"], uid, workdir)
+        try:
+            linux.join_new_session_keyring()
+        except OSError:
+            pass  # the worker's keyring is already a fresh, empty one
+        if bpf:
+            linux.install_seccomp(bpf)
+        os.chdir(workdir)
+        os.environ.update(HOME=workdir, TMPDIR="/tmp" if report["pid_namespace"] else workdir, PWD=workdir)
+        random.seed(0)  # the same starting state in every job
+    except BaseException as exc:
+        try:
+            data = harness.wire.encode(("setup_failed", harness.describe(exc)))
+            os.write(harness.REPLY_FD, len(data).to_bytes(4, "big") + data)
+        finally:
+            os._exit(70)
+    harness.serve(not report["pid_namespace"], limits["value_bytes"])
+
+
+def _wire_fds(fds: list[int]) -> None:
+    """stdin from /dev/null, stdout, stderr, requests on 3, replies on 4; every other descriptor closed."""
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (devnull, *fds)]  # no dup2 clobbers a source
+    for target, fd in enumerate(high):
+        os.dup2(fd, target)
+    os.closerange(harness.REPLY_FD + 1, os.sysconf("SC_OPEN_MAX"))
+
+
+def _nproc_base(report: dict, uid: int | None) -> int:
+    """Tasks that already count against RLIMIT_NPROC for the uid programs will run as."""
+    if uid is not None or report["pid_namespace"] or os.geteuid() == 0:
+        return 0  # a uid of its own, or a user namespace (counted per namespace), or root (not limited)
+    return tasks_of(os.geteuid())
