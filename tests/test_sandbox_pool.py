@@ -94,11 +94,7 @@ def test_output_is_captured_and_capped():
         ok = small.run("import sys\nprint('out')\nprint('err', file=sys.stderr)", ["assert True"])
         assert (ok.status, ok.stdout, ok.stderr) == (PASSED, "out\n", "err\n")
         flood = small.run("print('x' * 5000)", ["assert True"])
-        assert (
-            flood.status == OUTPUT_LIMIT
-            and len(flood.stdout) < 1100
-            and flood.stdout.endswith("[... truncated]")
-        )
+        assert flood.status == OUTPUT_LIMIT and len(flood.stdout) < 1100 and flood.stdout.endswith("[... truncated]")
 
 
 def test_results_do_not_depend_on_worker_or_history(box):

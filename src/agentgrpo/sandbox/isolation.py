@@ -295,18 +295,20 @@ def drop_to(uid: int) -> None:
     os.setresuid(uid, uid, uid)
 
 
-def enter_job(scratch_mb: int, keep_under_tmp: list[tuple[int, str]]) -> None:
+def enter_job(scratch_mb: int, keep_under_tmp: list[str]) -> None:
     """In a job that is PID 1 of its namespace: its own mount/IPC/network/UTS namespaces, scratch, /proc."""
     linux.unshare(linux.CLONE_NEWNS | linux.CLONE_NEWIPC | linux.CLONE_NEWNET | linux.CLONE_NEWUTS)
     linux.sethostname("sandbox")
+    keep = [(os.open(p, os.O_PATH | os.O_DIRECTORY), p) for p in keep_under_tmp]  # in this namespace
     linux.mount("tmpfs", "/tmp", "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, f"size={scratch_mb}m,mode=1777")
     for path, name in (("/var/tmp", ".var-tmp"), ("/dev/shm", ".shm")):
         if os.path.isdir(path):
             os.mkdir(f"/tmp/{name}", 0o1777)
             os.chmod(f"/tmp/{name}", 0o1777)
             linux.mount(f"/tmp/{name}", path, None, linux.MS_BIND)
-    for fd, path in keep_under_tmp:  # a virtual environment under /tmp stays importable
+    for fd, path in keep:  # a virtual environment under /tmp stays importable
         bind_back(fd, path)
+        os.close(fd)
     os.mkdir(WORKDIR, 0o700)
     linux.mount("proc", "/proc", "proc", linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC, "")
 

@@ -28,7 +28,7 @@ class Template:
 
     def __init__(self, report: dict, bpf: bytes | None):
         self.report, self.bpf = report, bpf
-        keep = [(os.open(p, os.O_PATH | os.O_DIRECTORY), p) for p in isolation.keep_paths() if p.startswith("/tmp/")]
+        keep = [p for p in isolation.keep_paths() if p.startswith("/tmp/")]
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.pid = os.fork()
         if self.pid == 0:
@@ -39,8 +39,6 @@ class Template:
             finally:
                 os._exit(0)
         theirs.close()
-        for fd, _ in keep:
-            os.close(fd)
         self.sock = mine
 
     def spawn(self, spec: dict, fds: list[int]) -> tuple[int, int]:
@@ -94,6 +92,7 @@ def _serve(sock: socket.socket, report: dict, bpf: bytes | None, keep: list) -> 
 def _job(spec: dict, fds: list[int], report: dict, bpf: bytes | None, keep: list) -> None:
     """The job process: isolate, limit, filter, then serve the program (never returns)."""
     limits, uid, workdir = spec["limits"], spec["uid"], spec["workdir"]
+    reply_fd = fds[3]  # until the descriptors are wired
     try:
         if report["pid_namespace"]:
             isolation.enter_job(limits["scratch_mb"], keep)
@@ -101,6 +100,7 @@ def _job(spec: dict, fds: list[int], report: dict, bpf: bytes | None, keep: list
             os.setsid()  # its own process group, killed as a whole
             os.mkdir(workdir, 0o700)
         _wire_fds(fds)
+        reply_fd = harness.REPLY_FD
         apply_rlimits(limits, _nproc_base(report, uid))
         isolation.drop_privileges(report["mode"], uid, workdir)
         try:
@@ -115,7 +115,7 @@ def _job(spec: dict, fds: list[int], report: dict, bpf: bytes | None, keep: list
     except BaseException as exc:
         try:
             data = harness.wire.encode(("setup_failed", harness.describe(exc)))
-            os.write(harness.REPLY_FD, len(data).to_bytes(4, "big") + data)
+            os.write(reply_fd, len(data).to_bytes(4, "big") + data)
         finally:
             os._exit(70)
     harness.serve(not report["pid_namespace"], limits["value_bytes"])

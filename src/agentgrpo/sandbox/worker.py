@@ -87,7 +87,7 @@ class Worker:
     def _collect(self, session: Session, steps: list, names: list, state: dict, in_process: bool) -> None:
         first = session.receive()
         if first[0] == "setup_failed":
-            state["setup"] = str(first[1:2])
+            state["setup"] = str(first[1]) if len(first) > 1 else "no reason given"
         elif first[0] == "error":
             state["error"] = str(first[1]) if len(first) > 1 else "an error"
         elif in_process:
