@@ -164,21 +164,35 @@ class Session:
             self.gone = reason
         self._kill()
 
-    def finish(self) -> float:
-        """Kill the job (its output is flushed before every reply), drain its pipes, close; the time taken."""
+    def finish(self, wait: bool = True) -> float:
+        """Kill the job, drain its pipes, close them; the time taken. Its output is flushed before every
+        reply, so a job whose last reply came (``wait=False``) needs no waiting for its exit or output."""
         self._kill()
-        limit = time.monotonic() + 5.0
-        while not self.exited and time.monotonic() < limit:
-            self._wait(limit)
-        limit = time.monotonic() + _GRACE_S  # output still in the pipes
-        while (self._open - {self.reply_fd}) and time.monotonic() < limit:
-            self._wait(limit)
+        if wait:
+            limit = time.monotonic() + 5.0
+            while not self.exited and time.monotonic() < limit:
+                self._wait(limit)
+            limit = time.monotonic() + _GRACE_S  # output still in the pipes
+            while (self._open - {self.reply_fd}) and time.monotonic() < limit:
+                self._wait(limit)
+        else:
+            for fd in (self.out_fd, self.err_fd):
+                self._drain_stream(fd)
         for fd in (self.out_fd, self.err_fd, self.reply_fd, self.request_fd, self.pidfd):
             try:
                 os.close(fd)
             except OSError:
                 pass
         return time.monotonic() - self.start
+
+    def _drain_stream(self, fd: int) -> None:
+        for _ in range(64):  # what is already in the pipe (bounded by the output cap anyway)
+            if fd not in self._open or self.gone in ("stdout", "stderr"):
+                return
+            before = len(self.streams[0]) + len(self.streams[1])
+            self._read(fd)
+            if len(self.streams[0]) + len(self.streams[1]) == before:
+                return
 
     def text(self, index: int) -> str:
         raw = bytes(self.streams[index]).decode("utf-8", errors="replace")

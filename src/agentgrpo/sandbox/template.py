@@ -14,6 +14,7 @@ import fcntl
 import marshal
 import os
 import random
+import select
 import signal
 import socket
 
@@ -40,22 +41,42 @@ class Template:
                 os._exit(0)
         theirs.close()
         self.sock = mine
+        self._statuses: dict[int, dict] = {}
+        self._ignored: set[int] = set()
 
     def spawn(self, spec: dict, fds: list[int]) -> tuple[int, int]:
         """Start a job with ``fds`` (stdout, stderr, request read end, reply write end): (pid, pidfd)."""
         socket.send_fds(self.sock, [marshal.dumps(spec)], fds)
-        data, got, _, _ = socket.recv_fds(self.sock, _MAX_MESSAGE, 1)
-        if not data or not got:
-            raise OSError("the job template did not start the job: " + repr(data[:200]))
-        return marshal.loads(data)["pid"], got[0]
+        while True:
+            message, got = self._next()
+            if message.get("kind") == "pid":
+                if not got:
+                    raise OSError("the job template sent no pidfd")
+                return message["pid"], got[0]
 
-    def wait(self) -> tuple[int, float]:
-        """The last job's wait status and CPU seconds (once it has been reaped)."""
-        data = self.sock.recv(_MAX_MESSAGE)
+    def wait(self, pid: int) -> tuple[int, float]:
+        """The job's wait status and CPU seconds, once the template has reaped it."""
+        while pid not in self._statuses:
+            self._next()
+        message = self._statuses.pop(pid)
+        return message["status"], message["cpu_s"]
+
+    def forget(self, pid: int) -> None:
+        """The job's exit status is not needed: drop it whenever it comes."""
+        if self._statuses.pop(pid, None) is None:
+            self._ignored.add(pid)
+
+    def _next(self) -> tuple[dict, list[int]]:
+        data, got, _, _ = socket.recv_fds(self.sock, _MAX_MESSAGE, 1)
         if not data:
             raise OSError("the job template is gone")
         message = marshal.loads(data)
-        return message["status"], message["cpu_s"]
+        if message.get("kind") == "status":
+            if message["pid"] in self._ignored:
+                self._ignored.discard(message["pid"])
+            else:
+                self._statuses[message["pid"]] = message
+        return message, got
 
     def close(self) -> None:
         self.sock.close()
@@ -67,26 +88,39 @@ class Template:
 
 
 def _serve(sock: socket.socket, report: dict, bpf: bytes | None, keep: list) -> None:
+    """Fork a job per request; report each one's exit as it comes (a dying job never delays the next)."""
+    poller, children = select.poll(), {}  # pidfd -> pid
+    poller.register(sock.fileno(), select.POLLIN)
     while True:
-        try:
-            data, fds, _, _ = socket.recv_fds(sock, _MAX_MESSAGE, 8)
-        except OSError:
-            return
-        if not data:
-            return  # the worker is gone
-        spec = marshal.loads(data)
-        namespaces = report["pid_namespace"]
-        pid = isolation.fork_in_new_pid_namespace() if namespaces else os.fork()
-        if pid == 0:
-            sock.close()
-            _job(spec, fds, report, bpf, keep)  # never returns
-        for fd in fds:
-            os.close(fd)
-        pidfd = os.pidfd_open(pid)
-        socket.send_fds(sock, [marshal.dumps({"pid": pid})], [pidfd])
-        os.close(pidfd)
-        _, status, usage = os.wait4(pid, 0)
-        sock.send(marshal.dumps({"status": status, "cpu_s": usage.ru_utime + usage.ru_stime}))
+        for fd, _ in poller.poll():
+            if fd != sock.fileno():
+                pid = children.pop(fd)
+                poller.unregister(fd)
+                os.close(fd)
+                _, status, usage = os.wait4(pid, 0)
+                sock.send(
+                    marshal.dumps(
+                        {"kind": "status", "pid": pid, "status": status, "cpu_s": usage.ru_utime + usage.ru_stime}
+                    )
+                )
+                continue
+            try:
+                data, fds, _, _ = socket.recv_fds(sock, _MAX_MESSAGE, 8)
+            except OSError:
+                return
+            if not data:
+                return  # the worker is gone
+            spec = marshal.loads(data)
+            pid = isolation.fork_in_new_pid_namespace() if report["pid_namespace"] else os.fork()
+            if pid == 0:
+                sock.close()
+                _job(spec, fds, report, bpf, keep)  # never returns
+            for child_fd in fds:
+                os.close(child_fd)
+            pidfd = os.pidfd_open(pid)
+            children[pidfd] = pid
+            poller.register(pidfd, select.POLLIN)
+            socket.send_fds(sock, [marshal.dumps({"kind": "pid", "pid": pid})], [pidfd])
 
 
 def _job(spec: dict, fds: list[int], report: dict, bpf: bytes | None, keep: list) -> None:

@@ -66,8 +66,13 @@ class Worker:
             self._collect(session, steps, names, state, in_process)
         except trusted.JobGone:
             pass
-        duration = session.finish()
-        wait_status, cpu_s = self.template.wait()
+        finished = bool(state.get("done")) and self.namespaces  # its exit status no longer matters
+        duration = session.finish(wait=not finished)
+        if finished:
+            wait_status, cpu_s = 0, 0.0
+            self.template.forget(pid)
+        else:
+            wait_status, cpu_s = self.template.wait(pid)
         self._after(pid, uid, name)
         status, reason = classify(session, state, wait_status, cpu_s, limits)
         tests = state["tests"]
@@ -137,7 +142,7 @@ class Worker:
                 pass
 
     def close(self) -> None:
-        self.template.close()
+        self.template.close()  # kills the template: a job still dying goes with it (PDEATHSIG)
         if self.base:
             isolation.remove_tree(os.open("/", os.O_RDONLY | os.O_DIRECTORY), self.base)
 
