@@ -43,7 +43,8 @@ def serve(block: bool, max_bytes: int = wire.MAX_BYTES) -> None:
     if request[2] == "in_process":
         run_tests(request[3], namespace)
     objects: dict[int, object] = {}
-    _reply(("ready", [_load(name, namespace) for name in request[4]]), objects)
+    loads = [_load(name, namespace) for name in request[4]]
+    _reply(("ready", loads, [_prefetch(group, namespace) for group in request[5]]), objects)
     while True:
         request = _recv()
         if request[0] == "end":
@@ -72,6 +73,21 @@ def _answer(request: tuple, namespace: dict, objects: dict) -> tuple:
     except BaseException as exc:
         return ("raise", _builtin_base(exc), describe(exc))
     return ("raise", "RuntimeError", f"unknown request {kind!r}")
+
+
+def _prefetch(group: list, namespace: dict) -> list:
+    """One test's calls made up front, in the order the test makes them; after one raises, the rest of that
+    test's calls are not made (as when the test runs), nor any call to a name the program lacks."""
+    if any(name not in namespace for name, _, _ in group):
+        return []
+    out = []
+    for name, args, kwargs in group:
+        try:
+            out.append(("ok", namespace[name](*args, **kwargs), [None] * len(args)))
+        except BaseException as exc:
+            out.append(("raise", _builtin_base(exc), describe(exc)))
+            break
+    return out
 
 
 def _load(name: str, namespace: dict):

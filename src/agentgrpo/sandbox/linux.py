@@ -60,6 +60,13 @@ def unshare(flags: int) -> None:
     _check(_libc.unshare(ctypes.c_int(flags)), "unshare")
 
 
+MNT_DETACH = 2
+
+
+def umount(target: str, flags: int = 0) -> None:
+    _check(_libc.umount2(os.fsencode(target), ctypes.c_int(flags)), f"umount {target}")
+
+
 def setns(fd: int, nstype: int) -> None:
     _check(_libc.setns(ctypes.c_int(fd), ctypes.c_int(nstype)), "setns")
 

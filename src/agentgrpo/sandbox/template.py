@@ -88,8 +88,9 @@ class Template:
 
 
 def _serve(sock: socket.socket, report: dict, bpf: bytes | None, keep: list) -> None:
-    """Fork a job per request; report each one's exit as it comes (a dying job never delays the next)."""
-    poller, children = select.poll(), {}  # pidfd -> pid
+    """Hand each request to a job process prepared in advance (its namespaces and scratch already set up,
+    before any job data existed), prepare the next one, and report each job's exit as it comes."""
+    poller, children, spare = select.poll(), {}, None  # children: pidfd -> pid
     poller.register(sock.fileno(), select.POLLIN)
     while True:
         for fd, _ in poller.poll():
@@ -98,11 +99,8 @@ def _serve(sock: socket.socket, report: dict, bpf: bytes | None, keep: list) -> 
                 poller.unregister(fd)
                 os.close(fd)
                 _, status, usage = os.wait4(pid, 0)
-                sock.send(
-                    marshal.dumps(
-                        {"kind": "status", "pid": pid, "status": status, "cpu_s": usage.ru_utime + usage.ru_stime}
-                    )
-                )
+                cpu_s = usage.ru_utime + usage.ru_stime
+                sock.send(marshal.dumps({"kind": "status", "pid": pid, "status": status, "cpu_s": cpu_s}))
                 continue
             try:
                 data, fds, _, _ = socket.recv_fds(sock, _MAX_MESSAGE, 8)
@@ -111,25 +109,54 @@ def _serve(sock: socket.socket, report: dict, bpf: bytes | None, keep: list) -> 
             if not data:
                 return  # the worker is gone
             spec = marshal.loads(data)
-            pid = isolation.fork_in_new_pid_namespace() if report["pid_namespace"] else os.fork()
-            if pid == 0:
-                sock.close()
-                _job(spec, fds, report, bpf, keep)  # never returns
+            pid, pidfd, channel = spare or _prepare(sock, report, bpf, keep, spec["limits"]["scratch_mb"])
+            socket.send_fds(channel, [data], fds)
+            channel.close()
             for child_fd in fds:
                 os.close(child_fd)
-            pidfd = os.pidfd_open(pid)
             children[pidfd] = pid
             poller.register(pidfd, select.POLLIN)
             socket.send_fds(sock, [marshal.dumps({"kind": "pid", "pid": pid})], [pidfd])
+            spare = _prepare(sock, report, bpf, keep, spec["limits"]["scratch_mb"])
 
 
-def _job(spec: dict, fds: list[int], report: dict, bpf: bytes | None, keep: list) -> None:
-    """The job process: isolate, limit, filter, then serve the program (never returns)."""
+def _prepare(sock, report: dict, bpf: bytes | None, keep: list, scratch_mb: int):
+    """Fork the next job process; it isolates itself and waits for its spec: (pid, pidfd, its channel)."""
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pid = isolation.fork_in_new_pid_namespace() if report["pid_namespace"] else os.fork()
+    if pid == 0:
+        sock.close()
+        mine.close()
+        _job(theirs, report, bpf, keep, scratch_mb)  # never returns
+    theirs.close()
+    return pid, os.pidfd_open(pid), mine
+
+
+def _job(channel: socket.socket, report: dict, bpf: bytes | None, keep: list, scratch_mb: int) -> None:
+    """The job process: isolate, wait for the spec, limit, filter, then serve the program (never returns)."""
+    problem = None
+    try:
+        linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)  # the template's death ends a waiting job
+        if report["pid_namespace"]:
+            isolation.enter_job(scratch_mb, keep)
+    except BaseException as exc:
+        problem = exc
+    try:
+        data, fds, _, _ = socket.recv_fds(channel, _MAX_MESSAGE, 8)
+    except OSError:
+        os._exit(0)
+    if not data or len(fds) != 4:
+        os._exit(0)
+    channel.close()
+    spec = marshal.loads(data)
     limits, uid, workdir = spec["limits"], spec["uid"], spec["workdir"]
     reply_fd = fds[3]  # until the descriptors are wired
     try:
+        if problem is not None:
+            raise problem
         if report["pid_namespace"]:
-            isolation.enter_job(limits["scratch_mb"], keep)
+            if limits["scratch_mb"] != scratch_mb:
+                isolation.resize_scratch(limits["scratch_mb"])
         else:
             os.setsid()  # its own process group, killed as a whole
             os.mkdir(workdir, 0o700)

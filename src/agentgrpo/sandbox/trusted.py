@@ -67,17 +67,70 @@ def free_names(sources: list[str]) -> list[str]:
     return sorted(loaded - bound - _BUILTIN_NAMES)
 
 
+def plan_calls(steps: list[tuple[bool, str]], names: list[str]) -> list[list[tuple[str, list, dict]]]:
+    """Calls the tests will make, to be made up front in one round trip: per test, ``(name, args, kwargs)``.
+
+    Only for tests that are each one ``assert`` built from calls of program names with literal arguments,
+    literals, one comparison and ``not``: their calls happen in a fixed order whatever the values, so making
+    them first (in that order, stopping a test's calls at the first that raises) is what running the tests
+    would do. Planning stops at the first test that is anything else; its calls and later ones are asked one
+    by one. The asserts themselves are still evaluated here, on the answers.
+
+    >>> plan_calls([(True, "assert f(1) == g('a')"), (True, "assert not f(2)"), (True, "x = 1")], ["f", "g"])
+    [[('f', [1], {}), ('g', ['a'], {})], [('f', [2], {})]]
+    """
+    plan, wanted = [], set(names)
+    for is_test, source in steps:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return plan
+        body = tree.body
+        if not is_test or len(body) != 1 or not isinstance(body[0], ast.Assert) or body[0].msg is not None:
+            return plan
+        calls: list = []
+        if not _plannable(body[0].test, wanted, calls):
+            return plan
+        plan.append(calls)
+    return plan
+
+
+def _plannable(node: ast.expr, names: set, calls: list) -> bool:
+    if isinstance(node, ast.Compare):
+        return len(node.ops) == 1 and all(_plannable(n, names, calls) for n in (node.left, *node.comparators))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not | ast.USub):
+        return _plannable(node.operand, names, calls)
+    if isinstance(node, ast.Call):
+        if not isinstance(node.func, ast.Name) or node.func.id not in names:
+            return False
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return False
+        try:
+            args = [ast.literal_eval(a) for a in node.args]
+            kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return False
+        calls.append((node.func.id, args, kwargs))
+        return True
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
 class Remote:
     """An object that lives in the job. Only calls, attribute reads and iteration are forwarded."""
 
-    __slots__ = ("_handle", "_session")
+    __slots__ = ("_handle", "_session", "_name")
 
-    def __init__(self, handle: wire.Handle, session):
+    def __init__(self, handle: wire.Handle, session, name: str = ""):
         object.__setattr__(self, "_handle", handle)
         object.__setattr__(self, "_session", session)
+        object.__setattr__(self, "_name", name)
 
     def __call__(self, *args, **kwargs):
-        reply = self._session.ask(("call", self._handle.id, list(args), kwargs))
+        reply = self._session.ask(("call", self._handle.id, list(args), kwargs), self._name)
         for arg, new in zip(args, reply[2], strict=False):
             _write_back(arg, new)
         return reply[1]
@@ -159,7 +212,8 @@ def bindings(items: list, names: list[str]) -> dict:
     out = {}
     for name, item in zip(names, items, strict=True):
         if item[0] == "value":
-            out[name] = item[1]
+            value = item[1]
+            out[name] = Remote(value._handle, value._session, name) if type(value) is Remote else value
         elif item[0] == "module":
             module = _own_module(item[1], name)
             out[name] = module if module is not None else item[2]

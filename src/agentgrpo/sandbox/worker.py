@@ -60,10 +60,11 @@ class Worker:
         total = sum(1 for t, _ in steps if t)
         state = {"tests": ["not run"] * total}
         names = [] if in_process else trusted.free_names([source for _, source in steps])
+        plan = [] if in_process else trusted.plan_calls(steps, names)
         mode = "in_process" if in_process else "trusted"
-        try:  # the tests themselves never reach the job in the trusted mode: only the names they read
-            session.send(("program", program, mode, steps if in_process else None, names))
-            self._collect(session, steps, names, state, in_process)
+        try:  # the tests never reach the job in the trusted mode: only the names they read and literal calls
+            session.send(("program", program, mode, steps if in_process else None, names, plan))
+            self._collect(session, steps, names, plan, state, in_process)
         except trusted.JobGone:
             pass
         finished = bool(state.get("done")) and self.namespaces  # its exit status no longer matters
@@ -89,7 +90,7 @@ class Worker:
             "unsplittable": bool(session.unsplittable),
         }
 
-    def _collect(self, session: Session, steps: list, names: list, state: dict, in_process: bool) -> None:
+    def _collect(self, session: Session, steps: list, names: list, plan: list, state: dict, in_process: bool) -> None:
         first = session.receive()
         if first[0] == "setup_failed":
             state["setup"] = str(first[1]) if len(first) > 1 else "no reason given"
@@ -102,7 +103,8 @@ class Worker:
                 reply = session.receive()
             state["tests"][: len(reports)] = reports
             state["done"] = reply[0] == "done" and len(reports) == len(state["tests"])
-        elif first[0] == "ready" and len(first) == 2 and type(first[1]) is list and len(first[1]) == len(names):
+        elif first[0] == "ready" and len(first) == 3 and type(first[1]) is list and len(first[1]) == len(names):
+            session.expect(plan, first[2])
             results = trusted.evaluate(steps, session, names, trusted.localize(first[1], session))
             state["tests"][: len(results)] = results
             state["done"] = not session.gone and len(results) == len(state["tests"])
