@@ -323,12 +323,6 @@ def enter_job(scratch_mb: int, keep_under_tmp: list[str]) -> None:
     linux.mount("proc", "/proc", "proc", linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC, "")
 
 
-def resize_scratch(scratch_mb: int) -> None:
-    """A new size for the job's tmpfs (prepared with the previous job's size)."""
-    flags = linux.MS_REMOUNT | linux.MS_NOSUID | linux.MS_NODEV
-    linux.mount("tmpfs", "/tmp", "tmpfs", flags, f"size={scratch_mb}m,mode=1777")
-
-
 def drop_privileges(mode: str, uid: int | None, workdir: str) -> None:
     """Become the job's own uid (or shed all capabilities in a user namespace); no regaining them by exec."""
     if uid is not None:

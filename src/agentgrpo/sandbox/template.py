@@ -109,7 +109,11 @@ def _serve(sock: socket.socket, report: dict, bpf: bytes | None, keep: list) -> 
             if not data:
                 return  # the worker is gone
             spec = marshal.loads(data)
-            pid, pidfd, channel = spare or _prepare(sock, report, bpf, keep, spec["limits"]["scratch_mb"])
+            scratch_mb = spec["limits"]["scratch_mb"]
+            if spare is not None and spare[3] != scratch_mb:  # prepared for another size: start afresh
+                _discard(spare)
+                spare = None
+            pid, pidfd, channel, _ = spare or _prepare(sock, report, bpf, keep, scratch_mb)
             socket.send_fds(channel, [data], fds)
             channel.close()
             for child_fd in fds:
@@ -117,7 +121,7 @@ def _serve(sock: socket.socket, report: dict, bpf: bytes | None, keep: list) -> 
             children[pidfd] = pid
             poller.register(pidfd, select.POLLIN)
             socket.send_fds(sock, [marshal.dumps({"kind": "pid", "pid": pid})], [pidfd])
-            spare = _prepare(sock, report, bpf, keep, spec["limits"]["scratch_mb"])
+            spare = _prepare(sock, report, bpf, keep, scratch_mb)
 
 
 def _prepare(sock, report: dict, bpf: bytes | None, keep: list, scratch_mb: int):
@@ -129,16 +133,32 @@ def _prepare(sock, report: dict, bpf: bytes | None, keep: list, scratch_mb: int)
         mine.close()
         _job(theirs, report, bpf, keep, scratch_mb)  # never returns
     theirs.close()
-    return pid, os.pidfd_open(pid), mine
+    return pid, os.pidfd_open(pid), mine, scratch_mb
+
+
+def _discard(spare) -> None:
+    pid, pidfd, channel, _ = spare
+    channel.close()
+    signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    os.close(pidfd)
 
 
 def _job(channel: socket.socket, report: dict, bpf: bytes | None, keep: list, scratch_mb: int) -> None:
-    """The job process: isolate, wait for the spec, limit, filter, then serve the program (never returns)."""
+    """The job process: isolate and filter itself, wait for the spec, limit itself, then serve the program
+    (never returns). Everything up to the filter happens before the job's data exists."""
     problem = None
     try:
         linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)  # the template's death ends a waiting job
         if report["pid_namespace"]:
             isolation.enter_job(scratch_mb, keep)
+        try:
+            linux.join_new_session_keyring()
+        except OSError:
+            pass  # the worker's keyring is already a fresh, empty one
+        linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)
+        if bpf:
+            linux.install_seccomp(bpf)  # from here on no mount, namespace, keyring, socket, ... for this process
     except BaseException as exc:
         problem = exc
     try:
@@ -154,22 +174,13 @@ def _job(channel: socket.socket, report: dict, bpf: bytes | None, keep: list, sc
     try:
         if problem is not None:
             raise problem
-        if report["pid_namespace"]:
-            if limits["scratch_mb"] != scratch_mb:
-                isolation.resize_scratch(limits["scratch_mb"])
-        else:
+        if not report["pid_namespace"]:
             os.setsid()  # its own process group, killed as a whole
             os.mkdir(workdir, 0o700)
         _wire_fds(fds)
         reply_fd = harness.REPLY_FD
         apply_rlimits(limits, _nproc_base(report, uid))
         isolation.drop_privileges(report["mode"], uid, workdir)
-        try:
-            linux.join_new_session_keyring()
-        except OSError:
-            pass  # the worker's keyring is already a fresh, empty one
-        if bpf:
-            linux.install_seccomp(bpf)
         os.chdir(workdir)
         os.environ.update(HOME=workdir, TMPDIR="/tmp" if report["pid_namespace"] else workdir, PWD=workdir)
         random.seed(0)  # the same starting state in every job
