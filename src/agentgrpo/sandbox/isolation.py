@@ -75,6 +75,8 @@ def isolate_worker(requested: str, hide: list[str], seccomp_ok: bool) -> dict:
     _minimal_dev(report)
     _detach("/sys")
     _cover("/sys", report)
+    if os.path.isdir("/var/tmp"):
+        _cover("/var/tmp", report)  # empty and read-only: TMPDIR and the job's tmpfs are /tmp
     try:
         linux.make_tree_readonly("/")
         report["root_fs"] = "read-only (every mount); the job's tmpfs is its only writable place"
@@ -89,7 +91,7 @@ def isolate_worker(requested: str, hide: list[str], seccomp_ok: bool) -> dict:
     if report["pid_namespace"]:
         report.update(
             job_namespaces=["pid", "mount", "ipc", "network", "uts"],
-            scratch="private tmpfs per job (/tmp, /var/tmp, /dev/shm), freed with its mount namespace",
+            scratch="private tmpfs per job (/tmp; /dev/shm -> /tmp/.shm), freed with its mount namespace",
             proc="private /proc per job (its own PID namespace)",
         )
     return report
@@ -202,8 +204,8 @@ def _minimal_dev(report: dict) -> None:
         finally:
             for fd in fds.values():
                 os.close(fd)
-        os.mkdir("/dev/shm", 0o1777)
         for link, target in (
+            ("shm", "/tmp/.shm"),  # the job's own tmpfs: one mount per job serves /tmp and /dev/shm
             ("fd", "/proc/self/fd"),
             ("stdin", "/proc/self/fd/0"),
             ("stdout", "/proc/self/fd/1"),
@@ -311,11 +313,8 @@ def enter_job(scratch_mb: int, keep_under_tmp: list[str]) -> None:
     linux.sethostname("sandbox")
     keep = [(os.open(p, os.O_PATH | os.O_DIRECTORY), p) for p in keep_under_tmp]  # in this namespace
     linux.mount("tmpfs", "/tmp", "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, f"size={scratch_mb}m,mode=1777")
-    for path, name in (("/var/tmp", ".var-tmp"), ("/dev/shm", ".shm")):
-        if os.path.isdir(path):
-            os.mkdir(f"/tmp/{name}", 0o1777)
-            os.chmod(f"/tmp/{name}", 0o1777)
-            linux.mount(f"/tmp/{name}", path, None, linux.MS_BIND)
+    os.mkdir("/tmp/.shm", 0o1777)  # /dev/shm points here
+    os.chmod("/tmp/.shm", 0o1777)
     for fd, path in keep:  # a virtual environment under /tmp stays importable
         bind_back(fd, path)
         os.close(fd)
