@@ -7,7 +7,7 @@ by an empty directory, and then every mount is made read-only.
 
 Job level (in each fresh child, see `agentgrpo.sandbox.template`): PID namespace (the job is PID 1;
 when it dies the kernel kills every process it left), its own mount, IPC, network and UTS namespaces,
-a fresh tmpfs on /tmp (also behind /var/tmp and /dev/shm: the only writable place, freed by the kernel
+a fresh tmpfs on /tmp (/dev/shm links into it: the only writable place, freed by the kernel
 with the namespace, so nothing is ever removed by path), its own /proc, a uid of its own (as root), no
 capabilities, ``no_new_privs``, limits and the seccomp filter.
 
