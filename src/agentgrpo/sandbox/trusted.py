@@ -70,14 +70,17 @@ def free_names(sources: list[str]) -> list[str]:
 def plan_calls(steps: list[tuple[bool, str]], names: list[str]) -> list[list[tuple[str, list, dict]]]:
     """Calls the tests will make, to be made up front in one round trip: per test, ``(name, args, kwargs)``.
 
-    Only for tests that are each one ``assert`` built from calls of program names with literal arguments,
-    literals, one comparison and ``not``: their calls happen in a fixed order whatever the values, so making
-    them first (in that order, stopping a test's calls at the first that raises) is what running the tests
-    would do. Planning stops at the first test that is anything else; its calls and later ones are asked one
-    by one. The asserts themselves are still evaluated here, on the answers.
+    Only for tests that are each one ``assert`` of a call of a program name with literal arguments, or of
+    one comparison between such calls and literals, possibly under one ``not``: all their calls happen, in
+    a fixed order, before anything that could raise here, so making them first (in that order, stopping a
+    test's calls at the first that raises) is what running the tests would do. Planning stops at the first
+    test that is anything else; its calls and later ones are asked one by one. The asserts themselves are
+    still evaluated here, on the answers, and a test only waits for its own calls' answers.
 
     >>> plan_calls([(True, "assert f(1) == g('a')"), (True, "assert not f(2)"), (True, "x = 1")], ["f", "g"])
     [[('f', [1], {}), ('g', ['a'], {})], [('f', [2], {})]]
+    >>> plan_calls([(True, "assert -f(1) == f(2)")], ["f"])  # negating the first answer may raise first
+    []
     """
     plan, wanted = [], set(names)
     for is_test, source in steps:
@@ -89,17 +92,20 @@ def plan_calls(steps: list[tuple[bool, str]], names: list[str]) -> list[list[tup
         if not is_test or len(body) != 1 or not isinstance(body[0], ast.Assert) or body[0].msg is not None:
             return plan
         calls: list = []
-        if not _plannable(body[0].test, wanted, calls):
+        test = body[0].test
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test = test.operand
+        operands = [test.left, *test.comparators] if isinstance(test, ast.Compare) and len(test.ops) == 1 else [test]
+        if isinstance(test, ast.Compare) and len(test.ops) != 1:
+            return plan
+        if not all(_plannable(operand, wanted, calls) for operand in operands):
             return plan
         plan.append(calls)
     return plan
 
 
 def _plannable(node: ast.expr, names: set, calls: list) -> bool:
-    if isinstance(node, ast.Compare):
-        return len(node.ops) == 1 and all(_plannable(n, names, calls) for n in (node.left, *node.comparators))
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not | ast.USub):
-        return _plannable(node.operand, names, calls)
+    """A call of a program name with literal arguments (recorded in ``calls``), or a literal."""
     if isinstance(node, ast.Call):
         if not isinstance(node.func, ast.Name) or node.func.id not in names:
             return False

@@ -103,8 +103,8 @@ class Worker:
                 reply = session.receive()
             state["tests"][: len(reports)] = reports
             state["done"] = reply[0] == "done" and len(reports) == len(state["tests"])
-        elif first[0] == "ready" and len(first) == 3 and type(first[1]) is list and len(first[1]) == len(names):
-            session.expect(plan, first[2])
+        elif first[0] == "ready" and len(first) == 2 and type(first[1]) is list and len(first[1]) == len(names):
+            session.expect(plan)
             results = trusted.evaluate(steps, session, names, trusted.localize(first[1], session))
             state["tests"][: len(results)] = results
             state["done"] = not session.gone and len(results) == len(state["tests"])
