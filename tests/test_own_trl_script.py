@@ -49,6 +49,7 @@ def test_recorder_and_live_doctor_in_a_plain_grpotrainer_script(tiny_sft_dir, tm
     live = [json.loads(line) for line in (run_dir / "doctor_live.jsonl").read_text().splitlines()]
     assert live[-1]["event"] == "final" and live[-1]["steps_seen"] == 2
     capsys.readouterr()
+    capsys.readouterr()  # training's own output
     code = main(["doctor", str(run_dir), "--json", "--no-report"])
     verdict = json.loads(capsys.readouterr().out)["verdict"]
     assert (code, verdict) == (2, "too_short")  # the doctor read the script's log: 2 steps are too few to judge
