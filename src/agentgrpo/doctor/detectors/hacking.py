@@ -228,7 +228,8 @@ def _shortcut(sig: Signals, comps: list[str]) -> Finding:
             fix=fix,
             metrics=[_comp(up_name), _comp(down_name)],
         )
-    saturated = [c for c in rising if _saturated(sig, c)]
+    # a task component (correctness, accuracy, ...) that saturates is the objective being met, not a shortcut
+    saturated = [c for c in rising if _saturated(sig, c) and not is_task(c)]
     if len(rising) == 1 and saturated:
         name, up = saturated[0], rising[saturated[0]]
         flat = ", ".join(c for c in comps if c != name)
