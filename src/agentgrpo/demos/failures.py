@@ -67,11 +67,11 @@ _MODULE = __name__
 
 # mode -> (overrides of the demo config, the mode the doctor must name, the true onset step)
 RECIPES: dict[str, tuple[dict, str, int]] = {
-    "hacking": ({"rewards": [f"{_MODULE}:efficiency_proxy", SHADOW], "stop_on": ["hacking"]}, "hacking",
-                SWITCH_STEP),
-    "length": ({"rewards": [f"{_MODULE}:length_bonus", SHADOW], "max_completion_length": 96,
-                "stop_on": ["length"]}, "length", SWITCH_STEP),
-    "collapse": ({"learning_rate": 0.03, "stop_on": ["collapse"]}, "collapse", 3),
+    "hacking": ({"rewards": [{"name": f"{_MODULE}:efficiency_proxy", "alias": "efficiency"}, SHADOW],
+                 "stop_on": ["hacking"]}, "hacking", SWITCH_STEP),
+    "length": ({"rewards": [{"name": f"{_MODULE}:length_bonus", "alias": "length_bonus"}, SHADOW],
+                "max_completion_length": 96, "stop_on": ["length"]}, "length", SWITCH_STEP),
+    "collapse": ({"learning_rate": 0.05, "stop_on": ["collapse"]}, "collapse", 3),
 }
 COMMON = {"eval_before": False, "eval_after": False, "doctor_every": 5, "max_steps": 80}
 

@@ -42,7 +42,7 @@ def detect(sig: Signals) -> Finding:
     grew = growth >= th.LENGTH_RISE
     tools = found = None
     if grew:
-        tools = None if _shadow_curves(sig) else _tool_explained(sig, length)
+        tools = _tool_explained(sig, length)  # an agent that adopts its tool writes longer: not padding
         found = None if tools is not None else _gaming(sig, rise, clipped, growth)
         if found is not None and found.status == FAILURE:
             return found

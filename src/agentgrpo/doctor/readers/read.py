@@ -324,7 +324,9 @@ def _apply_weights(run: Run) -> None:
     lookup = {c.lower(): c for c in comps}
     resolved = {}
     for name, weight in weights.items():
-        comp = name if name in comps else lookup.get(name.lower())
+        short = name.rsplit(":", 1)[-1]  # `module:function` / `file.py:function`: TRL logs the function's name
+        comp = next((c for c in (name, short) if c in comps), None) or lookup.get(name.lower()) or lookup.get(
+            short.lower())
         if comp is None:
             run.notes.append(f"config reward {name!r} has no rewards/{name}/mean column in the log")
         else:

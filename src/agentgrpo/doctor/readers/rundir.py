@@ -72,13 +72,18 @@ def _is_spec(item) -> bool:
 
 
 def _spec(item) -> tuple[str, float]:
-    """A reward spec (a name, or ``{name, weight}``) as (name, weight)."""
+    """A reward spec (a name, or ``{name, weight, alias}``) as (the name TRL logs it under, weight).
+
+    >>> _spec({"name": "x.py:score", "alias": "score", "weight": 0}), _spec("correct_answer")
+    (('score', 0.0), ('correct_answer', 1.0))
+    """
     if isinstance(item, str):
         return item, 1.0
+    name = item.get("alias") or item["name"]
     try:
-        return item["name"], float(item.get("weight", 1.0))
+        return name, float(item.get("weight", 1.0))
     except (TypeError, ValueError):
-        return item["name"], 1.0
+        return name, 1.0
 
 
 def read_eval(path: Path) -> tuple[dict, list[str]]:
