@@ -4,7 +4,7 @@ doctor name it. ``agentgrpo demo --failure hacking|length|collapse``.
 - hacking: from `SWITCH_STEP`, the trained reward is a gameable *efficiency* proxy (a bare number pays,
   fewer tool calls pay more: skipping the tool is rewarded); the true reward, ``correct_answer``, is logged
   as a weight-0 shadow. The proxy rises while the true objective falls; the live doctor stops the run.
-- length: from `SWITCH_STEP`, a bonus for longer final answers: the model pads its answer.
+- length: from `LENGTH_SWITCH_STEP`, a bonus for longer final answers: the model pads its answer.
 - collapse: a learning rate 100x the demo's; the policy degenerates within a few steps.
 
 The rewards switch at a known step (read from the ``trainer_state`` TRL passes to reward functions), so the
@@ -16,6 +16,7 @@ from __future__ import annotations
 from agentgrpo.tasks.calculator import correct_answer, final_text, well_formed
 
 SWITCH_STEP = 30
+LENGTH_SWITCH_STEP = 10  # padding must be found while the policy still explores (entropy falls as it learns)
 
 
 def _switched(trainer_state, switch_step: int) -> bool:
@@ -49,7 +50,7 @@ def efficiency_proxy(completions, answer, trainer_state=None, switch_step: int =
     return [f - 0.5 * (min(_tool_calls(c), 2) - 1) for f, c in zip(formats, completions, strict=True)]
 
 
-def length_bonus(completions, answer, trainer_state=None, switch_step: int = SWITCH_STEP, **kwargs):
+def length_bonus(completions, answer, trainer_state=None, switch_step: int = LENGTH_SWITCH_STEP, **kwargs):
     """Before the switch: correctness. After: correctness plus up to 2.0 for a longer final answer.
 
     >>> state = type("S", (), {"global_step": 40})()
@@ -70,7 +71,8 @@ RECIPES: dict[str, tuple[dict, str, int]] = {
     "hacking": ({"rewards": [{"name": f"{_MODULE}:efficiency_proxy", "alias": "efficiency"}, SHADOW],
                  "stop_on": ["hacking"]}, "hacking", SWITCH_STEP),
     "length": ({"rewards": [{"name": f"{_MODULE}:length_bonus", "alias": "length_bonus"}, SHADOW],
-                "max_completion_length": 96, "stop_on": ["length"]}, "length", SWITCH_STEP),
+                "max_completion_length": 96, "lr_scheduler_type": "constant_with_warmup", "stop_on": ["length"]},
+               "length", LENGTH_SWITCH_STEP),
     "collapse": ({"learning_rate": 0.05, "stop_on": ["collapse"]}, "collapse", 3),
 }
 COMMON = {"eval_before": False, "eval_after": False, "doctor_every": 5, "max_steps": 80}
