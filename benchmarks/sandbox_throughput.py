@@ -7,11 +7,13 @@ verdicts (they must be identical) and the throughput. Prints the ratio; exits 1 
 
     python benchmarks/sandbox_throughput.py                # 240 programs, 2 workers
     python benchmarks/sandbox_throughput.py --n 400 --workers 2
+    python benchmarks/sandbox_throughput.py --breakdown    # also: where a job's time goes (needs root)
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import time
@@ -90,8 +92,7 @@ TEMPLATES = [
         ],
     ),
     (
-        "def is_palindrome(s):\n    t = ''.join(c.lower() for c in s if c.isalnum())\n"
-        "    return t == t[::-1]",
+        "def is_palindrome(s):\n    t = ''.join(c.lower() for c in s if c.isalnum())\n    return t == t[::-1]",
         "def is_palindrome(s):\n    return s == s[::-1]",
         lambda k: [
             f"assert is_palindrome('A{'b' * (k % 4)}a') == True",
@@ -109,8 +110,7 @@ TEMPLATES = [
         ],
     ),
     (
-        "def word_freq(s):\n    out = {}\n    for w in s.split():\n        out[w] = out.get(w, 0) + 1\n"
-        "    return out",
+        "def word_freq(s):\n    out = {}\n    for w in s.split():\n        out[w] = out.get(w, 0) + 1\n    return out",
         "def word_freq(s):\n    return {w: 1 for w in s.split()}",
         lambda k: [
             "assert word_freq('a b a') == {'a': 2, 'b': 1}",
@@ -172,9 +172,7 @@ def baseline(jobs) -> list[list[bool]]:
     """One fresh interpreter per assert, sequentially: pass == exit code 0."""
     return [
         [
-            subprocess.run(
-                [sys.executable, "-c", program + "\n" + test], capture_output=True, timeout=30
-            ).returncode
+            subprocess.run([sys.executable, "-c", program + "\n" + test], capture_output=True, timeout=30).returncode
             == 0
             for test in tests
         ]
@@ -186,10 +184,102 @@ def sandboxed(box: Sandbox, jobs) -> list[list[bool]]:
     return [[t == "passed" for t in v.tests] for v in box.run_many(jobs)]
 
 
+def breakdown(jobs, repeat: int = 200) -> list[str]:
+    """Per-job costs, measured one after another in a throwaway process set up like a worker (root only)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        try:
+            lines = _measure(jobs, repeat)
+        except BaseException as exc:  # report, never hang the benchmark
+            lines = [f"breakdown failed: {type(exc).__name__}: {exc}"]
+        os.write(write, "\n".join(lines).encode())
+        os._exit(0)
+    os.close(write)
+    chunks = []
+    while chunk := os.read(read, 65536):
+        chunks.append(chunk)
+    os.waitpid(pid, 0)
+    return b"".join(chunks).decode().splitlines()
+
+
+def _measure(jobs, repeat: int) -> list[str]:
+    from agentgrpo.sandbox import isolation, linux, seccomp, wire
+    from agentgrpo.sandbox import jobs as job_steps
+    from agentgrpo.sandbox.limits import Limits
+    from agentgrpo.sandbox.worker import Worker
+
+    bpf, _ = seccomp.build()
+    report = isolation.isolate_worker("auto", [], True)
+    if not report["pid_namespace"]:
+        return ["breakdown: needs the namespace modes (run as root)"]
+    limits = Limits().to_dict()
+
+    def per_call_ms(fn, n=repeat):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        return (time.perf_counter() - t0) / n * 1000
+
+    def child(body):
+        def run():
+            pid = os.fork()
+            if pid == 0:
+                body()
+                os._exit(0)
+            os.waitpid(pid, 0)
+
+        return run
+
+    def in_pid_ns(body):
+        def run():
+            pid = isolation.fork_in_new_pid_namespace()
+            if pid == 0:
+                body()
+                os._exit(0)
+            os.waitpid(pid, 0)
+
+        return run
+
+    fork = per_call_ms(child(lambda: None))
+    pidns = per_call_ms(in_pid_ns(lambda: None))
+    ns = per_call_ms(in_pid_ns(lambda: isolation.enter_job(limits["scratch_mb"], [])))
+    filt = per_call_ms(child(lambda: (linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1), linux.install_seccomp(bpf))))
+    request = ("call", 1, [[1, 2, 3], 4], {})
+    reply = ("ok", [5, 6, 7], [None, None])
+    ser = per_call_ms(lambda: wire.decode(wire.encode(request)) and wire.decode(wire.encode(reply)), 20000)
+    sample = [
+        {"program": p, "steps": job_steps.prepare(p, t), "limits": limits, "comparison": "trusted"}
+        for p, t in jobs[:60]
+    ]
+    timings = {}
+    for name, filter_ in (("with seccomp", bpf), ("without seccomp", None)):
+        worker = Worker(report, filter_)
+        for job in sample[:10]:
+            worker.run(job)
+        t0 = time.perf_counter()
+        for job in sample:
+            worker.run(job)
+        timings[name] = (time.perf_counter() - t0) / len(sample) * 1000
+        worker.close()
+    return [
+        "where a job's time goes (ms per job, one worker, sequential; the machine's load included):",
+        f"  whole job, trusted comparison, 3 asserts:   {timings['with seccomp']:6.2f}  "
+        f"(without the seccomp filter: {timings['without seccomp']:.2f})",
+        f"  fork of a small process + exit + reap:      {fork:6.2f}",
+        f"  ... in a new PID namespace:                 {pidns:6.2f}",
+        f"  ... + mount/IPC/net/UTS namespaces, tmpfs, /proc: {ns:6.2f}",
+        f"  fork + installing the seccomp filter:       {filt:6.2f}",
+        f"  serialisation, one call round trip (both ends, both ways): {ser * 1000:6.1f} us",
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=240, help="number of programs (3 asserts each)")
     parser.add_argument("--workers", type=int, default=2, help="sandbox workers")
+    parser.add_argument("--breakdown", action="store_true", help="also measure where a job's time goes (root)")
     args = parser.parse_args(argv)
     jobs = programs(args.n)
 
@@ -215,10 +305,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{len(jobs) - passed_programs} "
         f"fail some), tests passed: {sum(map(sum, base))}/{n_tests}"
     )
-    print(
-        f"baseline  (1 subprocess per assert, sequential): {t_base:8.2f} s  "
-        f"{len(jobs) / t_base:8.1f} programs/s"
-    )
+    print(f"baseline  (1 subprocess per assert, sequential): {t_base:8.2f} s  {len(jobs) / t_base:8.1f} programs/s")
     print(
         f"sandbox   ({args.workers} warm workers, isolation={mode}):     {t_ours:8.2f} s  "
         f"{len(jobs) / t_ours:8.1f} programs/s  (+{t_start:.2f} s to start the pool)"
@@ -228,6 +315,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"throughput ratio (pool start included): {t_base / (t_ours + t_start):.1f}x")
     for i in differ[:5]:
         print(f"  differs: program {i}: baseline {base[i]} sandbox {ours[i]}")
+    if args.breakdown:
+        print("\n".join(breakdown(jobs)))
     return 1 if differ else 0
 
 

@@ -59,6 +59,14 @@ def test_batch_keeps_order_and_logs_statuses():
     )
     assert out == [1.0, pytest.approx(1 / 3), 0.0, None]
     assert logged["sandbox_status"] == ["passed", "failed", "crashed", None]
+    assert logged["sandbox_forgeable"] == [False, False, False, None]  # trusted comparison by default
+
+
+def test_in_process_comparison_is_logged_as_forgeable():
+    reward = get_reward("code_tests_passed", workers=1, comparison="in_process")
+    logged = {}
+    out = reward([GOLD], tests=[TESTS], log_extra=lambda column, values: logged.setdefault(column, values))
+    assert out == [1.0] and logged["sandbox_forgeable"] == [True]
 
 
 def test_missing_column_says_how_to_fix():

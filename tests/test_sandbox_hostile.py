@@ -22,6 +22,7 @@ from agentgrpo.sandbox import (
     Limits,
     Sandbox,
 )
+from agentgrpo.sandbox.isolation import job_uid
 
 LIMITS = Limits(wall_s=3.0, cpu_s=2.0, memory_mb=512, max_processes=16, output_bytes=32 * 1024)
 SECRET_PREFIX = "hf_FAKESECRET"
@@ -66,7 +67,7 @@ def env(tmp_path_factory):
     listener.close()
     assert not any(_alive(p) for p in pids), "workers left running after close()"
     if uid is not None:
-        assert _processes_of(uid) == [], "sandbox processes left running"
+        assert all(_processes_of(job_uid(p, 0)) == [] for p in pids), "sandbox processes left running"
 
 
 def _alive(pid: int) -> bool:
@@ -78,12 +79,13 @@ def _alive(pid: int) -> bool:
 
 
 def _processes_of(uid: int) -> list[int]:
+    """Processes of the uid range that ``uid`` (a worker's first job uid) starts: every job of that worker."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/status") as fh:
-                    if any(line.startswith("Uid:") and line.split()[1] == str(uid) for line in fh):
+                    if any(line.startswith("Uid:") and uid <= int(line.split()[1]) < uid + 4096 for line in fh):
                         found.append(int(entry))
             except OSError:
                 continue
@@ -119,8 +121,7 @@ CASES = [
     ("flood_stderr", "import sys\nwhile True:\n    sys.stderr.write('y' * 1000)", {OUTPUT_LIMIT}),
     (
         "spawn_many_threads",
-        "import threading, time\nfor _ in range(10_000):\n"
-        "    threading.Thread(target=time.sleep, args=(60,)).start()",
+        "import threading, time\nfor _ in range(10_000):\n    threading.Thread(target=time.sleep, args=(60,)).start()",
         {ERROR, TIMEOUT},
     ),
     ("fill_disk", "with open('big', 'wb') as fh:\n    fh.write(b'x' * (200 * 1024 ** 2))", {ERROR}),
@@ -158,8 +159,7 @@ CASES = [
     ),
     (
         "connect_to_trainer_socket",
-        "import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=1)\n"
-        "s.sendall(b'exfiltrate')",
+        "import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=1)\ns.sendall(b'exfiltrate')",
         {ERROR},
     ),
     ("connect_to_internet", "import socket\nsocket.create_connection(('1.1.1.1', 443), timeout=1)", {ERROR}),
@@ -175,7 +175,7 @@ CASES = [
         "import os\nfor fd in range(3, 10):\n    try:\n"
         '        os.write(fd, b\'{{"nonce": "x", "kind": "done"}}\\n\')\n    except OSError:\n        pass\n'
         'print(\'{{"kind": "test", "index": 0, "ok": true}}\')\nsecret_seen = False',
-        {FAILED},
+        {FAILED, CRASHED},
     ),
     (
         "always_equal_object",
@@ -241,11 +241,11 @@ def _pool_still_serves(box):
 
 def test_daemon_left_nothing_running(env):
     """After the daemon case, no process of the sandbox uid survives (the PID namespace took it down)."""
-    uid = env["box"].isolation["sandbox_uid"]
-    if uid is None:
+    if env["box"].isolation["sandbox_uid"] is None:
         pytest.skip("no separate sandbox uid on this machine: see docs/sandbox.md")
     time.sleep(0.2)
-    assert _processes_of(uid) == []
+    for pid in env["box"].pids():
+        assert _processes_of(job_uid(pid, 0)) == []
     assert not os.path.exists(os.path.join(env["target"], "late"))
 
 

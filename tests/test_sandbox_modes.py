@@ -89,9 +89,7 @@ def test_userns_mode_still_contains_the_safe_cases(planted_secret):
         kill = box.run(f"import os, signal\nos.kill({os.getpid()}, signal.SIGKILL)", ["assert True"])
         assert kill.status == ERROR and "No such process" in kill.reason
         # the program's /tmp and cwd are its own and empty
-        fresh = box.run(
-            "import os\nopen('/tmp/x', 'w').write('1')\nfiles = os.listdir('.')", ["assert files == []"]
-        )
+        fresh = box.run("import os\nopen('/tmp/x', 'w').write('1')\nfiles = os.listdir('.')", ["assert files == []"])
         again = box.run("import os\nleft = os.path.exists('/tmp/x')", ["assert left is False"])
         assert fresh.status == PASSED and again.status == PASSED
 
@@ -137,3 +135,54 @@ def test_auto_falling_back_to_basic_warns(monkeypatch):
 def test_tasks_of_counts_this_uid():
     assert tasks_of(os.geteuid()) >= 1
     assert tasks_of(4_000_000_000) == 0
+
+
+def test_basic_mode_cleanup_never_follows_what_the_job_planted(tmp_path):
+    """Symlinks to root's files, unreadable and deeply nested dirs: cleanup works by directory descriptor,
+    never following a link, bounded (and as the job's uid where it has one); the victims stay, the work
+    dir goes."""
+    victim_dir = tmp_path / "victim"
+    victim_dir.mkdir()
+    (victim_dir / "keep").write_text("root's")
+    victim_file = tmp_path / "victim.txt"
+    victim_file.write_text("root's")
+    program = (
+        "import os\nwd = os.getcwd()\nprint(wd)\n"
+        f"os.symlink({str(victim_dir)!r}, 'dir-link')\nos.symlink({str(victim_file)!r}, 'file-link')\n"
+        "os.symlink('/', 'root-link')\nfor i in range(1500):\n    os.mkdir('d')\n    os.chdir('d')\n"
+        f"os.symlink({str(victim_dir)!r}, 'deep-link')\nos.chdir(wd)\nos.mkdir('locked')\n"
+        "open('locked/f', 'w').write('x')\nos.chmod('locked', 0)\n"
+    )
+    with Sandbox(workers=1, limits=LIMITS, isolation="basic") as box:
+        verdict = box.run(program, ["assert True"])
+        workdir = verdict.stdout.strip()
+        assert verdict.status == PASSED, verdict
+        assert not os.path.exists(workdir), "the job's work dir was left behind"
+        assert (victim_dir / "keep").read_text() == "root's" and victim_file.read_text() == "root's"
+        assert box.run("def f():\n    return 2", ["assert f() == 2"]).status == PASSED
+
+
+def test_an_interpreter_path_under_tmp_stays_importable():
+    """The job's private /tmp must not hide a virtual environment (or any sys.path entry) under /tmp."""
+    import shutil
+    import tempfile
+
+    where = tempfile.mkdtemp(prefix="agentgrpo-venv-", dir="/tmp")
+    try:
+        os.chmod(where, 0o755)
+        with open(os.path.join(where, "agentgrpo_tmp_module.py"), "w") as fh:
+            fh.write("VALUE = 42\n")
+        os.chmod(os.path.join(where, "agentgrpo_tmp_module.py"), 0o644)
+        program = "import agentgrpo_tmp_module\ndef value():\n    return agentgrpo_tmp_module.VALUE"
+        with Sandbox(workers=1, limits=LIMITS, env={"PYTHONPATH": where}) as box:
+            assert box.run(program, ["assert value() == 42"]).status == PASSED
+            # the rest of /tmp is still the job's own, empty and writable
+            scratch = box.run(
+                "import os\ndef f():\n    open('/tmp/x', 'w').close()\n    return os.path.exists('/tmp/x')",
+                ["assert f() is True"],
+            )
+            assert scratch.status == PASSED, scratch
+        with Sandbox(workers=1, limits=LIMITS) as box:  # control: without it on the path, no such module
+            assert box.run(program, ["assert value() == 42"]).status == ERROR
+    finally:
+        shutil.rmtree(where)

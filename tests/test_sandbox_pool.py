@@ -8,6 +8,7 @@ import pytest
 
 from agentgrpo.errors import ConfigError
 from agentgrpo.sandbox import (
+    CRASHED,
     ERROR,
     FAILED,
     INVALID,
@@ -48,6 +49,26 @@ VERDICTS = [
     ),
     # a script without top-level asserts is one test (HumanEval style)
     (ADD, "def check(f):\n    assert f(1, 1) == 2\ncheck(add)", PASSED, 1, 1),
+    # the program dies in the third test: the first two still count (calls made up front are per test)
+    (
+        "def f(x):\n    if x == 3:\n        import os; os._exit(1)\n    return x",
+        ["assert f(1) == 1", "assert f(2) == 2", "assert f(3) == 3", "assert f(4) == 4"],
+        CRASHED,
+        2,
+        4,
+    ),
+    # a stateful program sees its calls in the tests' order, setup steps included
+    (
+        "n = [0]\ndef f():\n    n[0] += 1\n    return n[0]",
+        ["assert f() == 1", "assert f() == 2", "x = 5\nassert f() == 3", "assert f() == 4"],
+        PASSED,
+        4,
+        4,
+    ),
+    # a test naming something the program lacks fails alone; the planned calls after it still line up
+    (ADD, ["assert sub(1, 1) == 0", "assert add(2, 2) == 4", "assert not add(0, 0)"], FAILED, 2, 3),
+    # in-place changes of list arguments are seen by the test
+    ("def push(xs):\n    xs.append(1)", "xs = []\npush(xs)\nassert xs == [1]", PASSED, 1, 1),
 ]
 
 
@@ -94,11 +115,7 @@ def test_output_is_captured_and_capped():
         ok = small.run("import sys\nprint('out')\nprint('err', file=sys.stderr)", ["assert True"])
         assert (ok.status, ok.stdout, ok.stderr) == (PASSED, "out\n", "err\n")
         flood = small.run("print('x' * 5000)", ["assert True"])
-        assert (
-            flood.status == OUTPUT_LIMIT
-            and len(flood.stdout) < 1100
-            and flood.stdout.endswith("[... truncated]")
-        )
+        assert flood.status == OUTPUT_LIMIT and len(flood.stdout) < 1100 and flood.stdout.endswith("[... truncated]")
 
 
 def test_results_do_not_depend_on_worker_or_history(box):

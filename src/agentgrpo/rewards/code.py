@@ -25,12 +25,12 @@ def extract_code(text: str) -> str:
     return blocks[-1] if blocks else text
 
 
-def shared_sandbox(workers: int, limits: Limits, isolation: str) -> Sandbox:
+def shared_sandbox(workers: int, limits: Limits, isolation: str, comparison: str = "trusted") -> Sandbox:
     """One started pool per configuration, shared by every reward that asks, closed at exit."""
-    key = (workers, limits, isolation)
+    key = (workers, limits, isolation, comparison)
     with _pools_lock:
         if key not in _pools:
-            _pools[key] = Sandbox(workers=workers, limits=limits, isolation=isolation)
+            _pools[key] = Sandbox(workers=workers, limits=limits, isolation=isolation, comparison=comparison)
         return _pools[key]
 
 
@@ -43,11 +43,18 @@ def _close_pools() -> None:
 
 
 def code_tests_passed(
-    column: str = "tests", workers: int = 2, limits: dict | None = None, isolation: str = "auto"
+    column: str = "tests",
+    workers: int = 2,
+    limits: dict | None = None,
+    isolation: str = "auto",
+    comparison: str = "trusted",
 ):
     """Fraction of the row's tests (a list of asserts, or one test script) the final code passes.
 
-    None for rows without tests. The sandbox status of each run is logged as the ``sandbox_status`` column.
+    None for rows without tests. The sandbox status of each run is logged as the ``sandbox_status`` column,
+    and whether its verdict was forgeable (tests run in-process, see docs/sandbox.md) as ``sandbox_forgeable``.
+    ``comparison``: "trusted" (default; asserts evaluated outside the program's process), "auto" or
+    "in_process" (for tests that cannot be split; forgeable).
 
     >>> reward = code_tests_passed(workers=1)
     >>> reward(["```python\\ndef add(a, b):\\n    return a + b\\n```", "def add(a, b): return a - b",
@@ -59,6 +66,7 @@ def code_tests_passed(
         "code_tests_passed",
         workers=(isinstance(workers, int) and positive(workers), "must be an int > 0"),
         limits=(limits is None or isinstance(limits, dict), "must be a mapping of Limits fields"),
+        comparison=(comparison in ("trusted", "auto", "in_process"), "must be 'trusted', 'auto' or 'in_process'"),
     )
     box_limits = Limits(**(limits or {}))
 
@@ -73,15 +81,19 @@ def code_tests_passed(
             for i, (c, t) in enumerate(zip(completions, kwargs[column], strict=True))
             if t
         ]
-        verdicts = shared_sandbox(workers, box_limits, isolation).run_many([(p, t) for _, p, t in rows])
+        box = shared_sandbox(workers, box_limits, isolation, comparison)
+        verdicts = box.run_many([(p, t) for _, p, t in rows])
         out: list[float | None] = [None] * len(completions)
         statuses = [None] * len(completions)
+        forgeable = [None] * len(completions)
         for (i, _, _), verdict in zip(rows, verdicts, strict=True):
             # our own failure is not the model's: no score (None) rather than a silent 0
             out[i] = None if verdict.status == SANDBOX_ERROR else verdict.fraction
             statuses[i] = verdict.status
+            forgeable[i] = verdict.forgeable
         if log_extra is not None:
             log_extra("sandbox_status", statuses)
+            log_extra("sandbox_forgeable", forgeable)
         return out
 
     return finish(reward, "code_tests_passed", code_tests_passed.__doc__, required=(column,))

@@ -1,11 +1,15 @@
-"""Runs inside the job process: the program, then each test, reporting over a private pipe.
+"""Runs inside the job process: compile and run the program, then answer the trusted side's requests.
 
-Results go to a pipe (not stdout) as JSON lines tagged with a per-job nonce, so printing fake results does
-nothing, and the worker only trusts a run that reached the final ``done`` record: ``sys.exit``/``os._exit``
-in the program end the run as "error"/"crashed", never as "passed".
+The job holds only its own program. In the trusted mode (the default) it never sees a test: the worker
+asks it for the names the tests use, to call a function, read an attribute or step an iterator, and gets
+back each result as a builtin value (`agentgrpo.sandbox.wire`) or a handle to an object that stays here.
+Whatever this process does, it can only choose those answers; the assert is evaluated by the worker.
 
-Equality asserts (``assert a == b`` / ``!=``) are checked so that a type with a Python-level ``__eq__`` can
-only decide a comparison against its own type: the "always-equal object" hack fails the test.
+The in-process mode (``run_tests``) is the fallback for tests that cannot be split: program and tests
+share this interpreter and report per test. Its verdicts are **forgeable** (the program can patch what the
+tests use) and are reported as such.
+
+Messages are wire-encoded tuples in length-prefixed frames on fd 3 (requests) and fd 4 (replies).
 """
 
 from __future__ import annotations
@@ -15,98 +19,185 @@ import builtins
 import os
 import sys
 
-_CMP = "__agentgrpo_compare__"
+from agentgrpo.sandbox import wire
+
+REQUEST_FD, REPLY_FD = 3, 4
+_MAX_REQUEST = 64 << 20
+_max_reply = wire.MAX_BYTES
 
 
-class Compiled:
-    """A job's program and steps compiled by the worker before it forks (parsing and compiling untrusted
-    source runs no code; doing it before the fork spares the child the copy-on-write faults)."""
-
-    def __init__(self, program: str, steps: list[tuple[bool, str]]):
-        self.program = _compile(program, "<program>", guard=False)
-        self.steps = []
-        index = 0
-        for is_test, source in steps:
-            name = f"<test {index + 1}>" if is_test else "<setup>"
-            self.steps.append((is_test, _compile(source, name, guard=True)))
-            index += is_test
-
-
-def _compile(source: str, filename: str, guard: bool):
-    """A code object, or the exception compiling raised (reported by the job as its own failure)."""
-    try:
-        return compile(guard_comparisons(source) if guard else source, filename, "exec")
-    except (SyntaxError, ValueError, TypeError, OverflowError, RecursionError, MemoryError) as exc:
-        return exc
-
-
-def run(job: Compiled, result_fd: int, nonce: str, block: bool) -> None:
-    """Execute the program, then each step (setup or test); never returns."""
-    send = sender(result_fd, nonce)
+def serve(block: bool, max_bytes: int = wire.MAX_BYTES) -> None:
+    """The job's main loop; never returns. ``max_bytes``: the largest reply (Limits.value_bytes)."""
+    global _max_reply
+    _max_reply = max_bytes
     if block:
         sys.addaudithook(_deny)
+    request = _recv()
     namespace = {"__name__": "__main__", "__builtins__": builtins}
     try:
-        _exec(job.program, namespace)
-    except BaseException as exc:  # SystemExit and KeyboardInterrupt included: the program did not finish
-        send({"kind": "error", "message": describe(exc)})
+        code = compile(request[1], "<program>", "exec")
+        exec(code, namespace)
+    except BaseException as exc:  # SystemExit included: the program did not finish
+        _send(("error", describe(exc)))
         _exit()
-    index = 0
-    for is_test, code in job.steps:
-        message = _run_step(code, namespace)
+    if request[2] == "in_process":
+        run_tests(request[3], namespace)
+    objects: dict[int, object] = {}
+    loads = [_load(name, namespace) for name in request[4]]
+    _reply(("ready", loads), objects)
+    for group in request[5]:  # streamed: a job that dies in test 3 has already answered tests 1 and 2
+        _reply(("group", _prefetch(group, namespace)), objects)
+    while True:
+        request = _recv()
+        if request[0] == "end":
+            _exit()
+        _reply(_answer(request, namespace, objects), objects)
+
+
+def _answer(request: tuple, namespace: dict, objects: dict) -> tuple:
+    kind = request[0]
+    try:
+        target = objects[request[1]]
+        if kind == "call":
+            args = [_resolve(a, objects) for a in request[2]]
+            kwargs = {k: _resolve(v, objects) for k, v in request[3].items()}
+            result = target(*args, **kwargs)
+            after = [a if type(a) in (list, dict, set) else None for a in args]  # in-place changes go back
+            return ("ok", result, after)
+        if kind == "getattr":
+            return ("ok", getattr(target, request[2]))
+        if kind == "iter":
+            return ("ok", iter(target))
+        if kind == "next":
+            return ("ok", next(target))
+    except StopIteration:
+        return ("stop",)
+    except BaseException as exc:
+        return ("raise", _builtin_base(exc), describe(exc))
+    return ("raise", "RuntimeError", f"unknown request {kind!r}")
+
+
+def _prefetch(group: list, namespace: dict) -> list:
+    """One test's calls made up front, in the order the test makes them; after one raises, the rest of that
+    test's calls are not made (as when the test runs), nor any call to a name the program lacks."""
+    if any(name not in namespace for name, _, _ in group):
+        return []
+    out = []
+    for name, args, kwargs in group:
+        try:
+            out.append(("ok", namespace[name](*args, **kwargs), [None] * len(args)))
+        except BaseException as exc:
+            out.append(("raise", _builtin_base(exc), describe(exc)))
+            break
+    return out
+
+
+def _load(name: str, namespace: dict):
+    if name not in namespace:
+        return ("missing",)
+    value = namespace[name]
+    if type(value) is type(sys):
+        return ("module", getattr(value, "__name__", ""), value)
+    return ("value", value)
+
+
+def _reply(reply: tuple, objects: dict) -> None:
+    """Send the reply; one that does not encode (too large, too deep) is sent as a failure instead."""
+    try:
+        _send(reply, objects)
+    except wire.WireError as exc:
+        _send(("raise", "ValueError", f"the result cannot be returned: {exc}"))
+    except BaseException as exc:  # e.g. RecursionError or MemoryError while encoding
+        _send(("raise", "ValueError", f"the result cannot be returned: {describe(exc)}"))
+
+
+def _resolve(value, objects: dict):
+    if type(value) is wire.Handle:
+        return objects[value.id]
+    if type(value) in (list, tuple, set, frozenset):
+        return type(value)(_resolve(v, objects) for v in value)
+    if type(value) is dict:
+        return {_resolve(k, objects): _resolve(v, objects) for k, v in value.items()}
+    return value
+
+
+def _builtin_base(exc: BaseException) -> str:
+    """The first builtin Exception class in the exception's MRO (the worker raises that one)."""
+    for cls in type(exc).__mro__:
+        if getattr(builtins, cls.__name__, None) is cls and issubclass(cls, Exception):
+            return cls.__name__
+    return ""
+
+
+def _send(reply: tuple, objects: dict | None = None) -> None:
+    handles = None
+    if objects is not None:
+
+        def handles(obj):
+            ident = len(objects) + 1
+            objects[ident] = obj
+            return wire.Handle(ident, wire._type_name(obj))
+
+    data = wire.encode(reply, handles, max_bytes=_max_reply)
+    _flush()
+    _write_all(REPLY_FD, len(data).to_bytes(4, "big") + data)
+
+
+def _recv() -> tuple:
+    size = int.from_bytes(_read_exact(4), "big")
+    if size > _MAX_REQUEST:
+        _exit()
+    return wire.decode(_read_exact(size), max_bytes=_MAX_REQUEST)
+
+
+def _read_exact(n: int) -> bytes:
+    chunks, got = [], 0
+    while got < n:
+        chunk = os.read(REQUEST_FD, n - got)
+        if not chunk:
+            _exit()  # the worker is done with us
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+
+
+def _exit() -> None:
+    _flush()
+    os._exit(0)
+
+
+# in-process mode (forgeable) --------------------------------------------------------------------------
+def run_tests(steps: list, namespace: dict) -> None:
+    """Run each step ``(is_test, source)`` here and report ``("test", ok, message)`` per test; never returns."""
+    for is_test, source in steps:
+        message = _run_step(source, namespace)
         if is_test:
-            send({"kind": "test", "index": index, "ok": message is None, "message": message or ""})
-            index += 1
-    send({"kind": "done"})
+            _send(("test", message is None, message or ""))
+    _send(("done",))
     _exit()
 
 
-def _exec(code, namespace: dict) -> None:
-    if isinstance(code, BaseException):
-        raise code
-    exec(code, namespace)
-
-
-def _run_step(code, namespace: dict) -> str | None:
+def _run_step(source: str, namespace: dict) -> str | None:
     try:
         namespace[_CMP] = compare
-        _exec(code, namespace)
+        exec(compile(guard_comparisons(source), "<test>", "exec"), namespace)
     except BaseException as exc:
         return describe(exc)
     return None
-
-
-def sender(fd: int, nonce: str):
-    """A function writing one record as a line: nonce, kind, index, ok, message, tab-separated."""
-
-    def send(record: dict) -> None:
-        fields = (
-            nonce,
-            record["kind"],
-            record.get("index", -1),
-            int(bool(record.get("ok"))),
-            record.get("message", ""),
-        )
-        line = "\t".join(str(f).replace("\t", " ").replace("\n", " ").replace("\r", " ") for f in fields)
-        os.write(fd, (line + "\n").encode("utf-8", "replace"))
-
-    return send
-
-
-def parse_records(raw: bytes, nonce: str) -> list[dict]:
-    r"""The records in ``raw`` that carry ``nonce`` (anything else a program wrote there is ignored).
-
-    >>> records = parse_records(b"n\ttest\t0\t1\t\nforged\tdone\t-1\t0\t\nn\tdone\t-1\t0\t\n", "n")
-    >>> [(r["kind"], r["index"], r["ok"]) for r in records]
-    [('test', 0, True), ('done', -1, False)]
-    """
-    records = []
-    for line in raw.decode("utf-8", "replace").split("\n"):
-        parts = line.split("\t", 4)
-        if len(parts) != 5 or parts[0] != nonce or not parts[2].lstrip("-").isdigit():
-            continue
-        records.append({"kind": parts[1], "index": int(parts[2]), "ok": parts[3] == "1", "message": parts[4]})
-    return records
 
 
 def describe(exc: BaseException) -> str:
@@ -118,18 +209,11 @@ def describe(exc: BaseException) -> str:
     return text.replace("\n", " ")[:300]
 
 
-def _exit() -> None:
-    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
-        try:
-            stream.flush()
-        except BaseException:
-            pass
-    os._exit(0)
+_CMP = "__agentgrpo_compare__"
 
 
 def guard_comparisons(source: str):
-    """The source's AST with equality asserts routed through `compare` (the source itself when there is
-    nothing to guard or it will not parse; compiling it then reports the error as the test's failure).
+    """The source's AST with equality asserts routed through `compare` (in-process mode only).
 
     >>> tree = guard_comparisons("assert f(1) == 2")
     >>> ast.unparse(tree)
@@ -142,26 +226,19 @@ def guard_comparisons(source: str):
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return source
     for node in ast.walk(tree):
-        if isinstance(node, ast.Assert) and _guardable(node.test):
-            test = node.test
-            op = "==" if isinstance(test.ops[0], ast.Eq) else "!="
-            args = [test.left, test.comparators[0], ast.copy_location(ast.Constant(op), test)]
-            func = ast.copy_location(ast.Name(_CMP, ast.Load()), test)
-            node.test = ast.copy_location(ast.Call(func, args, []), test)
+        test = getattr(node, "test", None)
+        if isinstance(node, ast.Assert) and isinstance(test, ast.Compare) and len(test.ops) == 1:
+            if isinstance(test.ops[0], ast.Eq | ast.NotEq):
+                op = "==" if isinstance(test.ops[0], ast.Eq) else "!="
+                args = [test.left, test.comparators[0], ast.copy_location(ast.Constant(op), test)]
+                func = ast.copy_location(ast.Name(_CMP, ast.Load()), test)
+                node.test = ast.copy_location(ast.Call(func, args, []), test)
     return tree
-
-
-def _guardable(test: ast.expr) -> bool:
-    return (
-        isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq | ast.NotEq)
-    )
 
 
 def compare(left, right, op: str) -> bool:
     """``left == right`` (or ``!=``), refusing comparisons decided by a foreign Python-level ``__eq__``.
 
-    >>> compare([1, 2], [1, 2], "==")
-    True
     >>> class AlwaysEqual:
     ...     def __eq__(self, other): return True
     >>> compare(AlwaysEqual(), 5, "==")
@@ -172,8 +249,7 @@ def compare(left, right, op: str) -> bool:
     if type(left) is not type(right):
         slot = "__eq__" if op == "==" else "__ne__"
         for value, other in ((left, right), (right, left)):
-            method = getattr(type(value), slot, None)
-            if hasattr(method, "__code__"):
+            if hasattr(getattr(type(value), slot, None), "__code__"):
                 raise AssertionError(
                     f"comparison decided by {type(value).__name__}.{slot} (Python code) "
                     f"against a different type, {type(other).__name__}"
@@ -195,6 +271,6 @@ _DENIED = (
 
 
 def _deny(event: str, args) -> None:
-    """Audit hook used when there is no network namespace: a deterrent, not a security boundary."""
+    """Audit hook used when there is neither a network namespace nor seccomp: a deterrent, not a boundary."""
     if event.startswith(_DENIED):
         raise PermissionError(f"{event} is not allowed in the sandbox")

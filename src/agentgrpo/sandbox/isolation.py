@@ -1,15 +1,15 @@
-"""Kernel isolation for sandboxed programs: namespaces, hidden paths, a private /tmp, dropped privileges.
+"""Kernel isolation: the worker's view of the machine, and each job's own namespaces, uid and scratch.
 
-Two levels, both Linux-only and each tried in turn (what worked is reported, never assumed):
+Worker level (once, before any job data arrives): a new mount, network and IPC namespace and a new empty
+session keyring. In that mount namespace secret paths are covered (the interpreter's own directories are
+bound back read-only), /dev is replaced by a minimal one (null, zero, urandom, an empty shm dir), /sys
+by an empty directory, and then every mount is made read-only.
 
-* worker level (once, when a worker starts): a new mount, network and IPC namespace. Secret paths are
-  covered with empty read-only tmpfs mounts (the interpreter's own directories are bound back read-only),
-  and the network namespace has no interface but a loopback that is down.
-  As root, the worker also puts a size-limited tmpfs on /tmp, /var/tmp and /dev/shm (wiped after each job)
-  and a /proc that hides other users' processes, and runs programs as a uid of its own.
-* job level (per program): a new PID namespace (the program is PID 1; when it exits the kernel kills every
-  process it left), then the switch to the unprivileged uid. Without a uid to switch to (user namespace
-  mode) each job gets its own mount namespace, tmpfs scratch and /proc instead, and sheds all capabilities.
+Job level (in each fresh child, see `agentgrpo.sandbox.template`): PID namespace (the job is PID 1;
+when it dies the kernel kills every process it left), its own mount, IPC, network and UTS namespaces,
+a fresh tmpfs on /tmp (/dev/shm links into it: the only writable place, freed by the kernel
+with the namespace, so nothing is ever removed by path), its own /proc, a uid of its own (as root), no
+capabilities, ``no_new_privs``, limits and the seccomp filter.
 
 Without namespaces ("basic" mode) only the process-level measures apply; see docs/sandbox.md.
 """
@@ -24,8 +24,9 @@ import sys
 
 from agentgrpo.sandbox import linux
 
-SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")
-UID_BASE = 200_000  # each worker runs programs as its own uid: UID_BASE + the worker's pid
+WORKDIR = "/tmp/work"  # cwd and HOME of every program in the namespace modes
+UID_BASE = 100_000  # each job runs as a uid of its own: UID_BASE + (worker pid << 12 | job counter)
+_DEVICES = ("null", "zero", "urandom")
 
 
 def base_report(mode: str) -> dict:
@@ -34,92 +35,75 @@ def base_report(mode: str) -> dict:
         "network": "audit hook (not a security boundary)",
         "mount_namespace": False,
         "pid_namespace": False,
+        "job_namespaces": [],
         "proc": "host /proc",
-        "scratch": "host /tmp (job dir removed afterwards)",
+        "scratch": "host /tmp (job dir removed afterwards, by the job's uid)",
+        "dev": "host /dev",
+        "root_fs": "host file system, writable where permissions allow",
         "hidden_paths": [],
         "sandbox_uid": None,
         "process_limit": False,
+        "keyring": "inherited",
+        "seccomp": "none",
+        "memory": "RLIMIT_AS per process",
         "problems": [],
     }
 
 
-def isolate_worker(requested: str, hide: list[str], scratch_mb: int) -> dict:
-    """Set up the worker's namespaces as far as the kernel allows; return what is in force."""
+def job_uid(worker_pid: int, count: int) -> int:
+    """The uid of a worker's ``count``-th job (distinct across live workers and consecutive jobs)."""
+    return UID_BASE + (((worker_pid % (1 << 18)) << 12) | (count % (1 << 12)))
+
+
+def isolate_worker(requested: str, hide: list[str], seccomp_ok: bool) -> dict:
+    """Set up the worker as far as the kernel allows; return what is in force."""
     report = base_report("basic")
+    try:
+        linux.join_new_session_keyring()
+        report["keyring"] = "new empty session keyring (worker and each job)"
+    except OSError as exc:
+        report["problems"].append(f"keyring: {exc}")
     if requested == "basic" or not linux.available():
         return _finish_basic(report)
     kind = _enter_namespaces(requested, report)
     if kind is None:
         return _finish_basic(report)
-    report.update(mode=kind, network="network namespace (no interface up)", mount_namespace=True)
+    report.update(mode=kind, network="network namespace per job (no interface up)", mount_namespace=True)
     linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
-    report["hidden_paths"] = hide_paths(hide, keep_paths(), report["problems"])
+    keep = keep_paths()
+    report["hidden_paths"] = hide_paths(hide, keep, report["problems"])
+    _minimal_dev(report)
+    _detach("/sys")
+    _cover("/sys", report)
+    if os.path.isdir("/var/tmp"):
+        _cover("/var/tmp", report)  # empty and read-only: TMPDIR and the job's tmpfs are /tmp
+    try:
+        linux.make_tree_readonly("/")
+        report["root_fs"] = "read-only (every mount); the job's tmpfs is its only writable place"
+    except OSError as exc:
+        report["problems"].append(f"read-only root: {exc}")
     report["pid_namespace"] = _probe_pid_namespace(report["problems"])
     if kind == "root":
-        report["sandbox_uid"] = _probe_uid(UID_BASE + os.getpid(), report["problems"])
-    # in a user namespace RLIMIT_NPROC counts per namespace, except for uid 0, which it never limits
+        report["sandbox_uid"] = _probe_uid(job_uid(os.getpid(), 0), report["problems"])
     report["process_limit"] = report["sandbox_uid"] is not None or (kind == "userns" and os.geteuid() != 0)
     if not report["process_limit"]:
         report["problems"].append("no process limit: programs run as uid 0, which RLIMIT_NPROC does not bind")
-    if report["pid_namespace"] and report["sandbox_uid"] is not None:
-        mount_scratch(scratch_mb)
-        _mount_proc("hidepid=invisible", "hidepid=2")
-        report.update(scratch="private tmpfs, wiped after each job", proc="private /proc, other users hidden")
-    elif report["pid_namespace"]:
-        report.update(scratch="private tmpfs per job", proc="private /proc per job")
+    if report["pid_namespace"]:
+        report.update(
+            job_namespaces=["pid", "mount", "ipc", "network", "uts"],
+            scratch="private tmpfs per job (/tmp; /dev/shm -> /tmp/.shm), freed with its mount namespace",
+            proc="private /proc per job (its own PID namespace)",
+        )
     return report
 
 
 def _finish_basic(report: dict) -> dict:
     if os.geteuid() == 0:
-        report["sandbox_uid"] = _probe_uid(UID_BASE + os.getpid(), report["problems"])
+        report["sandbox_uid"] = _probe_uid(job_uid(os.getpid(), 0), report["problems"])
     report["process_limit"] = report["sandbox_uid"] is not None or os.geteuid() != 0
     if not report["process_limit"]:
         report["problems"].append("no process limit: programs run as root, which RLIMIT_NPROC does not bind")
     return report
-
-
-def mount_scratch(size_mb: int, remount: bool = False) -> None:
-    """A size-limited tmpfs on /tmp, /var/tmp and /dev/shm (or just a new size with ``remount``)."""
-    flags = linux.MS_NOSUID | linux.MS_NODEV | (linux.MS_REMOUNT if remount else 0)
-    for path in SCRATCH:
-        if os.path.isdir(path):
-            linux.mount("tmpfs", path, "tmpfs", flags, f"size={size_mb}m,mode=1777")
-
-
-def wipe_scratch() -> None:
-    """Empty the scratch dirs (only once every process of the job is gone)."""
-    for path in SCRATCH:
-        if not os.path.isdir(path):
-            continue
-        for entry in os.scandir(path):
-            remove_tree(entry.path)
-
-
-def remove_tree(path: str) -> None:
-    """Delete a file or a directory tree, whatever its permissions (without importing shutil)."""
-    try:
-        mode = os.lstat(path).st_mode
-    except FileNotFoundError:
-        return
-    if stat.S_ISDIR(mode):
-        os.chmod(path, 0o700)  # a program may have made its dirs unreadable
-        for entry in os.scandir(path):
-            remove_tree(entry.path)
-        os.rmdir(path)
-    else:
-        os.unlink(path)
-
-
-def _mount_proc(*options: str) -> None:
-    flags = linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC
-    for i, option in enumerate(options):
-        try:
-            linux.mount("proc", "/proc", "proc", flags, option)
-            return
-        except OSError:
-            if i == len(options) - 1:
-                raise
 
 
 def _enter_namespaces(requested: str, report: dict) -> str | None:
@@ -164,7 +148,7 @@ def hide_paths(hide: list[str], keep: list[str], problems: list[str]) -> list[st
             continue
         try:
             if os.path.isdir(path):
-                _hide_dir(path, [k for k in keep if k == path or k.startswith(path.rstrip("/") + "/")])
+                _cover(path, None, [k for k in keep if k.startswith(path.rstrip("/") + "/")])
             elif os.path.exists(path):
                 linux.mount("/dev/null", path, None, linux.MS_BIND)
             else:
@@ -175,18 +159,63 @@ def hide_paths(hide: list[str], keep: list[str], problems: list[str]) -> list[st
     return hidden
 
 
-def _hide_dir(path: str, keep: list[str]) -> None:
-    fds = [os.open(k, os.O_PATH | os.O_DIRECTORY) for k in keep]
+def _cover(path: str, report: dict | None, keep: list[str] = ()) -> None:
+    """An empty tmpfs over ``path``, with ``keep`` bound back read-only (mounts are made read-only later)."""
     try:
-        linux.mount("tmpfs", path, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, "size=1m,mode=755")
-        for k, fd in zip(keep, fds, strict=True):
-            os.makedirs(k, mode=0o755, exist_ok=True)
-            linux.mount(f"/proc/self/fd/{fd}", k, None, linux.MS_BIND | linux.MS_REC)
-            linux.mount(None, k, None, linux.MS_REMOUNT | linux.MS_BIND | linux.MS_RDONLY | linux.MS_NOSUID)
-        linux.mount(None, path, None, linux.MS_REMOUNT | linux.MS_RDONLY | linux.MS_NOSUID | linux.MS_NODEV)
-    finally:
-        for fd in fds:
-            os.close(fd)
+        fds = [os.open(k, os.O_PATH | os.O_DIRECTORY) for k in keep]
+        try:
+            linux.mount("tmpfs", path, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, "size=1m,mode=755")
+            for k, fd in zip(keep, fds, strict=True):
+                bind_back(fd, k)
+        finally:
+            for fd in fds:
+                os.close(fd)
+    except OSError as exc:
+        if report is None:
+            raise
+        report["problems"].append(f"could not cover {path}: {exc}")
+
+
+def _detach(path: str) -> None:
+    """Drop the mounts at and under ``path`` from this namespace where allowed (fewer mounts make each job's
+    mount namespace cheaper to copy and to tear down); otherwise they stay, covered."""
+    try:
+        linux.umount(path, linux.MNT_DETACH)
+    except OSError:
+        pass
+
+
+def bind_back(fd: int, path: str) -> None:
+    """Bind the directory open as ``fd`` (O_PATH) onto ``path`` (created), read-only."""
+    os.makedirs(path, mode=0o755, exist_ok=True)
+    linux.mount(f"/proc/self/fd/{fd}", path, None, linux.MS_BIND | linux.MS_REC)
+    linux.mount(None, path, None, linux.MS_REMOUNT | linux.MS_BIND | linux.MS_RDONLY | linux.MS_NOSUID)
+
+
+def _minimal_dev(report: dict) -> None:
+    """/dev with only null, zero, urandom (bound from the host's), an shm mount point and fd links."""
+    try:
+        fds = {name: os.open(f"/dev/{name}", os.O_PATH) for name in _DEVICES}
+        try:
+            linux.mount("tmpfs", "/dev", "tmpfs", linux.MS_NOSUID | linux.MS_NOEXEC, "size=64k,mode=755")
+            for name, fd in fds.items():
+                os.close(os.open(f"/dev/{name}", os.O_CREAT | os.O_WRONLY, 0o666))
+                linux.mount(f"/proc/self/fd/{fd}", f"/dev/{name}", None, linux.MS_BIND)
+        finally:
+            for fd in fds.values():
+                os.close(fd)
+        for link, target in (
+            ("shm", "/tmp/.shm"),  # the job's own tmpfs: one mount per job serves /tmp and /dev/shm
+            ("fd", "/proc/self/fd"),
+            ("stdin", "/proc/self/fd/0"),
+            ("stdout", "/proc/self/fd/1"),
+            ("stderr", "/proc/self/fd/2"),
+            ("random", "urandom"),
+        ):
+            os.symlink(target, f"/dev/{link}")
+        report["dev"] = "minimal: null, zero, urandom (random -> urandom), shm; nothing else of the host"
+    except OSError as exc:
+        report["problems"].append(f"minimal /dev: {exc}")
 
 
 _own_pid_ns: int | None = None  # an fd on the worker's own PID namespace
@@ -195,7 +224,7 @@ _use_reaper = False  # True where setns back to our own PID namespace is refused
 
 def _probe_pid_namespace(problems: list[str]) -> bool:
     global _own_pid_ns, _use_reaper
-    _own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY)  # before /proc is replaced
+    _own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY)
     failures = []
     for reaper in (False, True):
         _use_reaper = reaper
@@ -278,24 +307,31 @@ def drop_to(uid: int) -> None:
     os.setresuid(uid, uid, uid)
 
 
-def enter_job(scratch_mb: int) -> None:
-    """In a job that is PID 1 but shares no scratch with its worker: its own tmpfs scratch and /proc."""
-    linux.unshare(linux.CLONE_NEWNS)
-    mount_scratch(scratch_mb)
-    _mount_proc("")
+def enter_job(scratch_mb: int, keep_under_tmp: list[str]) -> None:
+    """In a job that is PID 1 of its namespace: its own mount/IPC/network/UTS namespaces, scratch, /proc."""
+    linux.unshare(linux.CLONE_NEWNS | linux.CLONE_NEWIPC | linux.CLONE_NEWNET | linux.CLONE_NEWUTS)
+    linux.sethostname("sandbox")
+    keep = [(os.open(p, os.O_PATH | os.O_DIRECTORY), p) for p in keep_under_tmp]  # in this namespace
+    linux.mount("tmpfs", "/tmp", "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, f"size={scratch_mb}m,mode=1777")
+    os.mkdir("/tmp/.shm", 0o1777)  # /dev/shm points here
+    os.chmod("/tmp/.shm", 0o1777)
+    for fd, path in keep:  # a virtual environment under /tmp stays importable
+        bind_back(fd, path)
+        os.close(fd)
+    os.mkdir(WORKDIR, 0o700)
+    linux.mount("proc", "/proc", "proc", linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC, "")
 
 
-def drop_privileges(report: dict, workdir: str) -> None:
-    """Become the sandbox user (or shed all capabilities in a user namespace); no regaining them by exec."""
-    uid = report["sandbox_uid"]
+def drop_privileges(mode: str, uid: int | None, workdir: str) -> None:
+    """Become the job's own uid (or shed all capabilities in a user namespace); no regaining them by exec."""
     if uid is not None:
         os.chown(workdir, uid, uid)
         drop_to(uid)
-    elif report["mode"] == "userns":
+    elif mode == "userns":
         drop_capabilities()
     linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)
-    linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
-    linux.prctl(linux.PR_SET_DUMPABLE, 1)  # setuid cleared it; programs may read their own /proc/self
+    linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)  # after the uid change, which clears it
+    linux.prctl(linux.PR_SET_DUMPABLE, 1)  # own uid, own PID namespace, ptrace denied: /proc/self readable
 
 
 def drop_capabilities() -> None:
@@ -308,3 +344,53 @@ def drop_capabilities() -> None:
             if exc.errno != errno.EINVAL:  # EINVAL: no such capability on this kernel
                 raise
     linux.capset_empty()
+
+
+def remove_tree(parent_fd: int, name: str, budget: int = 100_000) -> int:
+    """Remove ``name`` under the directory ``parent_fd`` without following any symlink; what is left.
+
+    Works on directory file descriptors only (a symlink swapped in is removed, never followed), visits at
+    most ``budget`` entries and keeps no recursion (depth is no problem). Call it with the job's own uid:
+    then even a race could only touch what the job itself could.
+    """
+    stack = [(parent_fd, name, None)]  # (dir fd holding the entry, entry name, fd of the entry once opened)
+    while stack and budget > 0:
+        holder, entry, fd = stack[-1]
+        if fd is None:
+            try:
+                st = os.stat(entry, dir_fd=holder, follow_symlinks=False)
+            except FileNotFoundError:
+                stack.pop()
+                continue
+            if not stat.S_ISDIR(st.st_mode):
+                _quiet(os.unlink, entry, holder)
+                stack.pop()
+                budget -= 1
+                continue
+            try:
+                fd = os.open(entry, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=holder)
+                os.fchmod(fd, 0o700)
+            except OSError:
+                stack.pop()
+                continue
+            stack[-1] = (holder, entry, fd)
+        children = os.listdir(fd)
+        if children:
+            stack.extend((fd, child, None) for child in children[:budget])
+            budget -= min(len(children), budget)
+            continue
+        os.close(fd)
+        stack.pop()
+        _quiet(os.rmdir, entry, holder)
+    left = len(stack)
+    for _, _, fd in stack:
+        if fd is not None:
+            os.close(fd)
+    return left
+
+
+def _quiet(fn, entry: str, dir_fd: int) -> None:
+    try:
+        fn(entry, dir_fd=dir_fd)
+    except OSError:
+        pass

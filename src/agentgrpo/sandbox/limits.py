@@ -28,7 +28,8 @@ class Limits:
     max_processes: int = 32  # processes + threads of the sandbox user (RLIMIT_NPROC)
     max_open_files: int = 64  # RLIMIT_NOFILE
     output_bytes: int = 64 * 1024  # stdout and stderr are each kept up to this; more kills the program
-    scratch_mb: int = 64  # size of the private /tmp (and work dir) tmpfs, when mount namespaces are available
+    scratch_mb: int = 64  # size of the job's private tmpfs (/tmp; /dev/shm links into it), in the namespace modes
+    value_bytes: int = 1024 * 1024  # largest encoded value one call into the program may return
 
     def __post_init__(self):
         problems = []

@@ -1,4 +1,5 @@
-"""Thin ctypes wrappers for the Linux calls Python 3.11 lacks: unshare, setns, mount, prctl.
+"""Thin ctypes wrappers for the Linux calls Python 3.11 lacks: unshare, setns, mount, mount_setattr, prctl,
+sethostname, keyctl and installing a seccomp filter.
 
 Every wrapper raises `OSError` with the errno on failure, like the `os` module does.
 """
@@ -10,6 +11,8 @@ import os
 import sys
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWCGROUP = 0x02000000
+CLONE_NEWUTS = 0x04000000
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
@@ -27,6 +30,18 @@ MS_PRIVATE = 1 << 18
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+
+MOUNT_ATTR_RDONLY = 0x1
+MOUNT_ATTR_NOSUID = 0x2
+_AT_FDCWD = -100
+_AT_RECURSIVE = 0x8000
+_SYS_MOUNT_SETATTR = 442  # the same number on every architecture (asm-generic, Linux 5.12)
+_SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "ppc64le": 271, "s390x": 280, "riscv64": 219}
+_KEYCTL_JOIN_SESSION_KEYRING = 1
+_SYS_SECCOMP = {"x86_64": 317, "aarch64": 277, "ppc64le": 358, "s390x": 348, "riscv64": 277}
+_SECCOMP_FILTER_FLAG_SPEC_ALLOW = 1 << 2
 
 _libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
 
@@ -45,13 +60,18 @@ def unshare(flags: int) -> None:
     _check(_libc.unshare(ctypes.c_int(flags)), "unshare")
 
 
+MNT_DETACH = 2
+
+
+def umount(target: str, flags: int = 0) -> None:
+    _check(_libc.umount2(os.fsencode(target), ctypes.c_int(flags)), f"umount {target}")
+
+
 def setns(fd: int, nstype: int) -> None:
     _check(_libc.setns(ctypes.c_int(fd), ctypes.c_int(nstype)), "setns")
 
 
-def mount(
-    source: str | None, target: str, fstype: str | None, flags: int = 0, data: str | None = None
-) -> None:
+def mount(source: str | None, target: str, fstype: str | None, flags: int = 0, data: str | None = None) -> None:
     def enc(s):
         return None if s is None else os.fsencode(s)
 
@@ -61,9 +81,7 @@ def mount(
 
 def prctl(option: int, arg: int) -> None:
     _check(
-        _libc.prctl(
-            ctypes.c_int(option), ctypes.c_ulong(arg), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)
-        ),
+        _libc.prctl(ctypes.c_int(option), ctypes.c_ulong(arg), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)),
         "prctl",
     )
 
@@ -85,3 +103,72 @@ def capset_empty() -> None:
     header = _CapHeader(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
     data = (_CapData * 2)()
     _check(_libc.capset(ctypes.byref(header), data), "capset")
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [
+        ("attr_set", ctypes.c_uint64),
+        ("attr_clr", ctypes.c_uint64),
+        ("propagation", ctypes.c_uint64),
+        ("userns_fd", ctypes.c_uint64),
+    ]
+
+
+def make_tree_readonly(path: str = "/") -> None:
+    """Every mount at and under ``path`` becomes read-only and nosuid (one ``mount_setattr`` call)."""
+    attr = _MountAttr(MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0, 0, 0)
+    result = _libc.syscall(
+        ctypes.c_long(_SYS_MOUNT_SETATTR),
+        ctypes.c_int(_AT_FDCWD),
+        os.fsencode(path),
+        ctypes.c_uint(_AT_RECURSIVE),
+        ctypes.byref(attr),
+        ctypes.c_size_t(ctypes.sizeof(attr)),
+    )
+    _check(result, f"mount_setattr {path}")
+
+
+def sethostname(name: str) -> None:
+    data = name.encode()
+    _check(_libc.sethostname(data, ctypes.c_size_t(len(data))), "sethostname")
+
+
+def join_new_session_keyring() -> None:
+    """Replace the session keyring with a new, empty, anonymous one (what the trainer held is gone)."""
+    number = _SYS_KEYCTL.get(os.uname().machine)
+    if number is None:
+        raise OSError(38, f"keyctl: syscall number unknown on {os.uname().machine}")
+    result = _libc.syscall(ctypes.c_long(number), ctypes.c_int(_KEYCTL_JOIN_SESSION_KEYRING), None)
+    if result < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"keyctl: {os.strerror(err)}")
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def install_seccomp(bpf: bytes) -> None:
+    """Load a seccomp filter (a BPF program as libseccomp exported it) on the calling thread.
+
+    Needs ``PR_SET_NO_NEW_PRIVS`` (or CAP_SYS_ADMIN); the filter then holds for every descendant.
+    """
+    if not bpf or len(bpf) % 8:
+        raise OSError(22, "seccomp: not a BPF program")
+    program = ctypes.create_string_buffer(bpf, len(bpf))
+    fprog = _SockFprog(len(bpf) // 8, ctypes.cast(program, ctypes.c_void_p))
+    number = _SYS_SECCOMP.get(os.uname().machine)
+    if number is not None:  # seccomp(2) takes the flag that keeps speculative-store-bypass mitigation off
+        result = _libc.syscall(
+            ctypes.c_long(number), ctypes.c_uint(1), ctypes.c_uint(_SECCOMP_FILTER_FLAG_SPEC_ALLOW), ctypes.byref(fprog)
+        )
+        if result == 0:
+            return
+    result = _libc.prctl(
+        ctypes.c_int(PR_SET_SECCOMP),
+        ctypes.c_ulong(SECCOMP_MODE_FILTER),
+        ctypes.byref(fprog),
+        ctypes.c_ulong(0),
+        ctypes.c_ulong(0),
+    )
+    _check(result, "seccomp")

@@ -21,15 +21,14 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from agentgrpo.errors import ConfigError, UserError
-from agentgrpo.sandbox import jobs, protocol
+from agentgrpo.sandbox import jobs, protocol, seccomp
 from agentgrpo.sandbox.env import clean_env, secret_paths
 from agentgrpo.sandbox.limits import Limits
 from agentgrpo.sandbox.verdict import INVALID, SANDBOX_ERROR, Verdict
 
 ISOLATION_MODES = ("auto", "namespaces", "userns", "basic")
-_BOOT = (
-    "import sys; sys.path.insert(0, sys.argv[1]); from agentgrpo.sandbox.worker import main; sys.exit(main())"
-)
+COMPARISONS = ("trusted", "auto", "in_process")
+_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from agentgrpo.sandbox.worker import main; sys.exit(main())"
 _SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -92,8 +91,11 @@ class Sandbox:
     """A pool of ``workers`` sandbox processes. Use as a context manager, or call `close()`.
 
     ``isolation``: "auto" (the strongest the kernel allows), "namespaces" (fail unless namespaces work),
-    "userns" (unprivileged user namespaces), "basic" (process limits only). ``hide_paths`` adds paths to
-    the hidden ones (homes, HF/XDG dirs, the cwd). ``env`` adds variables to the allowlisted environment.
+    "userns" (unprivileged user namespaces), "basic" (process limits only). ``comparison``: "trusted"
+    (asserts evaluated outside the job; a test that cannot be split fails), "auto" (such a test's job is run
+    again in-process, reported as forgeable), "in_process" (every job in-process, forgeable).
+    ``hide_paths`` adds paths to the hidden ones (homes, HF/XDG dirs, the cwd). ``env`` adds variables to
+    the allowlisted environment. ``workers`` may not exceed the CPU cores this process may use.
     """
 
     def __init__(
@@ -105,10 +107,19 @@ class Sandbox:
         env: dict[str, str] | None = None,
         worker_timeout_s: float | None = None,
         start_timeout_s: float = 60.0,
+        comparison: str = "trusted",
     ):
         problems = []
+        cores = _cores()
         if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
             problems.append(f"sandbox workers: must be an int >= 1, got {workers!r}; e.g. workers=2")
+        elif workers > cores:
+            problems.append(
+                f"sandbox workers: {workers} is more than the {cores} CPU cores this process may use; "
+                f"pass workers={cores} or fewer (more workers only make every job slower and time out)"
+            )
+        if comparison not in COMPARISONS:
+            problems.append(f"sandbox comparison: {comparison!r} is not one of {', '.join(COMPARISONS)}")
         if isolation not in ISOLATION_MODES:
             problems.append(f"sandbox isolation: {isolation!r} is not one of {', '.join(ISOLATION_MODES)}")
         if limits is not None and not isinstance(limits, Limits):
@@ -116,10 +127,13 @@ class Sandbox:
         if problems:
             raise ConfigError(problems)
         self.workers, self.limits, self.requested = workers, limits or Limits(), isolation
+        self.comparison = comparison
+        bpf, why = seccomp.build()
         self._config = {
             "isolation": isolation,
             "hide": secret_paths(cwd=os.getcwd(), extra=tuple(hide_paths)),
-            "scratch_mb": self.limits.scratch_mb,
+            "bpf": bpf,
+            "seccomp_problem": why,
         }
         self._env = clean_env(extra=env)
         self._worker_timeout, self._start_timeout = worker_timeout_s, start_timeout_s
@@ -180,7 +194,7 @@ class Sandbox:
             raise ConfigError([f"sandbox limits: must be a Limits, got {type(limits).__name__}"])
         self.start()
         limits = limits or self.limits
-        job = {"program": program, "steps": steps, "limits": limits.to_dict()}
+        job = {"program": program, "steps": steps, "limits": limits.to_dict(), "comparison": self.comparison}
         timeout = self._worker_timeout or limits.wall_s + 15.0
         for _attempt in range(2):
             worker = self._checkout(timeout)
@@ -223,9 +237,7 @@ class Sandbox:
         try:
             return self._idle.get(timeout=timeout * (self.workers + 1) + self._start_timeout)
         except queue.Empty:
-            raise SandboxUnavailable(
-                "no sandbox worker became free; workers could not be restarted"
-            ) from None
+            raise SandboxUnavailable("no sandbox worker became free; workers could not be restarted") from None
 
     def _spawn(self) -> _WorkerProcess:
         worker = _WorkerProcess(self._config, self._env, self._start_timeout)
@@ -261,12 +273,7 @@ def _refusal(requested: str, report: dict) -> str | None:
             + "; ".join(report["problems"])
             + ". Run as root, allow user namespaces, or pass isolation='auto'."
         )
-    if (
-        requested == "auto"
-        and report["mode"] == "basic"
-        and report["sandbox_uid"] is None
-        and os.geteuid() == 0
-    ):
+    if requested == "auto" and report["mode"] == "basic" and report["sandbox_uid"] is None and os.geteuid() == 0:
         return (
             "the sandbox would run untrusted programs as root (no namespaces, and no other uid can read "
             "the interpreter: " + "; ".join(report["problems"]) + "). Grant CAP_SYS_ADMIN or allow user "
@@ -274,6 +281,13 @@ def _refusal(requested: str, report: dict) -> str | None:
             "accept running programs as root."
         )
     return None
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def _shutdown(live: list[_WorkerProcess]) -> None:

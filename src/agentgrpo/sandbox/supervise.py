@@ -1,4 +1,11 @@
-"""Watch one job process (wall time, output caps), then turn what happened into a result dict."""
+"""The worker's side of one job: its channel, its output caps, its deadline; then the verdict fields.
+
+`Session` talks to the job over pipes and watches it through a pidfd: every wait also drains stdout and
+stderr (capped), enforces the wall-clock deadline and notices the job's exit. Stops (SIGSTOP, ptrace
+stops) are not exits: a stopped job just runs into its deadline and is killed. Whatever the job sends is
+decoded strictly (`agentgrpo.sandbox.wire`); a malformed or oversized reply kills it. The status is
+decided here, from what the worker saw, never from what the job says about itself.
+"""
 
 from __future__ import annotations
 
@@ -8,162 +15,268 @@ import signal
 import time
 
 from agentgrpo.sandbox import status as V
-from agentgrpo.sandbox.harness import parse_records
+from agentgrpo.sandbox import trusted, wire
 from agentgrpo.sandbox.rlimits import cpu_seconds
 
-_RESULTS_CAP = 1 << 20  # the harness's own records; a program flooding that pipe is killed too
-_GRACE_S = 1.0  # after the job exits, how long its leftovers may keep the pipes open
+_GRACE_S = 1.0  # after the last test: how long the job may take to flush its output and exit
 
 
-class Outcome:
-    """What happened to one job process (a plain class: dataclasses would cost the worker an import)."""
+class Session:
+    def __init__(self, pidfd: int, fds: list[int], request_fd: int, limits: dict, kill):
+        self.pidfd, self.request_fd, self.limits, self._kill = pidfd, request_fd, limits, kill
+        self.out_fd, self.err_fd, self.reply_fd = fds
+        self.start = time.monotonic()
+        self.deadline = self.start + limits["wall_s"]
+        self.streams, self.truncated = [bytearray(), bytearray()], [False, False]
+        self.replies, self.pending = bytearray(), bytearray()
+        self.gone = ""  # why the job is out of reach: "exited", "timeout", "stdout", "stderr", "channel: ..."
+        self.exited = False
+        self.unsplittable: list[str] = []
+        self.test_output = ""
+        self.prefetched: list = []
+        self.groups: list = []
+        self.reply_cap = limits["value_bytes"] + 4096
+        self._open = {self.out_fd, self.err_fd, self.reply_fd}
+        self._poll = select.poll()
+        for fd in fds:
+            os.set_blocking(fd, False)
+        for fd in (*fds, pidfd):
+            self._poll.register(fd, select.POLLIN)
+        os.set_blocking(request_fd, False)
 
-    def __init__(self):
-        self.streams = [bytearray(), bytearray(), bytearray()]  # stdout, stderr, results
-        self.status = 0  # os.wait status
-        self.cpu_s = 0.0
-        self.timed_out = False
-        self.overflow = ""  # "stdout" / "stderr" / "results" when a cap was hit
-        self.duration_s = 0.0
-        self.truncated = [False, False, False]
+    # messages -----------------------------------------------------------------------------------------
+    def send(self, message: tuple) -> None:
+        if self.gone:
+            raise trusted.JobGone(self.gone)
+        try:
+            data = wire.encode(message, trusted.to_handle, max_bytes=64 << 20)
+        except trusted.Unsplittable as exc:
+            self.unsplittable.append(str(exc))
+            raise
+        except wire.WireError as exc:
+            raise ValueError(f"the test's value cannot be sent to the program: {exc}") from None
+        self.pending += len(data).to_bytes(4, "big") + data
+        self._poll.register(self.request_fd, select.POLLOUT)
 
+    def receive(self) -> tuple:
+        """The job's next reply (decoded strictly); `trusted.JobGone` if it cannot come."""
+        while True:
+            frame = self._frame()
+            if frame is not None:
+                try:
+                    reply = wire.decode(frame, max_bytes=self.reply_cap)
+                    if type(reply) is not tuple or not reply or type(reply[0]) is not str:
+                        raise wire.WireError("a reply must be a tuple starting with its kind")
+                    return reply
+                except wire.WireError as exc:
+                    self.stop(f"channel: the job sent a malformed reply ({exc})")
+            if self.exited and not self.gone:
+                self.gone = "exited"
+            if self.gone:
+                raise trusted.JobGone(self.gone)
+            self._wait(self.deadline)
 
-def supervise(pid: int, fds: list[int], limits: dict, kill_tree) -> Outcome:
-    """Read the job's pipes until it exits (or is killed for time/output); reap it."""
-    start = time.monotonic()
-    out = Outcome()
-    caps = [limits["output_bytes"], limits["output_bytes"], _RESULTS_CAP]
-    poller, open_fds = select.poll(), dict(zip(fds, range(3), strict=True))
-    for fd in fds:
-        poller.register(fd, select.POLLIN)
-    pidfd = _pidfd(pid, poller)
-    deadline, exited_at = start + limits["wall_s"], None
-    while True:
-        if exited_at is None and _reaped(pid, out):
-            exited_at = time.monotonic()
-            if pidfd is not None:
-                poller.unregister(pidfd)
-            kill_tree(pid, reaped=True)  # whatever it left behind
-        now = time.monotonic()
-        if exited_at is not None and (not open_fds or now >= exited_at + _GRACE_S):
-            break
-        if exited_at is None and now >= deadline:
-            out.timed_out = True
-            kill_tree(pid, reaped=False)
-            _reap(pid, out)
-            break
-        for fd, _ in poller.poll(_wait_ms(deadline, exited_at, pidfd)):
-            if fd in open_fds and not _read(fd, open_fds, poller, out, caps) and exited_at is None:
-                kill_tree(pid, reaped=False)
-    for fd in [*open_fds, *([pidfd] if pidfd is not None else [])]:
-        os.close(fd)
-    out.duration_s = time.monotonic() - start
-    return out
+    def expect(self, plan: list) -> None:
+        """The job will stream the answers to the calls planned up front (`trusted.plan_calls`), one frame
+        per test; they are read when the tests get there."""
+        self.groups = [[(name, repr((args, kwargs))) for name, args, kwargs in group] for group in plan]
+        self.groups.reverse()
+        self.prefetched = []
 
-
-def _pidfd(pid: int, poller) -> int | None:
-    try:
-        fd = os.pidfd_open(pid)
-    except (AttributeError, OSError):
+    def _planned(self, name: str, signature: str):
+        """The job's answer to this call if it is the next one planned; else None (and no more planning)."""
+        while not self.prefetched and self.groups:  # an empty group: a test whose name the program lacks
+            self.prefetched = self._next_group(self.groups.pop())
+        if self.prefetched and self.prefetched[-1][:2] == (name, signature):
+            return self.prefetched.pop()[2]
+        if self.prefetched or self.groups:  # the tests took another path: read what is left, then ask
+            while self.groups:
+                self._next_group(self.groups.pop())
+            self.prefetched = []
         return None
-    poller.register(fd, select.POLLIN)
-    return fd
+
+    def _next_group(self, group: list) -> list:
+        reply = self.receive()
+        if reply[0] != "group" or len(reply) != 2 or type(reply[1]) is not list or len(reply[1]) > len(group):
+            self.stop("channel: a malformed answer to the planned calls")
+            raise trusted.JobGone(self.gone)
+        answers = [(name, sig, answer) for (name, sig), answer in zip(group, reply[1], strict=False)]
+        answers.reverse()  # pop() from the end
+        return answers
+
+    def ask(self, message: tuple, name: str = "") -> tuple:
+        """Send a request and return the job's "ok" reply, with handles made `Remote`; raise what it raised.
+
+        A call already made up front is answered from what the job said then, if it is the very next one.
+        """
+        reply = None
+        if (self.prefetched or self.groups) and message[0] == "call":
+            reply = self._planned(name, repr((message[2], message[3])))
+        elif self.prefetched or self.groups:
+            self._planned("", "")  # any other request ends the planned calls first
+        if reply is None:
+            self.send(message)
+            reply = self.receive()
+        if type(reply) is not tuple or not reply or type(reply[0]) is not str:
+            self.stop("channel: a malformed answer")
+            raise trusted.JobGone(self.gone)
+        if reply[0] == "ok":
+            return trusted.localize(reply, self)
+        if reply[0] in ("raise", "stop") and len(reply) >= (1 if reply[0] == "stop" else 3):
+            trusted.raise_for(reply)
+        self.stop(f"channel: unexpected reply {reply[0][:40]!r}")
+        raise trusted.JobGone(self.gone)
+
+    def _frame(self) -> bytes | None:
+        if len(self.replies) < 4:
+            return None
+        size = int.from_bytes(self.replies[:4], "big")
+        if size > self.reply_cap:
+            self.stop(f"channel: a reply of {size} bytes, more than {self.reply_cap}")
+            return None
+        if len(self.replies) < 4 + size:
+            return None
+        frame = bytes(self.replies[4 : 4 + size])
+        del self.replies[: 4 + size]
+        return frame
+
+    # waiting ------------------------------------------------------------------------------------------
+    def _wait(self, until: float) -> None:
+        now = time.monotonic()
+        if now >= self.deadline and not self.exited and not self.gone:
+            self.stop("timeout")
+        if not self.gone:
+            until = min(until, self.deadline)
+        for fd, event in self._poll.poll(max(0, int((until - now) * 1000)) + 1):
+            if fd == self.pidfd:
+                self.exited = True
+                self._poll.unregister(fd)
+                self._drain(self.reply_fd)
+            elif fd == self.request_fd:
+                self._write_pending(event)
+            elif fd in self._open:
+                self._read(fd)
+
+    def _write_pending(self, event: int) -> None:
+        try:
+            if event & select.POLLOUT:
+                del self.pending[: os.write(self.request_fd, self.pending)]
+            elif event & (select.POLLERR | select.POLLHUP):
+                self.pending.clear()
+        except BlockingIOError:
+            return
+        except OSError:  # the job closed its end
+            self.pending.clear()
+        if not self.pending:
+            self._poll.unregister(self.request_fd)
+
+    def _read(self, fd: int) -> None:
+        try:
+            data = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return
+        if not data:
+            self._open.discard(fd)
+            self._poll.unregister(fd)
+            return
+        if fd == self.reply_fd:
+            self.replies += data
+            if len(self.replies) > 2 * self.reply_cap:
+                self.stop("channel: the job flooded its reply pipe")
+            return
+        index = 0 if fd == self.out_fd else 1
+        buffer, cap = self.streams[index], self.limits["output_bytes"]
+        room = cap - len(buffer)
+        buffer += data[: max(0, room)]
+        if len(data) > room:
+            self.truncated[index] = True
+            if not self.gone:
+                self.stop(("stdout", "stderr")[index])
+
+    def _drain(self, fd: int) -> None:
+        while fd in self._open:
+            before = len(self.replies)
+            self._read(fd)
+            if len(self.replies) == before:
+                return
+
+    def stop(self, reason: str) -> None:
+        """Kill the job (its whole PID namespace) and remember why."""
+        if not self.gone:
+            self.gone = reason
+        self._kill()
+
+    def finish(self, wait: bool = True) -> float:
+        """Kill the job, drain its pipes, close them; the time taken. Its output is flushed before every
+        reply, so a job whose last reply came (``wait=False``) needs no waiting for its exit or output."""
+        self._kill()
+        if wait:
+            limit = time.monotonic() + 5.0
+            while not self.exited and time.monotonic() < limit:
+                self._wait(limit)
+            limit = time.monotonic() + _GRACE_S  # output still in the pipes
+            while (self._open - {self.reply_fd}) and time.monotonic() < limit:
+                self._wait(limit)
+        else:
+            for fd in (self.out_fd, self.err_fd):
+                self._drain_stream(fd)
+        for fd in (self.out_fd, self.err_fd, self.reply_fd, self.request_fd, self.pidfd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        return time.monotonic() - self.start
+
+    def _drain_stream(self, fd: int) -> None:
+        for _ in range(64):  # what is already in the pipe (bounded by the output cap anyway)
+            if fd not in self._open or self.gone in ("stdout", "stderr"):
+                return
+            before = len(self.streams[0]) + len(self.streams[1])
+            self._read(fd)
+            if len(self.streams[0]) + len(self.streams[1]) == before:
+                return
+
+    def text(self, index: int) -> str:
+        raw = bytes(self.streams[index]).decode("utf-8", errors="replace")
+        return raw + "\n[... truncated]" if self.truncated[index] else raw
 
 
-def _wait_ms(deadline: float, exited_at: float | None, pidfd: int | None) -> int:
-    until = exited_at + _GRACE_S if exited_at is not None else deadline
-    wait = max(0.0, until - time.monotonic())
-    if pidfd is None and exited_at is None:
-        wait = min(wait, 0.02)  # no pidfd: notice the exit by polling
-    return int(wait * 1000) + 1
+def signal_name(signum: int) -> str:
+    """A name for any signal number (real-time ones included), never an exception.
 
-
-def _read(fd: int, open_fds: dict, poller, out: Outcome, caps: list[int]) -> bool:
-    """Append what is readable; False when a cap was hit (the caller kills the job)."""
-    index = open_fds[fd]
-    data = os.read(fd, 1 << 16)
-    if not data:
-        poller.unregister(fd)
-        os.close(fd)
-        del open_fds[fd]
-        return True
-    buffer = out.streams[index]
-    room = caps[index] - len(buffer)
-    buffer += data[: max(0, room)]
-    if len(data) > room:
-        out.truncated[index] = True
-        if not out.overflow:
-            out.overflow = ("stdout", "stderr", "results")[index]
-        return False
-    return True
-
-
-def _reaped(pid: int, out: Outcome) -> bool:
-    wpid, status, usage = os.wait4(pid, os.WNOHANG)
-    if wpid == 0:
-        return False
-    out.status, out.cpu_s = status, usage.ru_utime + usage.ru_stime
-    return True
-
-
-def _reap(pid: int, out: Outcome) -> None:
+    >>> signal_name(9), signal_name(40)
+    ('SIGKILL', 'signal 40')
+    """
     try:
-        _, status, usage = os.wait4(pid, 0)
-    except ChildProcessError:
-        return
-    out.status, out.cpu_s = status, usage.ru_utime + usage.ru_stime
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
-def summarize(out: Outcome, nonce: str, total: int, limits: dict) -> dict:
-    """The result dict sent to the pool (fields of `Verdict`)."""
-    records = parse_records(bytes(out.streams[2]), nonce)
-    tests = ["not run"] * total
-    for r in records:
-        if r.get("kind") == "test" and isinstance(r.get("index"), int) and 0 <= r["index"] < total:
-            tests[r["index"]] = "passed" if r.get("ok") else str(r.get("message", "failed"))
-    passed = sum(t == "passed" for t in tests)
-    status, reason = _classify(out, records, tests, limits)
-    return {
-        "status": status,
-        "passed": passed,
-        "total": total,
-        "reason": reason,
-        "stdout": _text(out.streams[0], out.truncated[0]),
-        "stderr": _text(out.streams[1], out.truncated[1]),
-        "tests": tests,
-        "duration_s": round(out.duration_s, 4),
-    }
-
-
-def _classify(out: Outcome, records: list[dict], tests: list[str], limits: dict) -> tuple[str, str]:
-    kinds = {r.get("kind"): r for r in records}
-    signum = os.WTERMSIG(out.status) if os.WIFSIGNALED(out.status) else None
-    if out.timed_out:
+def classify(session: Session, state: dict, wait_status: int, cpu_s: float, limits: dict) -> tuple[str, str]:
+    """The verdict's status and reason, from what the worker saw (``state``: "error", "setup", "done")."""
+    gone = session.gone
+    if gone == "timeout":
         return V.TIMEOUT, f"wall-clock limit of {limits['wall_s']:g}s reached; the process tree was killed"
-    if out.overflow:
-        return (
-            V.OUTPUT_LIMIT,
-            f"{out.overflow} went past {limits['output_bytes']} bytes; the process was killed",
-        )
-    if signum == signal.SIGXCPU or (signum == signal.SIGKILL and out.cpu_s >= 0.9 * cpu_seconds(limits)):
-        return V.TIMEOUT, f"CPU time limit of {cpu_seconds(limits)}s reached"
-    if "setup_failed" in kinds:
-        return V.SANDBOX_ERROR, f"sandbox setup failed: {kinds['setup_failed'].get('message')}"
-    if "error" in kinds:
-        return V.ERROR, f"the program raised {kinds['error'].get('message')}"
-    if "done" in kinds:
-        failed = [(i, t) for i, t in enumerate(tests) if t != "passed"]
+    if gone in ("stdout", "stderr"):
+        return V.OUTPUT_LIMIT, f"{gone} went past {limits['output_bytes']} bytes; the process was killed"
+    signum = os.WTERMSIG(wait_status) if os.WIFSIGNALED(wait_status) else None
+    if not state.get("done"):
+        if signum == signal.SIGXCPU or (signum == signal.SIGKILL and cpu_s >= 0.5 * cpu_seconds(limits)):
+            return V.TIMEOUT, f"CPU time limit of {cpu_seconds(limits)}s reached"
+    if state.get("setup"):
+        return V.SANDBOX_ERROR, f"sandbox setup failed: {state['setup']}"
+    if state.get("error"):
+        return V.ERROR, f"the program raised {state['error']}"
+    if state.get("done"):
+        failed = [(i, t) for i, t in enumerate(state["tests"]) if t != "passed"]
         if not failed:
-            return V.PASSED, f"all {len(tests)} tests passed"
-        return (
-            V.FAILED,
-            f"{len(failed)} of {len(tests)} tests failed; test {failed[0][0] + 1}: {failed[0][1]}",
-        )
+            return V.PASSED, f"all {len(state['tests'])} tests passed"
+        return V.FAILED, f"{len(failed)} of {len(state['tests'])} tests failed; test {failed[0][0] + 1}: {failed[0][1]}"
+    if gone.startswith("channel"):
+        return V.CRASHED, f"the program broke the sandbox channel ({gone[9:]})"
     if signum is not None:
-        return V.CRASHED, f"killed by {signal.Signals(signum).name} before the tests finished"
-    return V.CRASHED, f"exited with code {os.waitstatus_to_exitcode(out.status)} before the tests finished"
-
-
-def _text(raw: bytearray, truncated: bool) -> str:
-    text = bytes(raw).decode("utf-8", errors="replace")
-    return text + "\n[... truncated]" if truncated else text
+        return V.CRASHED, f"killed by {signal_name(signum)} before the tests finished"
+    if os.WIFEXITED(wait_status):
+        return V.CRASHED, f"exited with code {os.WEXITSTATUS(wait_status)} before the tests finished"
+    return V.CRASHED, "ended before the tests finished"

@@ -36,6 +36,7 @@ class Verdict:
     stderr: str = ""
     tests: tuple[str, ...] = field(default=())  # per test: "passed" or a one-line failure message
     duration_s: float = 0.0
+    comparison: str = "trusted"  # "trusted": asserts evaluated outside the job; "in_process": forgeable
 
     def __post_init__(self):
         if self.status not in STATUSES:
@@ -45,6 +46,11 @@ class Verdict:
     def fraction(self) -> float:
         """Share of tests that passed (0.0 when there were none to run)."""
         return self.passed / self.total if self.total else 0.0
+
+    @property
+    def forgeable(self) -> bool:
+        """True when the tests ran inside the program's own process (the program could fake the result)."""
+        return self.comparison == "in_process"
 
     @property
     def ok(self) -> bool:

@@ -1,179 +1,183 @@
-"""A warm sandbox worker: a clean interpreter that forks one isolated child per program.
+"""A sandbox worker: the trusted side of every job it runs.
 
-Started by `agentgrpo.sandbox.pool` with an allowlisted environment. It never runs untrusted code itself:
-each job is a fresh fork (so nothing a program does survives into the next one), supervised here for wall
-time and output size, and summarised into a plain dict for the pool.
+Started by `agentgrpo.sandbox.pool` with an allowlisted environment. It isolates itself, forks its job
+template (`agentgrpo.sandbox.template`) before reading any job, then per job: has the template fork a
+fresh job, sends the job its program, evaluates the tests here against it (`agentgrpo.sandbox.trusted`)
+or, in the in-process mode, collects the job's own per-test reports, supervises it
+(`agentgrpo.sandbox.supervise`), and answers the pool with a plain dict of `Verdict` fields.
 
-Protocol on stdin/stdout (JSON lines): first a config ``{"isolation", "hide", "scratch_mb"}``, answered by
-``{"ready": true, "isolation": report}``; then one job ``{"program", "steps", "limits"}`` per line, each
-answered by one result dict (see `agentgrpo.sandbox.supervise.summarize`).
+Protocol with the pool (length-prefixed marshal, see `agentgrpo.sandbox.protocol`): first a config
+``{"isolation", "hide", "bpf", "seccomp_problem"}``, answered by ``{"ready": true, "isolation": report}``;
+then one job ``{"program", "steps", "limits", "comparison"}`` per message, each answered by one result.
 """
 
 from __future__ import annotations
 
 import os
-import random
 import signal
 import sys
 
-from agentgrpo.sandbox import harness, isolation, protocol
-from agentgrpo.sandbox.rlimits import apply_rlimits, tasks_of
-from agentgrpo.sandbox.supervise import summarize, supervise
-
-_RESULT_FD = 3
-WORKDIR = "/tmp/work"  # cwd and HOME of every program when /tmp is private
+from agentgrpo.sandbox import isolation, protocol, trusted
+from agentgrpo.sandbox.supervise import Session, classify
+from agentgrpo.sandbox.template import Template
 
 
 class Worker:
-    """Runs jobs in one of three styles, the strongest the worker's isolation report allows:
-
-    * "shared": PID namespace per job, scratch tmpfs and /proc set up once per worker, sandbox uid;
-    * "private": PID and mount namespace per job, with its own scratch and /proc (user namespaces);
-    * "basic": a process group per job and a work dir on the host's /tmp.
-    """
-
-    def __init__(self, report: dict, scratch_mb: int):
-        self.report, self.scratch_mb = report, scratch_mb
-        if report["pid_namespace"]:
-            self.style = "shared" if report["sandbox_uid"] is not None else "private"
-        else:
-            self.style = "basic"
-        self.base = None
-        if self.style == "basic":
-            import tempfile  # only here: the namespace styles keep the worker small
+    def __init__(self, report: dict, bpf: bytes | None):
+        self.report, self.count = report, 0
+        self.namespaces = report["pid_namespace"]
+        self.base_fd, self.base = None, None
+        if not self.namespaces:
+            import tempfile  # only here: the namespace modes keep the worker small
 
             self.base = tempfile.mkdtemp(prefix="agentgrpo-sandbox-")
-            os.chmod(self.base, 0o711)  # the sandbox uid may enter its own job dir, not list the others
-        self.count = 0
+            os.chmod(self.base, 0o711)  # a job may enter its own dir, not list the others
+            self.base_fd = os.open(self.base, os.O_RDONLY | os.O_DIRECTORY)
+        self.template = Template(report, bpf)  # before any job data exists in this process
 
     def run(self, job: dict) -> dict:
-        limits = job["limits"]
         steps = [(bool(t), s) for t, s in job["steps"]]
-        compiled = harness.Compiled(job["program"], steps)
-        nonce = os.urandom(16).hex()
-        workdir = self._before(limits)
-        pipes = [os.pipe() for _ in range(3)]  # stdout, stderr, results
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork() if self.style == "basic" else isolation.fork_in_new_pid_namespace()
-        if pid == 0:
-            self._child(compiled, limits, pipes, nonce, workdir)  # never returns
-        for _, w in pipes:
-            os.close(w)
-        try:
-            outcome = supervise(pid, [r for r, _ in pipes], limits, self._kill_tree)
-        finally:
-            self._after(workdir)
-        return summarize(outcome, nonce, sum(1 for t, _ in steps if t), limits)
+        mode = job.get("comparison", "trusted")
+        result = self._run(job["program"], steps, job["limits"], in_process=mode == "in_process")
+        if mode == "auto" and result.pop("unsplittable"):
+            result = self._run(job["program"], steps, job["limits"], in_process=True)
+        result.pop("unsplittable", None)
+        return result
 
-    def _before(self, limits: dict) -> str:
-        """The job's (empty) work dir; in "private" style the child makes it in its own /tmp."""
-        if self.style == "private":
-            return WORKDIR
-        if self.style == "shared":
-            if limits["scratch_mb"] != self.scratch_mb:
-                isolation.mount_scratch(limits["scratch_mb"], remount=True)
-                self.scratch_mb = limits["scratch_mb"]
-            os.mkdir(WORKDIR, 0o700)
-            return WORKDIR
+    def _run(self, program: str, steps: list, limits: dict, in_process: bool) -> dict:
         self.count += 1
-        path = os.path.join(self.base, f"job-{self.count}")
-        os.mkdir(path, 0o700)
-        return path
+        uid = isolation.job_uid(os.getpid(), self.count) if self.report["sandbox_uid"] is not None else None
+        name = f"job-{self.count}"
+        workdir = isolation.WORKDIR if self.namespaces else os.path.join(self.base, name)
+        pipes = [os.pipe() for _ in range(4)]  # stdout, stderr, requests, replies
+        (out_r, out_w), (err_r, err_w), (req_r, req_w), (rep_r, rep_w) = pipes
+        pid, pidfd = self.template.spawn(
+            {"limits": limits, "uid": uid, "workdir": workdir}, [out_w, err_w, req_r, rep_w]
+        )
+        for fd in (out_w, err_w, req_r, rep_w):
+            os.close(fd)
+        session = Session(pidfd, [out_r, err_r, rep_r], req_w, limits, lambda: self._kill(pidfd, pid, uid))
+        total = sum(1 for t, _ in steps if t)
+        state = {"tests": ["not run"] * total}
+        names = [] if in_process else trusted.free_names([source for _, source in steps])
+        plan = [] if in_process else trusted.plan_calls(steps, names)
+        mode = "in_process" if in_process else "trusted"
+        try:  # the tests never reach the job in the trusted mode: only the names they read and literal calls
+            session.send(("program", program, mode, steps if in_process else None, names, plan))
+            self._collect(session, steps, names, plan, state, in_process)
+        except trusted.JobGone:
+            pass
+        finished = bool(state.get("done")) and self.namespaces  # its exit status no longer matters
+        duration = session.finish(wait=not finished)
+        if finished:
+            wait_status, cpu_s = 0, 0.0
+            self.template.forget(pid)
+        else:
+            wait_status, cpu_s = self.template.wait(pid)
+        self._after(pid, uid, name)
+        status, reason = classify(session, state, wait_status, cpu_s, limits)
+        tests = state["tests"]
+        return {
+            "status": status,
+            "passed": sum(t == "passed" for t in tests),
+            "total": total,
+            "reason": reason,
+            "stdout": session.text(0) + session.test_output,
+            "stderr": session.text(1),
+            "tests": tests,
+            "duration_s": round(duration, 4),
+            "comparison": "in_process" if in_process else "trusted",
+            "unsplittable": bool(session.unsplittable),
+        }
 
-    def _after(self, workdir: str) -> None:
-        if self.style == "shared":
-            isolation.wipe_scratch()
-        elif self.style == "basic":
+    def _collect(self, session: Session, steps: list, names: list, plan: list, state: dict, in_process: bool) -> None:
+        first = session.receive()
+        if first[0] == "setup_failed":
+            state["setup"] = str(first[1]) if len(first) > 1 else "no reason given"
+        elif first[0] == "error":
+            state["error"] = str(first[1]) if len(first) > 1 else "an error"
+        elif in_process:
+            reports, reply = [], first
+            while reply[0] == "test" and len(reports) < len(state["tests"]):
+                reports.append("passed" if reply[1] is True else str(reply[2] if len(reply) > 2 else "failed"))
+                reply = session.receive()
+            state["tests"][: len(reports)] = reports
+            state["done"] = reply[0] == "done" and len(reports) == len(state["tests"])
+        elif first[0] == "ready" and len(first) == 2 and type(first[1]) is list and len(first[1]) == len(names):
+            session.expect(plan)
+            results = trusted.evaluate(steps, session, names, trusted.localize(first[1], session))
+            state["tests"][: len(results)] = results
+            state["done"] = not session.gone and len(results) == len(state["tests"])
+        else:
+            session.stop(f"channel: unexpected first reply {str(first[0])[:40]!r}")
+
+    def _kill(self, pidfd: int, pid: int, uid: int | None) -> None:
+        """Kill the job: PID 1 of its namespace takes everything with it (basic mode: its group, its uid)."""
+        try:
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+        except (ProcessLookupError, OSError):
+            pass
+        if not self.namespaces:
             try:
-                isolation.remove_tree(workdir)
-            except OSError:  # a stray dir on the host's /tmp is better than a lost worker
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
                 pass
 
-    def _child(self, compiled, limits, pipes, nonce, workdir) -> None:
-        try:
-            _wire_fds(pipes)
-            if self.style == "private":
-                isolation.enter_job(limits["scratch_mb"])
-                os.mkdir(workdir, 0o700)
-            elif self.style == "basic":
-                os.setsid()  # own process group, killed as a whole
-            apply_rlimits(limits, self._nproc_base())
-            isolation.drop_privileges(self.report, workdir)
-            os.chdir(workdir)
-            os.environ.update(HOME=workdir, TMPDIR="/tmp" if self.style != "basic" else workdir, PWD=workdir)
-            random.seed(0)  # the same starting state in every worker
-        except BaseException as exc:
-            harness.sender(_RESULT_FD, nonce)({"kind": "setup_failed", "message": harness.describe(exc)})
-            os._exit(70)
-        harness.run(compiled, _RESULT_FD, nonce, block=self.report["network"].startswith("audit"))
-
-    def _nproc_base(self) -> int:
-        """Tasks that already count against RLIMIT_NPROC for the uid programs will run as."""
-        if self.report["sandbox_uid"] is not None or self.style != "basic" or os.geteuid() == 0:
-            return 0  # a uid of its own, or a user namespace (counted per namespace), or root (not limited)
-        return tasks_of(os.geteuid())
-
-    def _kill_tree(self, pid: int, reaped: bool) -> None:
-        """Kill the program and everything it started."""
-        if self.style != "basic":  # PID 1 of its namespace: once it is gone the kernel has killed the rest
-            if not reaped:  # (after reaping, ``pid`` may already belong to someone else)
-                _signal(os.kill, pid)
-            return
-        _signal(os.killpg, pid)  # a process group id is never reused while any member lives
-        uid = self.report["sandbox_uid"]
-        if uid is not None:  # processes that left the group (setsid) still run as the sandbox uid
-            _kill_uid(uid)
+    def _after(self, pid: int, uid: int | None, name: str) -> None:
+        if self.namespaces:
+            return  # the kernel freed the job's tmpfs with its mount namespace: nothing to remove
+        helper = os.fork()
+        if helper == 0:  # as the job's uid: processes that left the group die, its files go; never as root
+            try:
+                if uid is not None:
+                    isolation.drop_to(uid)
+                    os.kill(-1, signal.SIGKILL)  # every process of this uid but the caller
+                isolation.remove_tree(self.base_fd, name)
+            except BaseException:
+                os._exit(1)
+            os._exit(0)
+        os.waitpid(helper, 0)
+        if uid is not None:
+            try:
+                os.rmdir(name, dir_fd=self.base_fd)  # the job dir itself belongs to root's base dir
+            except OSError:
+                pass
 
     def close(self) -> None:
+        self.template.close()  # kills the template: a job still dying goes with it (PDEATHSIG)
         if self.base:
-            isolation.remove_tree(self.base)
-
-
-def _wire_fds(pipes) -> None:
-    (_, out_w), (_, err_w), (_, res_w) = pipes
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(out_w, 1)
-    os.dup2(err_w, 2)
-    os.dup2(devnull, 0)
-    if res_w != _RESULT_FD:
-        os.dup2(res_w, _RESULT_FD)
-    os.closerange(_RESULT_FD + 1, os.sysconf("SC_OPEN_MAX"))  # the worker's protocol pipes included
-
-
-def _signal(kill, pid: int) -> None:
-    try:
-        kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
-def _kill_uid(uid: int) -> None:
-    pid = os.fork()
-    if pid == 0:
-        try:
-            isolation.drop_to(uid)
-            os.kill(-1, signal.SIGKILL)  # every process of this uid but the caller
-        except BaseException:
-            pass
-        os._exit(0)
-    os.waitpid(pid, 0)
+            isolation.remove_tree(os.open("/", os.O_RDONLY | os.O_DIRECTORY), self.base)
 
 
 def main() -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in the trainer's terminal is for the trainer
-    reader = protocol.Reader(0)
+    # the protocol moves off 0/1: tests run in this process, and their input()/print() must not reach it
+    proto_in, proto_out = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    reader = protocol.Reader(proto_in)
     config = reader.recv(timeout=None)
-    report = isolation.isolate_worker(config["isolation"], config["hide"], config["scratch_mb"])
-    worker = Worker(report, config["scratch_mb"])
-    protocol.send(1, {"ready": True, "isolation": report})
+    report = isolation.isolate_worker(config["isolation"], config["hide"], bool(config["bpf"]))
+    if config["bpf"]:
+        report["seccomp"] = "libseccomp filter per job (see agentgrpo.sandbox.seccomp.DENIED)"
+    else:
+        report["problems"].append(config["seccomp_problem"])
+    worker = Worker(report, config["bpf"])
+    protocol.send(proto_out, {"ready": True, "isolation": report})
     try:
         while True:
             try:
                 job = reader.recv(timeout=None)
+            except protocol.ChannelClosed:
+                return 0
+            try:
                 result = worker.run(job)
-                protocol.send(1, result)
-            except (protocol.ChannelClosed, BrokenPipeError):  # the pool closed us, or the trainer is gone
+            finally:
+                sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+            try:
+                protocol.send(proto_out, result)
+            except BrokenPipeError:  # the pool closed us, or the trainer is gone
                 return 0
     finally:
         worker.close()
