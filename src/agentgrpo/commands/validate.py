@@ -33,4 +33,6 @@ def run(args) -> int:
     print(f"config OK: task {task.name} v{task.version}, model {cfg.run.model}, "
           f"{cfg.grpo.get('num_generations', 8)} completions per prompt")
     print(f"verifier OK: the gold completion earns the maximum of every {task.name} reward")
+    for line in task.report() if task.report else []:
+        print(line)
     return 0

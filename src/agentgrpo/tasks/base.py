@@ -24,6 +24,8 @@ class Task:
     gold_completion: Callable[[dict], list[dict]]  # row -> the completion a perfect agent writes
     success_reward: str = "correct_answer"  # the reward whose value 1.0 means "solved" (for eval)
     columns: tuple[str, ...] = field(default=("id", "prompt", "answer"))
+    report: Callable[[], list[str]] | None = None  # extra lines `agentgrpo validate` prints (e.g. data checks)
+    eval_completion_length: int = 64  # `agentgrpo eval`'s default token budget per episode
 
     def tools(self) -> list[Callable]:
         """The tool methods of one environment instance, as TRL exposes them to the model."""
