@@ -8,8 +8,7 @@ import torch
 from agentgrpo import rundir
 from agentgrpo.config import load_config
 from agentgrpo.errors import UserError
-from agentgrpo.tasks import get_task
-from agentgrpo.tasks import coding
+from agentgrpo.tasks import coding, get_task
 
 
 @pytest.fixture(scope="module")

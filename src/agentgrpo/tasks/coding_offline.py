@@ -109,8 +109,8 @@ PROBLEMS = [
      ["assert binary_string(5) == '101'", "assert binary_string(0) == '0'", "assert binary_string(8) == '1000'",
       "assert binary_string(255) == '11111111'"]),
     ("running_sum", "Write a function running_sum(nums) that returns the list of prefix sums of nums.",
-     "def running_sum(nums):\n    out, total = [], 0\n    for x in nums:\n        total += x\n        out.append(total)\n"
-     "    return out\n",
+     "def running_sum(nums):\n    out, total = [], 0\n    for x in nums:\n        total += x\n"
+     "        out.append(total)\n    return out\n",
      ["assert running_sum([1, 2, 3]) == [1, 3, 6]", "assert running_sum([]) == []",
       "assert running_sum([5]) == [5]", "assert running_sum([1, -1, 1]) == [1, 0, 1]"]),
     ("longest_word", "Write a function longest_word(s) that returns the longest space-separated word of s (the "
