@@ -175,7 +175,7 @@ def test_grpo_steps_call_run_python_mask_its_output_and_count_failures(tiny_codi
     from agentgrpo.training.grpo import build_grpo_trainer
 
     cfg = load_config(None, ["--per_device_train_batch_size", "4", "--num_generations", "4",
-                             "--max_completion_length", "200", "--max_steps", "2", "--logging_steps", "1",
+                             "--max_completion_length", "128", "--max_steps", "2", "--logging_steps", "1",
                              "--save_strategy", "no", "--disable_tqdm", "true", "--doctor_every", "0",
                              "--learning_rate", "1e-3", "--max_tool_calling_iterations", "2"],
                       cuda_available=False)

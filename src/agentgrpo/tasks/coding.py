@@ -463,5 +463,8 @@ def make_task(source: str) -> Task:
     )
 
 
+for _reward in (hidden_tests_passed, code_block_format, all_tests_passed):
+    _reward.max_reward = 1.0  # what the gold earns; `agentgrpo audit` compares probes against it
+
 TASK = make_task("offline")
 MBPP_TASK = make_task("mbpp")
