@@ -114,6 +114,11 @@ def test_no_code_block_scores_zero_and_is_counted():
     assert coding.hidden_tests_passed(comps, [["assert add(1, 2) == 3"]] * 2,
                                       log_extra=lambda k, v: logged.__setitem__(k, v)) == [0.0, 0.0]
     assert logged["sandbox_status"] == ["no_code_block"] * 2
+    metrics = {}
+    coding.hidden_tests_passed(comps + [answer("raise ValueError('at import')")], [["assert add(1, 2) == 3"]] * 3,
+                               log_metric=metrics.__setitem__)
+    assert metrics == {"coding/no_code_block_frac": 2 / 3, "coding/program_failure_frac": 1 / 3,
+                       "coding/sandbox_error_frac": 0.0}
     assert coding.code_block_format(comps) == [0.0, 0.0]
 
 
@@ -199,6 +204,7 @@ def test_grpo_steps_call_run_python_mask_its_output_and_count_failures(tiny_codi
         assert r["tools/call_frequency"] > 0 and r["tools/failure_frequency"] > 0
         assert 0.0 < r["rewards/hidden_tests_passed/mean"] < 1.0  # the scripted half solves, the rest does not
         assert r["rewards/all_tests_passed/mean"] == pytest.approx(r["rewards/hidden_tests_passed/mean"])
+        assert r["coding/no_code_block_frac"] > 0 and r["coding/sandbox_error_frac"] == 0  # the model's own tokens
 
 
 def test_pass_at_k_uses_the_rollout_path(tiny_coding_dir, task):

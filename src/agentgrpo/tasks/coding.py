@@ -336,15 +336,34 @@ def _code_reward():
 _VERDICTS = _Verdicts()
 
 
-def hidden_tests_passed(completions, tests, log_extra=None, **kwargs) -> list[float | None]:
+PROGRAM_FAILURES = ("error", "timeout", "crashed", "output_limit", "invalid")  # the program's fault: scored 0
+
+
+def hidden_tests_passed(completions, tests, log_extra=None, log_metric=None, **kwargs) -> list[float | None]:
     """Fraction of the row's hidden tests the final ```python block passes (sandboxed); 0.0 without a block.
+
+    Logs, per batch, ``coding/no_code_block_frac``, ``coding/program_failure_frac`` (error, timeout, crash,
+    output cap, invalid) and ``coding/sandbox_error_frac`` (our side failed; those samples score None).
 
     >>> hidden_tests_passed(["```python\\ndef add(a, b):\\n    return a + b\\n```", "def add(a, b): return a + b",
     ...                      "```python\\ndef add(a, b):\\n    return a\\n```"],
     ...                     tests=[["assert add(1, 2) == 3", "assert add(0, 0) == 0"]] * 3)
     [1.0, 0.0, 0.5]
     """
-    return _VERDICTS.fractions([final_code(c) for c in completions], list(tests), log_extra)
+    statuses = {}
+
+    def keep(column, values):
+        statuses[column] = values
+        if log_extra is not None:
+            log_extra(column, values)
+
+    out = _VERDICTS.fractions([final_code(c) for c in completions], list(tests), keep)
+    if callable(log_metric) and completions:
+        got, n = statuses.get("sandbox_status", []), len(completions)
+        log_metric("coding/no_code_block_frac", sum(s == "no_code_block" for s in got) / n)
+        log_metric("coding/program_failure_frac", sum(s in PROGRAM_FAILURES for s in got) / n)
+        log_metric("coding/sandbox_error_frac", sum(s == "sandbox_error" for s in got) / n)
+    return out
 
 
 def all_tests_passed(completions, tests, **kwargs) -> list[float | None]:
