@@ -186,3 +186,25 @@ def test_an_interpreter_path_under_tmp_stays_importable():
             assert box.run(program, ["assert value() == 42"]).status == ERROR
     finally:
         shutil.rmtree(where)
+
+
+def test_without_libseccomp_the_report_says_so_and_jobs_still_run(monkeypatch):
+    import sys
+
+    from agentgrpo.sandbox import seccomp
+
+    monkeypatch.setitem(sys.modules, "pyseccomp", None)  # as if it were not installed
+    bpf, why = seccomp.build()
+    assert bpf is None and "pip install" in why
+    with Sandbox(workers=1, limits=LIMITS) as box:
+        report = box.isolation
+        assert report["seccomp"] == "none" and any("pyseccomp" in p for p in report["problems"])
+        assert box.run("def f():\n    return 1", ["assert f() == 1"]).status == PASSED
+
+
+def test_with_libseccomp_every_denied_syscall_resolves():
+    from agentgrpo.sandbox import seccomp
+
+    bpf, why = seccomp.build()
+    assert bpf and not why and len(bpf) % 8 == 0
+    assert seccomp.SKIPPED == [], f"not denied, unknown to libseccomp here: {seccomp.SKIPPED}"

@@ -12,7 +12,6 @@ libseccomp import in the worker.
 from __future__ import annotations
 
 import errno
-import os
 import tempfile
 
 DENIED = {
@@ -61,6 +60,7 @@ DENIED = {
         "personality",
     ),
 }
+SKIPPED: list[str] = []  # names in DENIED this kernel/architecture does not have (nothing to deny)
 _CLONE_NS_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
 _AF_UNIX, _SOCK_STREAM = 1, 1
 
@@ -71,6 +71,7 @@ def build() -> tuple[bytes | None, str]:
         import pyseccomp as sc
     except ImportError as exc:
         return None, f"no seccomp filter: pyseccomp is not installed ({exc}); pip install 'pyseccomp>=0.1.2'"
+    SKIPPED.clear()
     try:
         filt = sc.SyscallFilter(sc.ALLOW)
         for names in DENIED.values():
@@ -101,5 +102,4 @@ def _add(filt, action: int, name: str) -> None:
         # a syscall this kernel/architecture does not have cannot be called either
         if getattr(exc, "errno", None) not in (errno.EDOM, errno.EINVAL, errno.EFAULT, None):
             raise
-        if os.environ.get("AGENTGRPO_SECCOMP_DEBUG"):
-            print(f"seccomp: skipping {name}: {exc}")
+        SKIPPED.append(name)

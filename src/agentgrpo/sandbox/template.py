@@ -1,11 +1,12 @@
 """The job template: a process forked from the worker before any job data arrived, that forks each job.
 
 So every job starts from memory that never held another job's program, tests or expected values (the
-worker, which does hold them, never forks a job). The worker sends the template only a job's limits and
-uid with the job's pipe ends (``SCM_RIGHTS``); the template forks the job (in a new PID namespace where
-available), hands the worker a pidfd for it, reaps it and reports the wait status and CPU time. The job
-itself then reads its program from its request pipe, after every limit, namespace and filter is in force,
-and compiles it there.
+worker, which does hold them, never forks a job). The template prepares job processes in advance (forked
+into a new PID namespace where available, namespaces, scratch and seccomp filter set up) and hands each
+to the worker with a pidfd and a channel; the worker sends it only its limits, uid and pipe ends
+(``SCM_RIGHTS``). The template reaps them and reports wait status and CPU time. The job itself then reads
+its program from its request pipe, after every limit, namespace and filter is in force, and compiles it
+there.
 """
 
 from __future__ import annotations
@@ -43,16 +44,36 @@ class Template:
         self.sock = mine
         self._statuses: dict[int, dict] = {}
         self._ignored: set[int] = set()
+        self._spare = None  # (pid, pidfd, channel, scratch_mb): the next job process, waiting for its spec
+        self._asked = False  # a spare is being prepared
 
     def spawn(self, spec: dict, fds: list[int]) -> tuple[int, int]:
-        """Start a job with ``fds`` (stdout, stderr, request read end, reply write end): (pid, pidfd)."""
-        socket.send_fds(self.sock, [marshal.dumps(spec)], fds)
+        """Start a job with ``fds`` (stdout, stderr, request read end, reply write end): (pid, pidfd).
+
+        The job process was prepared in advance by the template; the spec and descriptors go to it
+        directly, and the template is asked (without waiting) to prepare the next one.
+        """
+        scratch_mb = spec["limits"]["scratch_mb"]
         while True:
-            message, got = self._next()
-            if message.get("kind") == "pid":
-                if not got:
-                    raise OSError("the job template sent no pidfd")
-                return message["pid"], got[0]
+            if self._spare is None and not self._asked:
+                self._ask(scratch_mb)
+            while self._spare is None:
+                self._next()
+            pid, pidfd, channel, prepared_mb = self._spare
+            self._spare = None
+            if prepared_mb == scratch_mb:
+                break
+            channel.close()  # prepared for another scratch size: it exits, unused
+            os.close(pidfd)
+            self.forget(pid)
+        socket.send_fds(channel, [marshal.dumps(spec)], fds)
+        channel.close()
+        self._ask(scratch_mb)
+        return pid, pidfd
+
+    def _ask(self, scratch_mb: int) -> None:
+        self.sock.send(marshal.dumps({"kind": "prepare", "scratch_mb": scratch_mb}))
+        self._asked = True
 
     def wait(self, pid: int) -> tuple[int, float]:
         """The job's wait status and CPU seconds, once the template has reaped it."""
@@ -67,11 +88,16 @@ class Template:
             self._ignored.add(pid)
 
     def _next(self) -> tuple[dict, list[int]]:
-        data, got, _, _ = socket.recv_fds(self.sock, _MAX_MESSAGE, 1)
+        data, got, _, _ = socket.recv_fds(self.sock, _MAX_MESSAGE, 2)
         if not data:
             raise OSError("the job template is gone")
         message = marshal.loads(data)
-        if message.get("kind") == "status":
+        if message.get("kind") == "spare":
+            if len(got) != 2:
+                raise OSError("the job template sent an incomplete job process")
+            channel = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=got[1])
+            self._spare, self._asked = (message["pid"], got[0], channel, message["scratch_mb"]), False
+        elif message.get("kind") == "status":
             if message["pid"] in self._ignored:
                 self._ignored.discard(message["pid"])
             else:
@@ -88,9 +114,9 @@ class Template:
 
 
 def _serve(sock: socket.socket, report: dict, bpf: bytes | None, keep: list) -> None:
-    """Hand each request to a job process prepared in advance (its namespaces and scratch already set up,
-    before any job data existed), prepare the next one, and report each job's exit as it comes."""
-    poller, children, spare = select.poll(), {}, None  # children: pidfd -> pid
+    """Prepare job processes on request (namespaces, scratch and filter set up before any job data exists)
+    and hand each to the worker; report each process's exit as it comes."""
+    poller, children = select.poll(), {}  # children: pidfd -> pid
     poller.register(sock.fileno(), select.POLLIN)
     while True:
         for fd, _ in poller.poll():
@@ -103,25 +129,18 @@ def _serve(sock: socket.socket, report: dict, bpf: bytes | None, keep: list) -> 
                 sock.send(marshal.dumps({"kind": "status", "pid": pid, "status": status, "cpu_s": cpu_s}))
                 continue
             try:
-                data, fds, _, _ = socket.recv_fds(sock, _MAX_MESSAGE, 8)
+                data = sock.recv(_MAX_MESSAGE)
             except OSError:
                 return
             if not data:
                 return  # the worker is gone
-            spec = marshal.loads(data)
-            scratch_mb = spec["limits"]["scratch_mb"]
-            if spare is not None and spare[3] != scratch_mb:  # prepared for another size: start afresh
-                _discard(spare)
-                spare = None
-            pid, pidfd, channel, _ = spare or _prepare(sock, report, bpf, keep, scratch_mb)
-            socket.send_fds(channel, [data], fds)
-            channel.close()
-            for child_fd in fds:
-                os.close(child_fd)
+            scratch_mb = marshal.loads(data)["scratch_mb"]
+            pid, pidfd, channel, _ = _prepare(sock, report, bpf, keep, scratch_mb)
             children[pidfd] = pid
             poller.register(pidfd, select.POLLIN)
-            socket.send_fds(sock, [marshal.dumps({"kind": "pid", "pid": pid})], [pidfd])
-            spare = _prepare(sock, report, bpf, keep, scratch_mb)
+            message = {"kind": "spare", "pid": pid, "scratch_mb": scratch_mb}
+            socket.send_fds(sock, [marshal.dumps(message)], [pidfd, channel.fileno()])
+            channel.close()
 
 
 def _prepare(sock, report: dict, bpf: bytes | None, keep: list, scratch_mb: int):
@@ -134,14 +153,6 @@ def _prepare(sock, report: dict, bpf: bytes | None, keep: list, scratch_mb: int)
         _job(theirs, report, bpf, keep, scratch_mb)  # never returns
     theirs.close()
     return pid, os.pidfd_open(pid), mine, scratch_mb
-
-
-def _discard(spare) -> None:
-    pid, pidfd, channel, _ = spare
-    channel.close()
-    signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-    os.waitpid(pid, 0)
-    os.close(pidfd)
 
 
 def _job(channel: socket.socket, report: dict, bpf: bytes | None, keep: list, scratch_mb: int) -> None:
