@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 
@@ -166,7 +168,10 @@ class ScriptedFirstTurn:
 
     def __call__(self, input_ids, attention_mask=None, **kwargs):
         turns = [self.turn(self.tok.decode(ids[attention_mask[i].bool()]), i) for i, ids in enumerate(input_ids)]
-        real = self.real(input_ids=input_ids, attention_mask=attention_mask, **kwargs) if None in turns else None
+        if None in turns:  # the model's own turn, kept short (16 tokens): the test is about the tool path
+            config = copy.deepcopy(kwargs.pop("generation_config", None) or self.model.generation_config)
+            config.max_new_tokens = 16
+            real = self.real(input_ids=input_ids, attention_mask=attention_mask, generation_config=config, **kwargs)
         rows = []
         for i, (ids, scripted) in enumerate(zip(input_ids, turns)):
             new = self.tok.encode(scripted, add_special_tokens=False) if scripted else real[i, input_ids.shape[1]:]
