@@ -4,12 +4,15 @@
     agentgrpo eval --model runs/lora-run/final                     # a LoRA adapter (base from adapter_config)
     agentgrpo eval --model tiny --modes greedy sampled --n 500     # the shipped starting point
     agentgrpo eval --model runs/A --out after.json --n 1000
+    agentgrpo eval --task coding --model runs/coding-XXXX --samples 10 --k 1 5 10     # HumanEval pass@k
 
 Given a run directory, eval reads its config.yaml: the task (or dataset), max_completion_length, temperature
 and max_tool_calling_iterations, so it evaluates exactly as GRPO generated (a flag given here wins, and is
 reported). Success is the task's success reward (exact final answer for `calculator`). Reports success rate
 with a Wilson 95% CI, tool-call rate, tool failures, mean turns and truncation, greedy and/or sampled at
 the training temperature; rollouts are generated as GRPO generates them (same template, same tool loop).
+With ``--samples N`` (N > 1) it samples N episodes per problem instead and reports pass@k for each ``--k``
+(the unbiased estimator of Chen et al. 2021, 95% bootstrap CI over problems; Wilson for pass@1).
 """
 
 from __future__ import annotations
@@ -32,7 +35,12 @@ def add_arguments(parser) -> None:
     parser.add_argument("--temperature", type=float, default=None,
                         help="Sampling temperature (default: the run's, else TRL's GRPOConfig default).")
     parser.add_argument("--max_completion_length", type=int, default=None,
-                        help="Token budget per episode, tool results included (default: the run's, else TRL's).")
+                        help="Token budget per episode, tool results included (default: the run's, else the "
+                             "task's: 64 for calculator, 768 for coding).")
+    parser.add_argument("--samples", type=int, default=1,
+                        help="Sampled episodes per problem; > 1 reports pass@k instead of --modes (default: 1).")
+    parser.add_argument("--k", type=int, nargs="+", default=[1, 5, 10],
+                        help="The k of pass@k, each <= --samples (default: 1 5 10).")
     parser.add_argument("--seed", type=int, default=42, help="Sampling seed (default: 42).")
     parser.add_argument("--out", default=None, help="Write the results to this JSON file.")
 
@@ -42,12 +50,16 @@ def run(args) -> int:
     from agentgrpo.evaluation.evaluate import evaluate
     from agentgrpo.training.models import load_model, load_tokenizer, resolve_model
 
-    if args.n < 1:
-        raise UserError("--n must be >= 1")
+    if args.n < 1 or args.samples < 1:
+        raise UserError("--n and --samples must be >= 1")
+    if args.samples > 1 and not any(1 <= k <= args.samples for k in args.k):
+        raise UserError(f"--k {args.k}: every k is above --samples {args.samples}; pass k <= samples")
     model, saved = _run_model(args.model)
     task, settings = _settings(args, saved)
     path = resolve_model(model, task)
     print(f"eval: {path} on {task.name}, " + ", ".join(f"{k} {v}" for k, v in settings.items()))
+    if args.samples > 1:
+        return _pass_at_k(args, task, path, settings)
     results = evaluate(load_model(path), load_tokenizer(path), task, task.eval_problems(args.n),
                        modes=args.modes, seed=args.seed, **settings)
     for mode, res in results.items():
@@ -84,8 +96,9 @@ def _settings(args, saved: dict | None):
 
     if saved is None:
         task = get_task(args.task or "calculator")
-        return task, {k: getattr(args, k, None) if getattr(args, k, None) is not None else trl_default(k)
-                      for k in FROM_RUN}
+        defaults = {"max_completion_length": task.eval_completion_length}
+        return task, {k: getattr(args, k, None) if getattr(args, k, None) is not None
+                      else defaults.get(k, trl_default(k)) for k in FROM_RUN}
     cfg = load_config(dict(saved), {"task": args.task} if args.task else None, cuda_available=True)
     settings = {}
     for key in FROM_RUN:
@@ -94,3 +107,31 @@ def _settings(args, saved: dict | None):
             print(f"note: {key} {flag} (the run trained with {cfg.setting(key)})")
         settings[key] = flag if flag is not None else cfg.setting(key)
     return cfg.task, settings
+
+
+def _pass_at_k(args, task, path: str, settings: dict) -> int:
+    from tqdm.auto import tqdm
+
+    from agentgrpo.evaluation.passk import evaluate_pass_at_k
+    from agentgrpo.training.models import load_model, load_tokenizer
+
+    rows = task.eval_problems(args.n)
+    with tqdm(total=len(rows) * args.samples, desc="pass@k", leave=False) as bar:
+        res = evaluate_pass_at_k(load_model(path), load_tokenizer(path), task, rows, samples=args.samples,
+                                 ks=args.k, temperature=settings["temperature"],
+                                 max_completion_length=settings["max_completion_length"], seed=args.seed,
+                                 max_tool_calling_iterations=settings["max_tool_calling_iterations"],
+                                 progress=bar)
+    for key, entry in res.items():
+        if key.startswith("pass@"):
+            lo, hi = entry["ci95_bootstrap"]
+            wilson = entry.get("ci95_wilson")
+            extra = f", Wilson [{wilson[0]:.1%}, {wilson[1]:.1%}]" if wilson else ""
+            print(f"{key:>8}: {entry['estimate']:.1%} [bootstrap {lo:.1%}, {hi:.1%}{extra}]")
+    print(f"{res['problems']} problems x {args.samples} samples at temperature {settings['temperature']}; tool "
+          f"calls {res['tool_call_rate']:.1%}, tool failures {res['tool_failure_rate']:.1%}, "
+          f"unscored {res['unscored']}")
+    if args.out:
+        Path(args.out).write_text(json.dumps({"model": path, **res}, indent=1))
+        print(f"results written to {args.out}")
+    return 0

@@ -42,4 +42,6 @@ def run(args) -> int:
         print(f"verifier OK: the gold completion earns the maximum of every {task.name} reward")
     else:
         print(f"verifier: {task.name} has no gold completion, so the rewards' maximum was not checked")
+    for line in task.report() if task.report else []:
+        print(line)
     return 0

@@ -6,7 +6,11 @@ from __future__ import annotations
 from agentgrpo.errors import UserError, unknown_name
 from agentgrpo.tasks.base import Task
 
-_BUILTIN = {"calculator": "agentgrpo.tasks.calculator:TASK"}
+_BUILTIN = {
+    "calculator": "agentgrpo.tasks.calculator:TASK",
+    "coding": "agentgrpo.tasks.coding:TASK",
+    "coding-mbpp": "agentgrpo.tasks.coding:MBPP_TASK",
+}
 
 
 def task_names() -> list[str]:

@@ -27,6 +27,8 @@ class Task:
     tool_functions: tuple[Callable, ...] = ()  # plain tools (TRL's `tools=`), besides the environment's
     size: int | None = None  # rows available for training (None: problems are generated on demand)
     success_func: Callable | None = None  # eval's success function when it is not one of reward_funcs
+    report: Callable[[], list[str]] | None = None  # extra lines `agentgrpo validate` prints (e.g. data checks)
+    eval_completion_length: int = 64  # `agentgrpo eval`'s default token budget per episode
 
     def tools(self) -> list[Callable]:
         """Every tool the model sees: the plain tool functions and one environment instance's methods."""
