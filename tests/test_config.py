@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from agentgrpo.commands._common import config_path
 from agentgrpo.config import load_config
 from agentgrpo.errors import ConfigError
 
@@ -117,3 +118,11 @@ def test_hub_ids_and_directories_resolve_to_the_same_string_path(tmp_path, calcu
     assert resolve_model(str(tmp_path), calculator) == str(tmp_path)
     with pytest.raises(UserError, match="without config.json"):
         resolve_model(str(tmp_path.parent), calculator)
+
+
+def test_output_dir_flag_with_a_config_that_leaves_run_name_null(tmp_path):
+    """The shipped demo has `run_name: null`; --output_dir on top of it is the run directory, not a clash."""
+    cfg = load_config(config_path("demo"), ["--output_dir", str(tmp_path / "mine")], cuda_available=False)
+    assert cfg.run.output_dir == str(tmp_path / "mine")
+    with pytest.raises(ConfigError, match="output_dir: given together with run_name"):
+        load_config(config_path("demo"), ["--output_dir", "x", "--run_name", "y"], cuda_available=False)

@@ -7,6 +7,7 @@ adds what touches more than the config: the model is reachable, every tool answe
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import re
@@ -165,9 +166,11 @@ def _check_report_to(report_to) -> list[str]:
 
 def _check_dirs(cfg: ResolvedConfig) -> list[str]:
     run, problems = cfg.run, []
-    if run.output_dir and {"run_name", "runs_dir"} & cfg.given:
+    defaults = {f.name: f.default for f in dataclasses.fields(run)}
+    clash = [k for k in ("run_name", "runs_dir") if k in cfg.given and getattr(run, k) != defaults[k]]
+    if run.output_dir and clash:
         problems.append(
-            "output_dir: given together with run_name / runs_dir; output_dir is the run directory "
+            f"output_dir: given together with {' and '.join(clash)}; output_dir is the run directory "
             "itself, so give one or the other."
         )
     ckpt = run.resume_from_checkpoint
