@@ -148,27 +148,41 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def install_seccomp(bpf: bytes) -> None:
-    """Load a seccomp filter (a BPF program as libseccomp exported it) on the calling thread.
+class SeccompProgram:
+    """A seccomp filter (a BPF program as libseccomp exported it), ready to load.
 
-    Needs ``PR_SET_NO_NEW_PRIVS`` (or CAP_SYS_ADMIN); the filter then holds for every descendant.
+    Built once where jobs are forked, so a job's only work is the system call itself.
     """
-    if not bpf or len(bpf) % 8:
-        raise OSError(22, "seccomp: not a BPF program")
-    program = ctypes.create_string_buffer(bpf, len(bpf))
-    fprog = _SockFprog(len(bpf) // 8, ctypes.cast(program, ctypes.c_void_p))
-    number = _SYS_SECCOMP.get(os.uname().machine)
-    if number is not None:  # seccomp(2) takes the flag that keeps speculative-store-bypass mitigation off
-        result = _libc.syscall(
-            ctypes.c_long(number), ctypes.c_uint(1), ctypes.c_uint(_SECCOMP_FILTER_FLAG_SPEC_ALLOW), ctypes.byref(fprog)
+
+    def __init__(self, bpf: bytes):
+        if not bpf or len(bpf) % 8:
+            raise OSError(22, "seccomp: not a BPF program")
+        self._buffer = ctypes.create_string_buffer(bpf, len(bpf))
+        self._fprog = _SockFprog(len(bpf) // 8, ctypes.cast(self._buffer, ctypes.c_void_p))
+        self._number = _SYS_SECCOMP.get(os.uname().machine)
+
+    def install(self) -> None:
+        """Load the filter on the calling thread. Needs ``PR_SET_NO_NEW_PRIVS`` (or CAP_SYS_ADMIN); it then
+        holds for every descendant."""
+        if self._number is not None:  # seccomp(2) takes the flag that keeps the SSB mitigation off
+            result = _libc.syscall(
+                ctypes.c_long(self._number),
+                ctypes.c_uint(1),
+                ctypes.c_uint(_SECCOMP_FILTER_FLAG_SPEC_ALLOW),
+                ctypes.byref(self._fprog),
+            )
+            if result == 0:
+                return
+        result = _libc.prctl(
+            ctypes.c_int(PR_SET_SECCOMP),
+            ctypes.c_ulong(SECCOMP_MODE_FILTER),
+            ctypes.byref(self._fprog),
+            ctypes.c_ulong(0),
+            ctypes.c_ulong(0),
         )
-        if result == 0:
-            return
-    result = _libc.prctl(
-        ctypes.c_int(PR_SET_SECCOMP),
-        ctypes.c_ulong(SECCOMP_MODE_FILTER),
-        ctypes.byref(fprog),
-        ctypes.c_ulong(0),
-        ctypes.c_ulong(0),
-    )
-    _check(result, "seccomp")
+        _check(result, "seccomp")
+
+
+def install_seccomp(bpf: bytes) -> None:
+    """Load a seccomp filter (a BPF program as libseccomp exported it) on the calling thread."""
+    SeccompProgram(bpf).install()

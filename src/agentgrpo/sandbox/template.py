@@ -12,6 +12,7 @@ there.
 from __future__ import annotations
 
 import fcntl
+import gc
 import marshal
 import os
 import random
@@ -116,6 +117,11 @@ class Template:
 def _serve(sock: socket.socket, report: dict, bpf: bytes | None, keep: list) -> None:
     """Prepare job processes on request (namespaces, scratch and filter set up before any job data exists)
     and hand each to the worker; report each process's exit as it comes."""
+    if report["pid_namespace"]:  # the same in every job: set once here, not in each job
+        os.environ.update(HOME=isolation.WORKDIR, TMPDIR="/tmp", PWD=isolation.WORKDIR)
+    program = linux.SeccompProgram(bpf) if bpf else None
+    gc.collect()
+    gc.freeze()  # jobs' collections skip the template's objects: no copy-on-write of their pages per job
     poller, children = select.poll(), {}  # children: pidfd -> pid
     poller.register(sock.fileno(), select.POLLIN)
     while True:
@@ -135,7 +141,7 @@ def _serve(sock: socket.socket, report: dict, bpf: bytes | None, keep: list) -> 
             if not data:
                 return  # the worker is gone
             scratch_mb = marshal.loads(data)["scratch_mb"]
-            pid, pidfd, channel, _ = _prepare(sock, report, bpf, keep, scratch_mb)
+            pid, pidfd, channel, _ = _prepare(sock, report, program, keep, scratch_mb)
             children[pidfd] = pid
             poller.register(pidfd, select.POLLIN)
             message = {"kind": "spare", "pid": pid, "scratch_mb": scratch_mb}
@@ -143,19 +149,19 @@ def _serve(sock: socket.socket, report: dict, bpf: bytes | None, keep: list) -> 
             channel.close()
 
 
-def _prepare(sock, report: dict, bpf: bytes | None, keep: list, scratch_mb: int):
+def _prepare(sock, report: dict, program: linux.SeccompProgram | None, keep: list, scratch_mb: int):
     """Fork the next job process; it isolates itself and waits for its spec: (pid, pidfd, its channel)."""
     mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     pid = isolation.fork_in_new_pid_namespace() if report["pid_namespace"] else os.fork()
     if pid == 0:
         sock.close()
         mine.close()
-        _job(theirs, report, bpf, keep, scratch_mb)  # never returns
+        _job(theirs, report, program, keep, scratch_mb)  # never returns
     theirs.close()
     return pid, os.pidfd_open(pid), mine, scratch_mb
 
 
-def _job(channel: socket.socket, report: dict, bpf: bytes | None, keep: list, scratch_mb: int) -> None:
+def _job(channel: socket.socket, report: dict, program, keep: list, scratch_mb: int) -> None:
     """The job process: isolate and filter itself, wait for the spec, limit itself, then serve the program
     (never returns). Everything up to the filter happens before the job's data exists."""
     problem = None
@@ -163,13 +169,14 @@ def _job(channel: socket.socket, report: dict, bpf: bytes | None, keep: list, sc
         linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)  # the template's death ends a waiting job
         if report["pid_namespace"]:
             isolation.enter_job(scratch_mb, keep)
-        try:
-            linux.join_new_session_keyring()
-        except OSError:
-            pass  # the worker's keyring is already a fresh, empty one
+        if program is None:  # with the filter no keyring call is possible: the worker's empty one stays empty
+            try:
+                linux.join_new_session_keyring()
+            except OSError:
+                pass  # the worker's keyring is already a fresh, empty one
         linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)
-        if bpf:
-            linux.install_seccomp(bpf)  # from here on no mount, namespace, keyring, socket, ... for this process
+        if program is not None:
+            program.install()  # from here on no mount, namespace, keyring, socket, ... for this process
     except BaseException as exc:
         problem = exc
     try:
@@ -193,7 +200,8 @@ def _job(channel: socket.socket, report: dict, bpf: bytes | None, keep: list, sc
         apply_rlimits(limits, _nproc_base(report, uid))
         isolation.drop_privileges(report["mode"], uid, workdir)
         os.chdir(workdir)
-        os.environ.update(HOME=workdir, TMPDIR="/tmp" if report["pid_namespace"] else workdir, PWD=workdir)
+        if not report["pid_namespace"]:  # in the namespace modes the template set these once
+            os.environ.update(HOME=workdir, TMPDIR=workdir, PWD=workdir)
         random.seed(0)  # the same starting state in every job
     except BaseException as exc:
         try:

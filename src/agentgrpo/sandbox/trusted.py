@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import importlib
 import sys
 
@@ -26,6 +27,28 @@ from agentgrpo.sandbox.harness import describe
 _BUILTIN_NAMES = frozenset(dir(builtins))
 _NO_IMPORT = frozenset({"this", "antigravity", "idlelib", "turtledemo", "tkinter", "turtle"})
 _OUTPUT_CAP = 64 * 1024
+
+
+_CACHED_SOURCE = 4096  # characters: longer tests are parsed each time (the caches stay small)
+
+
+@functools.lru_cache(maxsize=2048)
+def _parse_cached(source: str) -> ast.Module:
+    return ast.parse(source)
+
+
+@functools.lru_cache(maxsize=2048)
+def _compile_cached(source: str, name: str):
+    return compile(source, name, "exec")
+
+
+def _parse(source: str) -> ast.Module:
+    """The test's syntax tree, to be read only (the completions of a group share their tests: parsed once)."""
+    return _parse_cached(source) if len(source) <= _CACHED_SOURCE else ast.parse(source)
+
+
+def _compile(source: str, name: str):
+    return _compile_cached(source, name) if len(source) <= _CACHED_SOURCE else compile(source, name, "exec")
 
 
 class JobGone(BaseException):
@@ -50,7 +73,7 @@ def free_names(sources: list[str]) -> list[str]:
     loaded, bound = set(), set()
     for source in sources:
         try:
-            tree = ast.parse(source)
+            tree = _parse(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         for node in ast.walk(tree):
@@ -85,7 +108,7 @@ def plan_calls(steps: list[tuple[bool, str]], names: list[str]) -> list[list[tup
     plan, wanted = [], set(names)
     for is_test, source in steps:
         try:
-            tree = ast.parse(source)
+            tree = _parse(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return plan
         body = tree.body
@@ -260,7 +283,7 @@ def evaluate(steps: list[tuple[bool, str]], session, names: list[str], loaded: l
 
 def _run(source: str, globals_: dict, name: str, session) -> str | None:
     try:
-        code = compile(source, name, "exec")
+        code = _compile(source, name)
     except (SyntaxError, ValueError, OverflowError, RecursionError, MemoryError) as exc:
         return f"the test does not compile: {describe(exc)}"
     before = len(session.unsplittable)
