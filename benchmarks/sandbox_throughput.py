@@ -8,6 +8,7 @@ verdicts (they must be identical) and the throughput. Prints the ratio; exits 1 
     python benchmarks/sandbox_throughput.py                # 240 programs, 2 workers
     python benchmarks/sandbox_throughput.py --n 400 --workers 2
     python benchmarks/sandbox_throughput.py --breakdown    # also: where a job's time goes (needs root)
+    perf record -a -g -- python benchmarks/sandbox_throughput.py --pool-only --repeat 3   # then perf report
 """
 
 from __future__ import annotations
@@ -245,7 +246,9 @@ def _measure(jobs, repeat: int) -> list[str]:
     fork = per_call_ms(child(lambda: None))
     pidns = per_call_ms(in_pid_ns(lambda: None))
     ns = per_call_ms(in_pid_ns(lambda: isolation.enter_job(limits["scratch_mb"], [])))
-    filt = per_call_ms(child(lambda: (linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1), linux.install_seccomp(bpf))))
+    netns = per_call_ms(in_pid_ns(lambda: linux.unshare(linux.CLONE_NEWNET)))
+    program = linux.SeccompProgram(bpf)  # prebuilt, as the template does
+    filt = per_call_ms(child(lambda: (linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1), program.install())))
     request = ("call", 1, [[1, 2, 3], 4], {})
     reply = ("ok", [5, 6, 7], [None, None])
     ser = per_call_ms(lambda: wire.decode(wire.encode(request)) and wire.decode(wire.encode(reply)), 20000)
@@ -270,9 +273,22 @@ def _measure(jobs, repeat: int) -> list[str]:
         f"  fork of a small process + exit + reap:      {fork:6.2f}",
         f"  ... in a new PID namespace:                 {pidns:6.2f}",
         f"  ... + mount/IPC/net/UTS namespaces, tmpfs, /proc: {ns:6.2f}",
+        f"  ... + the network namespace alone:          {netns:6.2f}",
         f"  fork + installing the seccomp filter:       {filt:6.2f}",
         f"  serialisation, one call round trip (both ends, both ways): {ser * 1000:6.1f} us",
     ]
+
+
+def _cpu_times() -> list[float]:
+    """Machine-wide user, system (incl. irq, softirq) and idle seconds from /proc/stat ([] elsewhere)."""
+    try:
+        with open("/proc/stat") as fh:
+            ticks = [int(x) for x in fh.readline().split()[1:8]]
+    except OSError:
+        return []
+    hz = os.sysconf("SC_CLK_TCK")
+    user, nice, system, idle, iowait, irq, softirq = ticks
+    return [(user + nice) / hz, (system + irq + softirq) / hz, (idle + iowait) / hz]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -280,8 +296,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=240, help="number of programs (3 asserts each)")
     parser.add_argument("--workers", type=int, default=2, help="sandbox workers")
     parser.add_argument("--breakdown", action="store_true", help="also measure where a job's time goes (root)")
+    parser.add_argument(
+        "--pool-only", action="store_true", help="skip the baseline (to profile the pool, e.g. under perf record)"
+    )
+    parser.add_argument("--repeat", type=int, default=1, help="run the pool over the programs this many times")
     args = parser.parse_args(argv)
     jobs = programs(args.n)
+    if args.pool_only:
+        with Sandbox(workers=args.workers) as box:
+            for _ in range(args.repeat):
+                t0 = time.perf_counter()
+                sandboxed(box, jobs)
+                print(f"sandbox ({args.workers} workers): {time.perf_counter() - t0:.2f} s for {len(jobs)} programs")
+        return 0
 
     t0 = time.perf_counter()
     base = baseline(jobs)
@@ -292,9 +319,12 @@ def main(argv: list[str] | None = None) -> int:
     box.start()
     t_start = time.perf_counter() - t0
     with box:
-        t0 = time.perf_counter()
+        for _ in range(args.repeat - 1):  # warm-up passes; the last one is measured
+            sandboxed(box, jobs)
+        cpu0, t0 = _cpu_times(), time.perf_counter()
         ours = sandboxed(box, jobs)
         t_ours = time.perf_counter() - t0
+        cpu = [b - a for a, b in zip(cpu0, _cpu_times(), strict=True)]
         mode = box.isolation["mode"]
 
     differ = [i for i, (a, b) in enumerate(zip(base, ours, strict=True)) if a != b]
@@ -313,6 +343,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"verdicts identical: {not differ} ({len(jobs) - len(differ)}/{len(jobs)} programs agree)")
     print(f"throughput ratio (warm pool): {t_base / t_ours:.1f}x")
     print(f"throughput ratio (pool start included): {t_base / (t_ours + t_start):.1f}x")
+    if cpu:
+        user, system, idle = cpu
+        print(
+            f"CPU of the whole machine during the pool run: user {user:.2f} s, system {system:.2f} s, "
+            f"idle {idle:.2f} s ({user + system:.2f} CPU-s = {(user + system) / len(jobs) * 1000:.1f} ms per program "
+            f"over {os.cpu_count()} cores)"
+        )
     for i in differ[:5]:
         print(f"  differs: program {i}: baseline {base[i]} sandbox {ours[i]}")
     if args.breakdown:
