@@ -122,8 +122,8 @@ def test_refusal_rules(monkeypatch, requested, report, euid, refused):
 def test_auto_falling_back_to_basic_warns(monkeypatch):
     from agentgrpo.sandbox import pool
 
-    def weak_spawn_report(self, config, env, timeout):
-        real_init(self, {**config, "isolation": "basic"}, env, timeout)
+    def weak_spawn_report(self, config, env, timeout, name):
+        real_init(self, {**config, "isolation": "basic"}, env, timeout, name)
 
     real_init = pool._WorkerProcess.__init__
     monkeypatch.setattr(pool._WorkerProcess, "__init__", weak_spawn_report)

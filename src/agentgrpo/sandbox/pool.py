@@ -9,6 +9,7 @@ A worker that dies or stops answering is killed and replaced, and the job is ret
 
 from __future__ import annotations
 
+import itertools
 import os
 import queue
 import signal
@@ -21,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from agentgrpo.errors import ConfigError, UserError
-from agentgrpo.sandbox import jobs, protocol, seccomp
+from agentgrpo.sandbox import cgroup, jobs, protocol, seccomp
 from agentgrpo.sandbox.env import clean_env, secret_paths
 from agentgrpo.sandbox.limits import Limits
 from agentgrpo.sandbox.verdict import INVALID, SANDBOX_ERROR, Verdict
@@ -29,6 +30,7 @@ from agentgrpo.sandbox.verdict import INVALID, SANDBOX_ERROR, Verdict
 ISOLATION_MODES = ("auto", "namespaces", "userns", "basic")
 COMPARISONS = ("trusted", "auto", "in_process")
 _BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from agentgrpo.sandbox.worker import main; sys.exit(main())"
+_WORKER_SERIAL = itertools.count(1)
 _SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -43,7 +45,10 @@ class SandboxWarning(UserWarning):
 class _WorkerProcess:
     """One worker: a clean interpreter started with the allowlisted environment."""
 
-    def __init__(self, config: dict, env: dict, timeout: float):
+    def __init__(self, config: dict, env: dict, timeout: float, name: str):
+        problems: list[str] = []
+        self.cgroup = cgroup.create(name, problems)  # before the worker exists: it opens it, the pool removes it
+        config = {**config, "cgroup": self.cgroup, "cgroup_problem": "; ".join(problems)}
         self.proc = subprocess.Popen(
             [sys.executable, "-s", "-P", "-c", _BOOT, _SRC],
             stdin=subprocess.PIPE,
@@ -76,6 +81,9 @@ class _WorkerProcess:
         self.proc.wait()
         self.proc.stdin.close()
         self.proc.stdout.close()
+        if self.cgroup is not None:  # its jobs die with it (PDEATHSIG); then the cgroup is empty
+            cgroup.remove(self.cgroup[0])
+            self.cgroup = None
 
     def stop(self) -> None:
         """Ask politely (close its input), then kill."""
@@ -142,6 +150,8 @@ class Sandbox:
         self._lock = threading.Lock()
         self._executor: ThreadPoolExecutor | None = None
         self._report: dict | None = None
+        if os.geteuid() == 0:
+            cgroup.remove_stale()
         self._finalizer = weakref.finalize(self, _shutdown, self._live)
 
     # lifecycle ----------------------------------------------------------------------------------------
@@ -240,7 +250,8 @@ class Sandbox:
             raise SandboxUnavailable("no sandbox worker became free; workers could not be restarted") from None
 
     def _spawn(self) -> _WorkerProcess:
-        worker = _WorkerProcess(self._config, self._env, self._start_timeout)
+        name = f"agentgrpo-{os.getpid()}-{next(_WORKER_SERIAL)}"  # unique among this process's pools
+        worker = _WorkerProcess(self._config, self._env, self._start_timeout, name)
         problem = _refusal(self.requested, worker.report)
         if problem:
             worker.stop()

@@ -261,6 +261,11 @@ def classify(session: Session, state: dict, wait_status: int, cpu_s: float, limi
     if gone in ("stdout", "stderr"):
         return V.OUTPUT_LIMIT, f"{gone} went past {limits['output_bytes']} bytes; the process was killed"
     signum = os.WTERMSIG(wait_status) if os.WIFSIGNALED(wait_status) else None
+    if not state.get("done") and state.get("oom_mb"):
+        return V.CRASHED, (
+            f"the job's processes together went past the memory ceiling of {state['oom_mb']} MB "
+            "(memory_mb + scratch_mb + margin, cgroup); the kernel killed them"
+        )
     if not state.get("done"):
         if signum == signal.SIGXCPU or (signum == signal.SIGKILL and cpu_s >= 0.5 * cpu_seconds(limits)):
             return V.TIMEOUT, f"CPU time limit of {cpu_seconds(limits)}s reached"

@@ -29,7 +29,7 @@ _MAX_MESSAGE = 1 << 16
 class Template:
     """The worker's handle on its template process."""
 
-    def __init__(self, report: dict, bpf: bytes | None):
+    def __init__(self, report: dict, bpf: bytes | None, in_cgroup: bool = False):
         self.report, self.bpf = report, bpf
         keep = [p for p in isolation.keep_paths() if p.startswith("/tmp/")]
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -38,7 +38,7 @@ class Template:
             try:
                 mine.close()
                 linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)  # the worker's death ends the template
-                _serve(theirs, report, bpf, keep)
+                _serve(theirs, report, bpf, keep, in_cgroup)
             finally:
                 os._exit(0)
         theirs.close()
@@ -114,7 +114,7 @@ class Template:
             pass
 
 
-def _serve(sock: socket.socket, report: dict, bpf: bytes | None, keep: list) -> None:
+def _serve(sock: socket.socket, report: dict, bpf: bytes | None, keep: list, in_cgroup: bool) -> None:
     """Prepare job processes on request (namespaces, scratch and filter set up before any job data exists)
     and hand each to the worker; report each process's exit as it comes."""
     if report["pid_namespace"]:  # the same in every job: set once here, not in each job
@@ -141,7 +141,7 @@ def _serve(sock: socket.socket, report: dict, bpf: bytes | None, keep: list) -> 
             if not data:
                 return  # the worker is gone
             scratch_mb = marshal.loads(data)["scratch_mb"]
-            pid, pidfd, channel, _ = _prepare(sock, report, program, keep, scratch_mb)
+            pid, pidfd, channel, _ = _prepare(sock, report, program, keep, scratch_mb, in_cgroup)
             children[pidfd] = pid
             poller.register(pidfd, select.POLLIN)
             message = {"kind": "spare", "pid": pid, "scratch_mb": scratch_mb}
@@ -149,19 +149,19 @@ def _serve(sock: socket.socket, report: dict, bpf: bytes | None, keep: list) -> 
             channel.close()
 
 
-def _prepare(sock, report: dict, program: linux.SeccompProgram | None, keep: list, scratch_mb: int):
+def _prepare(sock, report: dict, program: linux.SeccompProgram | None, keep: list, scratch_mb: int, in_cgroup: bool):
     """Fork the next job process; it isolates itself and waits for its spec: (pid, pidfd, its channel)."""
     mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     pid = isolation.fork_in_new_pid_namespace() if report["pid_namespace"] else os.fork()
     if pid == 0:
         sock.close()
         mine.close()
-        _job(theirs, report, program, keep, scratch_mb)  # never returns
+        _job(theirs, report, program, keep, scratch_mb, in_cgroup)  # never returns
     theirs.close()
     return pid, os.pidfd_open(pid), mine, scratch_mb
 
 
-def _job(channel: socket.socket, report: dict, program, keep: list, scratch_mb: int) -> None:
+def _job(channel: socket.socket, report: dict, program, keep: list, scratch_mb: int, in_cgroup: bool) -> None:
     """The job process: isolate and filter itself, wait for the spec, limit itself, then serve the program
     (never returns). Everything up to the filter happens before the job's data exists."""
     problem = None
@@ -169,6 +169,8 @@ def _job(channel: socket.socket, report: dict, program, keep: list, scratch_mb: 
         linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)  # the template's death ends a waiting job
         if report["pid_namespace"]:
             isolation.enter_job(scratch_mb, keep)
+        if in_cgroup:  # the template shares the jobs' cgroup: the OOM killer must take a job process first
+            oom_score_adj(1000)  # (raising needs no privilege; the job's children inherit it)
         if program is None:  # with the filter no keyring call is possible: the worker's empty one stays empty
             try:
                 linux.join_new_session_keyring()
@@ -210,6 +212,15 @@ def _job(channel: socket.socket, report: dict, program, keep: list, scratch_mb: 
         finally:
             os._exit(70)
     harness.serve(not report["pid_namespace"], limits["value_bytes"])
+
+
+def oom_score_adj(value: int) -> None:
+    """Set this process's OOM-killer adjustment (1000: chosen first; 0: the default)."""
+    fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+    try:
+        os.write(fd, str(value).encode())
+    finally:
+        os.close(fd)
 
 
 def _wire_fds(fds: list[int]) -> None:

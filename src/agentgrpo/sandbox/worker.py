@@ -17,14 +17,14 @@ import os
 import signal
 import sys
 
-from agentgrpo.sandbox import isolation, protocol, trusted
+from agentgrpo.sandbox import cgroup, isolation, protocol, trusted
 from agentgrpo.sandbox.supervise import Session, classify
 from agentgrpo.sandbox.template import Template
 
 
 class Worker:
-    def __init__(self, report: dict, bpf: bytes | None):
-        self.report, self.count = report, 0
+    def __init__(self, report: dict, bpf: bytes | None, group: cgroup.JobCgroup | None = None):
+        self.report, self.count, self.group = report, 0, group
         self.namespaces = report["pid_namespace"]
         self.base_fd, self.base = None, None
         if not self.namespaces:
@@ -33,7 +33,14 @@ class Worker:
             self.base = tempfile.mkdtemp(prefix="agentgrpo-sandbox-")
             os.chmod(self.base, 0o711)  # a job may enter its own dir, not list the others
             self.base_fd = os.open(self.base, os.O_RDONLY | os.O_DIRECTORY)
-        self.template = Template(report, bpf)  # before any job data exists in this process
+        self.template = Template(report, bpf, in_cgroup=group is not None)  # before any job data exists here
+        if group is not None:
+            try:  # the template, so that every job process is born in the cgroup (no migration per job)
+                group.attach(self.template.pid)
+            except OSError as exc:
+                self.group = None
+                report["memory"] = isolation.base_report("")["memory"]
+                report["problems"].append(f"no memory cgroup (the job template could not join it: {exc})")
 
     def run(self, job: dict) -> dict:
         steps = [(bool(t), s) for t, s in job["steps"]]
@@ -49,6 +56,7 @@ class Worker:
         uid = isolation.job_uid(os.getpid(), self.count) if self.report["sandbox_uid"] is not None else None
         name = f"job-{self.count}"
         workdir = isolation.WORKDIR if self.namespaces else os.path.join(self.base, name)
+        ooms, ceiling_problem = self._ceiling(limits)
         pipes = [os.pipe() for _ in range(4)]  # stdout, stderr, requests, replies
         (out_r, out_w), (err_r, err_w), (req_r, req_w), (rep_r, rep_w) = pipes
         pid, pidfd = self.template.spawn(
@@ -59,12 +67,16 @@ class Worker:
         session = Session(pidfd, [out_r, err_r, rep_r], req_w, limits, lambda: self._kill(pidfd, pid, uid))
         total = sum(1 for t, _ in steps if t)
         state = {"tests": ["not run"] * total}
+        if ceiling_problem:  # never a job without the ceiling the report promises
+            state["setup"] = ceiling_problem
+            session.stop("setup")
         names = [] if in_process else trusted.free_names([source for _, source in steps])
         plan = [] if in_process else trusted.plan_calls(steps, names)
         mode = "in_process" if in_process else "trusted"
         try:  # the tests never reach the job in the trusted mode: only the names they read and literal calls
-            session.send(("program", program, mode, steps if in_process else None, names, plan))
-            self._collect(session, steps, names, plan, state, in_process)
+            if "setup" not in state:
+                session.send(("program", program, mode, steps if in_process else None, names, plan))
+                self._collect(session, steps, names, plan, state, in_process)
         except trusted.JobGone:
             pass
         finished = bool(state.get("done")) and self.namespaces  # its exit status no longer matters
@@ -75,6 +87,8 @@ class Worker:
         else:
             wait_status, cpu_s = self.template.wait(pid)
         self._after(pid, uid, name)
+        if not finished and ooms is not None and self.group.oom_kills() > ooms:
+            state["oom_mb"] = self.group.limit_mb
         status, reason = classify(session, state, wait_status, cpu_s, limits)
         tests = state["tests"]
         return {
@@ -89,6 +103,18 @@ class Worker:
             "comparison": "in_process" if in_process else "trusted",
             "unsplittable": bool(session.unsplittable),
         }
+
+    def _ceiling(self, limits: dict) -> tuple[int | None, str]:
+        """Set the memory cgroup's ceiling for this job: (the kernel's OOM-kill count so far, None without a
+        cgroup; what went wrong, or "")."""
+        if self.group is None:
+            return None, ""
+        ceiling = limits["memory_mb"] + limits["scratch_mb"] + cgroup.MARGIN_MB
+        try:
+            self.group.set_limit(ceiling)
+        except OSError as exc:
+            return None, f"could not set the memory cgroup's ceiling to {ceiling} MB ({exc})"
+        return self.group.oom_kills(), ""
 
     def _collect(self, session: Session, steps: list, names: list, plan: list, state: dict, in_process: bool) -> None:
         first = session.receive()
@@ -158,12 +184,22 @@ def main() -> int:
     os.dup2(devnull, 1)
     reader = protocol.Reader(proto_in)
     config = reader.recv(timeout=None)
+    group, group_problem = None, config.get("cgroup_problem", "")
+    if config.get("cgroup"):
+        try:  # before the worker's mount namespace covers /sys and makes /proc read-only
+            group = cgroup.JobCgroup(*config["cgroup"])
+        except OSError as exc:
+            group_problem = f"no memory cgroup ({exc}); RLIMIT_AS per process is the memory limit"
     report = isolation.isolate_worker(config["isolation"], config["hide"], bool(config["bpf"]))
+    if group is not None:
+        report["memory"] = group.description
+    elif group_problem:
+        report["problems"].append(group_problem)
     if config["bpf"]:
         report["seccomp"] = "libseccomp filter per job (see agentgrpo.sandbox.seccomp.DENIED)"
     else:
         report["problems"].append(config["seccomp_problem"])
-    worker = Worker(report, config["bpf"])
+    worker = Worker(report, config["bpf"], group)
     protocol.send(proto_out, {"ready": True, "isolation": report})
     try:
         while True:
