@@ -147,3 +147,16 @@ def test_the_ceiling_follows_per_call_limits_up_and_down(box):
 def test_job_processes_are_what_the_oom_killer_takes_first(box):
     probe = "def adj():\n    with open('/proc/self/oom_score_adj') as fh:\n        return int(fh.read())"
     assert box.run(probe, ["assert adj() == 1000"]).status == PASSED
+
+
+def test_cgroups_of_a_killed_trainer_are_removed_by_the_next_pool(box):
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)  # a trainer that is gone
+    stale = os.path.join(cgroup._own_memory_cgroup()[0], f"agentgrpo-{pid}-1")
+    os.mkdir(stale)
+    live = _cgroup_of(box.pids()[0])  # this process's own pool keeps its cgroup
+    with Sandbox(workers=1, limits=LIMITS):
+        assert not os.path.exists(stale)
+        assert os.path.exists(live)
