@@ -223,9 +223,9 @@ def _measure(jobs, repeat: int) -> list[str]:
             fn()
         return (time.perf_counter() - t0) / n * 1000
 
-    def child(body):
+    def child(body, fork=os.fork):
         def run():
-            pid = os.fork()
+            pid = fork()
             if pid == 0:
                 body()
                 os._exit(0)
@@ -234,14 +234,7 @@ def _measure(jobs, repeat: int) -> list[str]:
         return run
 
     def in_pid_ns(body):
-        def run():
-            pid = isolation.fork_in_new_pid_namespace()
-            if pid == 0:
-                body()
-                os._exit(0)
-            os.waitpid(pid, 0)
-
-        return run
+        return child(body, fork=isolation.fork_in_new_pid_namespace)
 
     fork = per_call_ms(child(lambda: None))
     pidns = per_call_ms(in_pid_ns(lambda: None))

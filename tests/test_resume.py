@@ -38,6 +38,12 @@ def stopped_run(tmp_path_factory):
     return runs
 
 
+def _resume(runs, max_steps: str, *extra: str) -> int:
+    """``agentgrpo train`` resuming run ``r`` under ``runs`` up to ``max_steps``."""
+    args = ["--runs_dir", str(runs), "--run_name", "r", "--max_steps", max_steps, "--doctor_every", "1"]
+    return main(["train", *FAST, *args, "--resume", "true", *extra])
+
+
 def _final_live(run):
     events = [json.loads(line) for line in (run / "doctor_live.jsonl").read_text().splitlines()]
     return [e for e in events if e["event"] == "final"][-1]
@@ -50,25 +56,7 @@ def test_the_live_doctor_after_resume_sees_every_step(stopped_run, monkeypatch):
     monkeypatch.setattr(transformers.trainer.logger, "warning", lambda msg, *a, **k: warned.append(str(msg)))
     run = stopped_run / "r"
     assert _final_live(run)["steps_seen"] == 2
-    assert (
-        main(
-            [
-                "train",
-                *FAST,
-                "--runs_dir",
-                str(stopped_run),
-                "--run_name",
-                "r",
-                "--max_steps",
-                "3",
-                "--doctor_every",
-                "1",
-                "--resume",
-                "true",
-            ]
-        )
-        == 0
-    )
+    assert _resume(stopped_run, "3") == 0
     final = _final_live(run)
     assert final["steps_seen"] == 3 and final["first_step"] == 1  # steps 1-2 from metrics.jsonl, then 3
     assert [r["step"] for r in rundir.read_jsonl(run / rundir.METRICS)] == [1, 2, 3]
@@ -80,27 +68,7 @@ def test_the_live_doctor_after_resume_sees_every_step(stopped_run, monkeypatch):
 def test_an_override_a_resume_would_ignore_is_refused(stopped_run, capsys):
     run = stopped_run / "r"
     before = (run / rundir.CONFIG).read_text()
-    assert (
-        main(
-            [
-                "train",
-                *FAST,
-                "--runs_dir",
-                str(stopped_run),
-                "--run_name",
-                "r",
-                "--max_steps",
-                "4",
-                "--doctor_every",
-                "1",
-                "--resume",
-                "true",
-                "--learning_rate",
-                "0.5",
-            ]
-        )
-        == 2
-    )
+    assert _resume(stopped_run, "4", "--learning_rate", "0.5") == 2
     err = capsys.readouterr().err
     assert "learning_rate: 1e-06 when the run began, 0.5 now" in err and "--run_name NEW" in err
     assert (run / rundir.CONFIG).read_text() == before  # nothing written, nothing trained

@@ -16,6 +16,7 @@ jobs never see the cgroup files, and no path a job could choose is ever used.
 from __future__ import annotations
 
 import os
+import time
 
 MARGIN_MB = 64  # the waiting next job process and a dying previous one
 
@@ -113,8 +114,6 @@ def create(name: str, problems: list[str]) -> tuple[str, int] | None:
 
 def remove(path: str, attempts: int = 50) -> bool:
     """Remove a job cgroup once the processes in it are gone (retried for up to about half a second)."""
-    import time
-
     for _ in range(attempts):
         try:
             os.rmdir(path)

@@ -182,7 +182,3 @@ class SeccompProgram:
         )
         _check(result, "seccomp")
 
-
-def install_seccomp(bpf: bytes) -> None:
-    """Load a seccomp filter (a BPF program as libseccomp exported it) on the calling thread."""
-    SeccompProgram(bpf).install()

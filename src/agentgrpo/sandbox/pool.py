@@ -49,14 +49,19 @@ class _WorkerProcess:
         problems: list[str] = []
         self.cgroup = cgroup.create(name, problems)  # before the worker exists: it opens it, the pool removes it
         config = {**config, "cgroup": self.cgroup, "cgroup_problem": "; ".join(problems)}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-s", "-P", "-c", _BOOT, _SRC],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=env,
-            cwd="/",
-            start_new_session=True,
-        )
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-s", "-P", "-c", _BOOT, _SRC],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=env,
+                cwd="/",
+                start_new_session=True,
+            )
+        except BaseException:
+            if self.cgroup is not None:
+                cgroup.remove(self.cgroup[0])
+            raise
         self.reader = protocol.Reader(self.proc.stdout.fileno())
         try:
             protocol.send(self.proc.stdin.fileno(), config)
