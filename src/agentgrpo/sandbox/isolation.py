@@ -220,6 +220,7 @@ def _minimal_dev(report: dict) -> None:
 
 _own_pid_ns: int | None = None  # an fd on the worker's own PID namespace
 _use_reaper = False  # True where setns back to our own PID namespace is refused (user namespaces)
+_pid_ns_reset = False  # True once setns has put us back in our own PID namespace after an unshare
 
 
 def _probe_pid_namespace(problems: list[str]) -> bool:
@@ -249,15 +250,19 @@ def fork_in_new_pid_namespace() -> int:
     Returns 0 in that child. In the caller it returns the pid to supervise: the child itself, or (where a
     reaper is needed) a small process that waits for it, mirrors its exit status, and whose death kills it.
     """
+    global _pid_ns_reset
     if _use_reaper:
         return _fork_with_reaper()
-    linux.setns(_own_pid_ns, linux.CLONE_NEWPID)  # a second unshare(NEWPID) is refused without this reset
+    if not _pid_ns_reset:  # a second unshare(NEWPID) is refused until we are back in our own namespace
+        linux.setns(_own_pid_ns, linux.CLONE_NEWPID)
+    _pid_ns_reset = False
     linux.unshare(linux.CLONE_NEWPID)
     try:
         return os.fork()
     finally:
         if os.getpid() != 1:  # parent: later plain forks must land in our own namespace again
             linux.setns(_own_pid_ns, linux.CLONE_NEWPID)
+            _pid_ns_reset = True
 
 
 def _fork_with_reaper() -> int:
@@ -323,13 +328,13 @@ def enter_job(scratch_mb: int, keep_under_tmp: list[str]) -> None:
 
 
 def drop_privileges(mode: str, uid: int | None, workdir: str) -> None:
-    """Become the job's own uid (or shed all capabilities in a user namespace); no regaining them by exec."""
+    """Become the job's own uid (or shed all capabilities in a user namespace). ``no_new_privs`` is already
+    set (by the job template, inherited): nothing is regained by exec."""
     if uid is not None:
         os.chown(workdir, uid, uid)
         drop_to(uid)
     elif mode == "userns":
         drop_capabilities()
-    linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)
     linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)  # after the uid change, which clears it
     linux.prctl(linux.PR_SET_DUMPABLE, 1)  # own uid, own PID namespace, ptrace denied: /proc/self readable
 

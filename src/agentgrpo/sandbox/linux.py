@@ -46,6 +46,13 @@ _SECCOMP_FILTER_FLAG_SPEC_ALLOW = 1 << 2
 _libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
 
 
+def resolve() -> None:
+    """Look up every C function the wrappers call now (a forked process then finds them resolved)."""
+    if _libc is not None:
+        for name in ("unshare", "setns", "mount", "umount2", "prctl", "capset", "sethostname", "syscall"):
+            getattr(_libc, name)
+
+
 def available() -> bool:
     return _libc is not None
 

@@ -3,14 +3,20 @@
 So every job starts from memory that never held another job's program, tests or expected values (the
 worker, which does hold them, never forks a job). The template prepares job processes in advance (forked
 into a new PID namespace where available, namespaces, scratch and seccomp filter set up) and hands each
-to the worker with a pidfd and a channel; the worker sends it only its limits, uid and pipe ends
-(``SCM_RIGHTS``). The template reaps them and reports wait status and CPU time. The job itself then reads
-its program from its request pipe, after every limit, namespace and filter is in force, and compiles it
-there.
+to the worker: a pidfd and the worker's ends of the job's four pipes (stdout, stderr, requests, replies),
+created with the job before it existed. The worker's first request is the job's spec (its limits and
+uid); the job reads it, after every namespace and the filter are in force, limits itself, then reads and
+compiles its program there. The template reaps the jobs and reports wait status and CPU time.
+
+Each fork makes every page of the template copy-on-write for as long as the child lives, and on this
+path each page the template or a fresh job writes costs a page copy: the loop below and the job's setup
+are kept to few objects and C calls (no socket objects, no dicts per message), and the job's code paths
+are run here once before the first fork (`_warm_up`), so no job re-does that work on its own pages.
 """
 
 from __future__ import annotations
 
+import array
 import fcntl
 import gc
 import marshal
@@ -20,10 +26,13 @@ import select
 import signal
 import socket
 
-from agentgrpo.sandbox import harness, isolation, linux
+from agentgrpo.sandbox import harness, isolation, linux, wire
 from agentgrpo.sandbox.rlimits import apply_rlimits, tasks_of
 
 _MAX_MESSAGE = 1 << 16
+_MAX_SPEC = 1 << 16
+_RIGHTS = [(socket.SOL_SOCKET, socket.SCM_RIGHTS)]
+_FDS_PER_SPARE = 5  # pidfd, then the worker's ends: stdout, stderr (read), requests (write), replies (read)
 
 
 class Template:
@@ -43,16 +52,17 @@ class Template:
                 os._exit(0)
         theirs.close()
         self.sock = mine
-        self._statuses: dict[int, dict] = {}
+        self._statuses: dict[int, tuple] = {}
         self._ignored: set[int] = set()
-        self._spare = None  # (pid, pidfd, channel, scratch_mb): the next job process, waiting for its spec
+        self._spare = None  # (pid, scratch_mb, [pidfd, out_r, err_r, req_w, rep_r]): the next job process
         self._asked = False  # a spare is being prepared
 
-    def spawn(self, spec: dict, fds: list[int]) -> tuple[int, int]:
-        """Start a job with ``fds`` (stdout, stderr, request read end, reply write end): (pid, pidfd).
+    def spawn(self, spec: dict) -> tuple[int, int, list[int]]:
+        """Start a job with ``spec`` (limits, uid, workdir): (pid, pidfd, [stdout, stderr, requests, replies]),
+        the worker's ends of the job's pipes; the spec is already written to the request pipe.
 
-        The job process was prepared in advance by the template; the spec and descriptors go to it
-        directly, and the template is asked (without waiting) to prepare the next one.
+        The job process was prepared in advance by the template; the template is asked (without waiting)
+        to prepare the next one.
         """
         scratch_mb = spec["limits"]["scratch_mb"]
         while True:
@@ -60,50 +70,51 @@ class Template:
                 self._ask(scratch_mb)
             while self._spare is None:
                 self._next()
-            pid, pidfd, channel, prepared_mb = self._spare
+            pid, prepared_mb, fds = self._spare
             self._spare = None
             if prepared_mb == scratch_mb:
                 break
-            channel.close()  # prepared for another scratch size: it exits, unused
-            os.close(pidfd)
+            for fd in fds:  # prepared for another scratch size: it reads end-of-file and exits, unused
+                os.close(fd)
             self.forget(pid)
-        socket.send_fds(channel, [marshal.dumps(spec)], fds)
-        channel.close()
+        pidfd, pipes = fds[0], fds[1:]
+        data = marshal.dumps(spec)
+        os.write(pipes[2], len(data).to_bytes(4, "big") + data)  # an empty pipe takes it whole
         self._ask(scratch_mb)
-        return pid, pidfd
+        return pid, pidfd, pipes
 
     def _ask(self, scratch_mb: int) -> None:
-        self.sock.send(marshal.dumps({"kind": "prepare", "scratch_mb": scratch_mb}))
+        self.sock.send(marshal.dumps(scratch_mb))
         self._asked = True
 
     def wait(self, pid: int) -> tuple[int, float]:
         """The job's wait status and CPU seconds, once the template has reaped it."""
         while pid not in self._statuses:
             self._next()
-        message = self._statuses.pop(pid)
-        return message["status"], message["cpu_s"]
+        _, _, status, cpu_s = self._statuses.pop(pid)
+        return status, cpu_s
 
     def forget(self, pid: int) -> None:
         """The job's exit status is not needed: drop it whenever it comes."""
         if self._statuses.pop(pid, None) is None:
             self._ignored.add(pid)
 
-    def _next(self) -> tuple[dict, list[int]]:
-        data, got, _, _ = socket.recv_fds(self.sock, _MAX_MESSAGE, 2)
+    def _next(self) -> None:
+        data, got, _, _ = socket.recv_fds(self.sock, _MAX_MESSAGE, _FDS_PER_SPARE)
         if not data:
             raise OSError("the job template is gone")
         message = marshal.loads(data)
-        if message.get("kind") == "spare":
-            if len(got) != 2:
+        if message[0] == "spare":
+            if len(got) != _FDS_PER_SPARE:
+                for fd in got:
+                    os.close(fd)
                 raise OSError("the job template sent an incomplete job process")
-            channel = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=got[1])
-            self._spare, self._asked = (message["pid"], got[0], channel, message["scratch_mb"]), False
-        elif message.get("kind") == "status":
-            if message["pid"] in self._ignored:
-                self._ignored.discard(message["pid"])
+            self._spare, self._asked = (message[1], message[2], got), False
+        elif message[0] == "status":
+            if message[1] in self._ignored:
+                self._ignored.discard(message[1])
             else:
-                self._statuses[message["pid"]] = message
-        return message, got
+                self._statuses[message[1]] = message
 
     def close(self) -> None:
         self.sock.close()
@@ -119,20 +130,22 @@ def _serve(sock: socket.socket, report: dict, bpf: bytes | None, keep: list, in_
     and hand each to the worker; report each process's exit as it comes."""
     if report["pid_namespace"]:  # the same in every job: set once here, not in each job
         os.environ.update(HOME=isolation.WORKDIR, TMPDIR="/tmp", PWD=isolation.WORKDIR)
+    linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)  # inherited by every job: no privilege gained by exec, ever
     program = linux.SeccompProgram(bpf) if bpf else None
+    _warm_up()
     gc.collect()
     gc.freeze()  # jobs' collections skip the template's objects: no copy-on-write of their pages per job
     poller, children = select.poll(), {}  # children: pidfd -> pid
-    poller.register(sock.fileno(), select.POLLIN)
+    listen = sock.fileno()
+    poller.register(listen, select.POLLIN)
     while True:
         for fd, _ in poller.poll():
-            if fd != sock.fileno():
+            if fd != listen:
                 pid = children.pop(fd)
                 poller.unregister(fd)
                 os.close(fd)
                 _, status, usage = os.wait4(pid, 0)
-                cpu_s = usage.ru_utime + usage.ru_stime
-                sock.send(marshal.dumps({"kind": "status", "pid": pid, "status": status, "cpu_s": cpu_s}))
+                sock.send(marshal.dumps(("status", pid, status, usage.ru_utime + usage.ru_stime)))
                 continue
             try:
                 data = sock.recv(_MAX_MESSAGE)
@@ -140,28 +153,56 @@ def _serve(sock: socket.socket, report: dict, bpf: bytes | None, keep: list, in_
                 return
             if not data:
                 return  # the worker is gone
-            scratch_mb = marshal.loads(data)["scratch_mb"]
-            pid, pidfd, channel, _ = _prepare(sock, report, program, keep, scratch_mb, in_cgroup)
+            scratch_mb = marshal.loads(data)
+            pid, pidfd, theirs = _prepare(listen, report, program, keep, scratch_mb, in_cgroup)
             children[pidfd] = pid
             poller.register(pidfd, select.POLLIN)
-            message = {"kind": "spare", "pid": pid, "scratch_mb": scratch_mb}
-            socket.send_fds(sock, [marshal.dumps(message)], [pidfd, channel.fileno()])
-            channel.close()
+            fds = array.array("i", (pidfd, *theirs)).tobytes()
+            sock.sendmsg([marshal.dumps(("spare", pid, scratch_mb))], [(*_RIGHTS[0], fds)])
+            for fd in theirs:
+                os.close(fd)
 
 
-def _prepare(sock, report: dict, program: linux.SeccompProgram | None, keep: list, scratch_mb: int, in_cgroup: bool):
-    """Fork the next job process; it isolates itself and waits for its spec: (pid, pidfd, its channel)."""
-    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+def _warm_up() -> None:
+    """Run the job's own code paths here, before the first fork, until the interpreter has specialised
+    them, and resolve the C functions jobs call: done once here, not again on each job's pages."""
+    linux.resolve()
+    messages = [
+        ("program", "def f(x):\n    return x", "trusted", None, ["f"], [[("f", [1, 2], {})]]),
+        ("ready", [("value", 1), ("missing",), ("module", "math", None)]),
+        ("group", [("ok", [1, 2, "a"], [None, None]), ("raise", "ValueError", "x")]),
+        ("ok", {"a": 1.5, "b": (True, b"x", None, 2**70)}, [None]),
+        ("end",),
+    ]
+    for _ in range(10):  # CPython 3.11 specialises a function's code after 8 calls
+        for message in messages:
+            wire.decode(wire.encode(message, lambda obj: wire.Handle(1, "function")))
+        try:
+            raise ValueError("x")
+        except ValueError as exc:
+            harness.describe(exc)
+            harness._builtin_base(exc)
+        harness._load("f", {"f": len})
+        harness._prefetch([("f", ([1],), {})], {"f": len})
+
+
+def _prepare(listen: int, report: dict, program, keep: list, scratch_mb: int, in_cgroup: bool):
+    """Fork the next job process with its four pipes; it isolates itself and waits for its spec on the
+    request pipe: (pid, pidfd, the worker's ends of the pipes)."""
+    (out_r, out_w), (err_r, err_w), (req_r, req_w), (rep_r, rep_w) = (os.pipe() for _ in range(4))
+    ends, theirs = (out_w, err_w, req_r, rep_w), (out_r, err_r, req_w, rep_r)
     pid = isolation.fork_in_new_pid_namespace() if report["pid_namespace"] else os.fork()
     if pid == 0:
-        sock.close()
-        mine.close()
-        _job(theirs, report, program, keep, scratch_mb, in_cgroup)  # never returns
-    theirs.close()
-    return pid, os.pidfd_open(pid), mine, scratch_mb
+        os.close(listen)
+        for fd in theirs:  # so that the job sees end-of-file when the worker closes its ends
+            os.close(fd)
+        _job(ends, report, program, keep, scratch_mb, in_cgroup)  # never returns
+    for fd in ends:
+        os.close(fd)
+    return pid, os.pidfd_open(pid), theirs
 
 
-def _job(channel: socket.socket, report: dict, program, keep: list, scratch_mb: int, in_cgroup: bool) -> None:
+def _job(ends: tuple, report: dict, program, keep: list, scratch_mb: int, in_cgroup: bool) -> None:
     """The job process: isolate and filter itself, wait for the spec, limit itself, then serve the program
     (never returns). Everything up to the filter happens before the job's data exists."""
     problem = None
@@ -176,28 +217,20 @@ def _job(channel: socket.socket, report: dict, program, keep: list, scratch_mb: 
                 linux.join_new_session_keyring()
             except OSError:
                 pass  # the worker's keyring is already a fresh, empty one
-        linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)
-        if program is not None:
+        if program is not None:  # no_new_privs is inherited from the template
             program.install()  # from here on no mount, namespace, keyring, socket, ... for this process
     except BaseException as exc:
         problem = exc
-    try:
-        data, fds, _, _ = socket.recv_fds(channel, _MAX_MESSAGE, 8)
-    except OSError:
-        os._exit(0)
-    if not data or len(fds) != 4:
-        os._exit(0)
-    channel.close()
-    spec = marshal.loads(data)
+    spec = _read_spec(ends[2])  # the worker's first request; end-of-file: this spare is not needed
     limits, uid, workdir = spec["limits"], spec["uid"], spec["workdir"]
-    reply_fd = fds[3]  # until the descriptors are wired
+    reply_fd = ends[3]  # until the descriptors are wired
     try:
         if problem is not None:
             raise problem
         if not report["pid_namespace"]:
             os.setsid()  # its own process group, killed as a whole
             os.mkdir(workdir, 0o700)
-        _wire_fds(fds)
+        _wire_fds(ends)
         reply_fd = harness.REPLY_FD
         apply_rlimits(limits, _nproc_base(report, uid))
         isolation.drop_privileges(report["mode"], uid, workdir)
@@ -207,11 +240,33 @@ def _job(channel: socket.socket, report: dict, program, keep: list, scratch_mb: 
         random.seed(0)  # the same starting state in every job
     except BaseException as exc:
         try:
-            data = harness.wire.encode(("setup_failed", harness.describe(exc)))
+            data = wire.encode(("setup_failed", harness.describe(exc)))
             os.write(reply_fd, len(data).to_bytes(4, "big") + data)
         finally:
             os._exit(70)
     harness.serve(not report["pid_namespace"], limits["value_bytes"])
+
+
+def _read_spec(fd: int) -> dict:
+    """The spec frame from the worker (trusted: marshal); the process exits quietly if none comes."""
+    try:
+        head = _read_exact(fd, 4)
+        size = int.from_bytes(head, "big")
+        if size > _MAX_SPEC:
+            os._exit(0)
+        return marshal.loads(_read_exact(fd, size))
+    except (OSError, EOFError, ValueError, TypeError):
+        os._exit(0)
+
+
+def _read_exact(fd: int, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = os.read(fd, n - len(data))
+        if not chunk:
+            os._exit(0)
+        data += chunk
+    return data
 
 
 def oom_score_adj(value: int) -> None:

@@ -57,13 +57,9 @@ class Worker:
         name = f"job-{self.count}"
         workdir = isolation.WORKDIR if self.namespaces else os.path.join(self.base, name)
         ooms, ceiling_problem = self._ceiling(limits)
-        pipes = [os.pipe() for _ in range(4)]  # stdout, stderr, requests, replies
-        (out_r, out_w), (err_r, err_w), (req_r, req_w), (rep_r, rep_w) = pipes
-        pid, pidfd = self.template.spawn(
-            {"limits": limits, "uid": uid, "workdir": workdir}, [out_w, err_w, req_r, rep_w]
+        pid, pidfd, (out_r, err_r, req_w, rep_r) = self.template.spawn(
+            {"limits": limits, "uid": uid, "workdir": workdir}
         )
-        for fd in (out_w, err_w, req_r, rep_w):
-            os.close(fd)
         session = Session(pidfd, [out_r, err_r, rep_r], req_w, limits, lambda: self._kill(pidfd, pid, uid))
         total = sum(1 for t, _ in steps if t)
         state = {"tests": ["not run"] * total}
