@@ -2,6 +2,7 @@
 
 import os
 import signal
+import threading
 import time
 
 import pytest
@@ -150,6 +151,28 @@ def test_a_dead_worker_is_replaced_and_the_job_retried():
         assert [v.status for v in verdicts] == [PASSED] * 4
         after = sandbox.pids()
         assert len(after) == 2 and before[0] not in after and before[1] in after
+
+
+def test_a_worker_dying_with_jobs_queued_ahead_loses_none_of_them():
+    slow = "import time\ntime.sleep(0.15)\n" + ADD
+    with Sandbox(workers=2) as sandbox:
+        victim = sandbox.pids()[0]
+        killer = threading.Timer(0.4, os.killpg, (victim, signal.SIGKILL))
+        killer.start()
+        verdicts = sandbox.run_many([(slow, [f"assert add({i}, 1) == {i + 1}"]) for i in range(12)])
+        killer.join()
+        assert [v.status for v in verdicts] == [PASSED] * 12, [v.reason for v in verdicts]
+        assert victim not in sandbox.pids() and len(sandbox.pids()) == 2
+
+
+def test_large_jobs_and_large_results_do_not_deadlock_the_pipelined_pool():
+    # a job too large to wait in the worker's input pipe is sent only when the worker is free, so the
+    # pool is always reading while a worker writes a result larger than a pipe
+    big = "DATA = " + repr("x" * 40_000) + "\nprint('y' * 100_000)\n" + ADD
+    with Sandbox(workers=1, limits=Limits(output_bytes=200_000)) as sandbox:
+        verdicts = sandbox.run_many([(big, ["assert add(1, 1) == 2"]), (ADD, ["assert add(2, 2) == 4"])] * 3)
+    assert [v.status for v in verdicts] == [PASSED] * 6
+    assert all(len(v.stdout) == 100_001 for v in verdicts[::2])
 
 
 def test_a_hung_worker_is_replaced():

@@ -312,19 +312,24 @@ def drop_to(uid: int) -> None:
     os.setresuid(uid, uid, uid)
 
 
+_JOB_NAMESPACES = linux.CLONE_NEWNS | linux.CLONE_NEWIPC | linux.CLONE_NEWNET | linux.CLONE_NEWUTS
+_PROC_FLAGS = linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC
+
+
 def enter_job(scratch_mb: int, keep_under_tmp: list[str]) -> None:
     """In a job that is PID 1 of its namespace: its own mount/IPC/network/UTS namespaces, scratch, /proc."""
-    linux.unshare(linux.CLONE_NEWNS | linux.CLONE_NEWIPC | linux.CLONE_NEWNET | linux.CLONE_NEWUTS)
-    linux.sethostname("sandbox")
+    linux.unshare(_JOB_NAMESPACES)
+    linux.sethostname(b"sandbox")
     keep = [(os.open(p, os.O_PATH | os.O_DIRECTORY), p) for p in keep_under_tmp]  # in this namespace
-    linux.mount("tmpfs", "/tmp", "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, f"size={scratch_mb}m,mode=1777")
-    os.mkdir("/tmp/.shm", 0o1777)  # /dev/shm points here
-    os.chmod("/tmp/.shm", 0o1777)
+    options = b"size=%dm,mode=1777" % scratch_mb
+    linux.mount(b"tmpfs", b"/tmp", b"tmpfs", linux.MS_NOSUID | linux.MS_NODEV, options)
+    os.mkdir(b"/tmp/.shm", 0o1777)  # /dev/shm points here
+    os.chmod(b"/tmp/.shm", 0o1777)
     for fd, path in keep:  # a virtual environment under /tmp stays importable
         bind_back(fd, path)
         os.close(fd)
     os.mkdir(WORKDIR, 0o700)
-    linux.mount("proc", "/proc", "proc", linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC, "")
+    linux.mount(b"proc", b"/proc", b"proc", _PROC_FLAGS, b"")
 
 
 def drop_privileges(mode: str, uid: int | None, workdir: str) -> None:

@@ -44,13 +44,28 @@ _SYS_SECCOMP = {"x86_64": 317, "aarch64": 277, "ppc64le": 358, "s390x": 348, "ri
 _SECCOMP_FILTER_FLAG_SPEC_ALLOW = 1 << 2
 
 _libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+_c = ctypes
+_SIGNATURES = {  # declared once: each call then converts its arguments in C, with no ctypes objects made
+    "unshare": [_c.c_int],
+    "setns": [_c.c_int, _c.c_int],
+    "mount": [_c.c_char_p, _c.c_char_p, _c.c_char_p, _c.c_ulong, _c.c_char_p],
+    "umount2": [_c.c_char_p, _c.c_int],
+    "prctl": [_c.c_int, _c.c_ulong, _c.c_ulong, _c.c_ulong, _c.c_ulong],
+    "sethostname": [_c.c_char_p, _c.c_size_t],
+}
 
 
 def resolve() -> None:
-    """Look up every C function the wrappers call now (a forked process then finds them resolved)."""
+    """Look up every C function the wrappers call and declare their signatures (done at import; a forked
+    process then finds them ready)."""
     if _libc is not None:
-        for name in ("unshare", "setns", "mount", "umount2", "prctl", "capset", "sethostname", "syscall"):
+        for name, argtypes in _SIGNATURES.items():
+            getattr(_libc, name).argtypes = argtypes
+        for name in ("capset", "syscall"):
             getattr(_libc, name)
+
+
+resolve()
 
 
 def available() -> bool:
@@ -64,33 +79,30 @@ def _check(result: int, what: str) -> None:
 
 
 def unshare(flags: int) -> None:
-    _check(_libc.unshare(ctypes.c_int(flags)), "unshare")
+    _check(_libc.unshare(flags), "unshare")
 
 
 MNT_DETACH = 2
 
 
 def umount(target: str, flags: int = 0) -> None:
-    _check(_libc.umount2(os.fsencode(target), ctypes.c_int(flags)), f"umount {target}")
+    if _libc.umount2(os.fsencode(target), flags) != 0:
+        _check(-1, f"umount {target}")
 
 
 def setns(fd: int, nstype: int) -> None:
-    _check(_libc.setns(ctypes.c_int(fd), ctypes.c_int(nstype)), "setns")
+    _check(_libc.setns(fd, nstype), "setns")
 
 
-def mount(source: str | None, target: str, fstype: str | None, flags: int = 0, data: str | None = None) -> None:
-    def enc(s):
-        return None if s is None else os.fsencode(s)
-
-    result = _libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data))
-    _check(result, f"mount {target}")
+def mount(source, target, fstype, flags: int = 0, data=None) -> None:
+    """mount(2); each of ``source``, ``target``, ``fstype``, ``data`` a str, bytes or None."""
+    args = [a if a is None or type(a) is bytes else os.fsencode(a) for a in (source, target, fstype, data)]
+    if _libc.mount(args[0], args[1], args[2], flags, args[3]) != 0:
+        _check(-1, f"mount {os.fsdecode(target)}")
 
 
 def prctl(option: int, arg: int) -> None:
-    _check(
-        _libc.prctl(ctypes.c_int(option), ctypes.c_ulong(arg), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)),
-        "prctl",
-    )
+    _check(_libc.prctl(option, arg, 0, 0, 0), "prctl")
 
 
 class _CapHeader(ctypes.Structure):
@@ -136,8 +148,8 @@ def make_tree_readonly(path: str = "/") -> None:
 
 
 def sethostname(name: str) -> None:
-    data = name.encode()
-    _check(_libc.sethostname(data, ctypes.c_size_t(len(data))), "sethostname")
+    data = name if type(name) is bytes else name.encode()
+    _check(_libc.sethostname(data, len(data)), "sethostname")
 
 
 def join_new_session_keyring() -> None:
@@ -166,26 +178,17 @@ class SeccompProgram:
             raise OSError(22, "seccomp: not a BPF program")
         self._buffer = ctypes.create_string_buffer(bpf, len(bpf))
         self._fprog = _SockFprog(len(bpf) // 8, ctypes.cast(self._buffer, ctypes.c_void_p))
-        self._number = _SYS_SECCOMP.get(os.uname().machine)
+        number = _SYS_SECCOMP.get(os.uname().machine)
+        self._args = None  # the seccomp(2) call's arguments, made once here rather than in each job
+        if number is not None:  # seccomp(2) takes the flag that keeps the SSB mitigation off
+            flags = ctypes.c_uint(_SECCOMP_FILTER_FLAG_SPEC_ALLOW)
+            self._args = (ctypes.c_long(number), ctypes.c_uint(1), flags, ctypes.byref(self._fprog))
 
     def install(self) -> None:
         """Load the filter on the calling thread. Needs ``PR_SET_NO_NEW_PRIVS`` (or CAP_SYS_ADMIN); it then
         holds for every descendant."""
-        if self._number is not None:  # seccomp(2) takes the flag that keeps the SSB mitigation off
-            result = _libc.syscall(
-                ctypes.c_long(self._number),
-                ctypes.c_uint(1),
-                ctypes.c_uint(_SECCOMP_FILTER_FLAG_SPEC_ALLOW),
-                ctypes.byref(self._fprog),
-            )
-            if result == 0:
-                return
-        result = _libc.prctl(
-            ctypes.c_int(PR_SET_SECCOMP),
-            ctypes.c_ulong(SECCOMP_MODE_FILTER),
-            ctypes.byref(self._fprog),
-            ctypes.c_ulong(0),
-            ctypes.c_ulong(0),
-        )
+        if self._args is not None and _libc.syscall(*self._args) == 0:
+            return
+        result = _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(self._fprog), 0, 0)
         _check(result, "seccomp")
 

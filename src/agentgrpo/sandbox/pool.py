@@ -18,6 +18,7 @@ import sys
 import threading
 import warnings
 import weakref
+from collections import deque
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -75,8 +76,11 @@ class _WorkerProcess:
             ) from exc
 
     def call(self, job: dict, timeout: float) -> dict:
-        protocol.send(self.proc.stdin.fileno(), job)
+        self.send(protocol.frame(job))
         return self.reader.recv(timeout)
+
+    def send(self, frame: bytes) -> None:
+        protocol.write_frame(self.proc.stdin.fileno(), frame)
 
     def kill(self) -> None:
         try:
@@ -202,6 +206,96 @@ class Sandbox:
     # running ------------------------------------------------------------------------------------------
     def run(self, program, tests, limits: Limits | None = None) -> Verdict:
         """Run ``program`` then ``tests`` (a list of test sources, or one test script) in a fresh child."""
+        job = self._job(program, tests, limits)
+        if isinstance(job, Verdict):
+            return job
+        job, timeout = job
+        for _attempt in range(2):
+            worker = self._checkout(timeout)
+            try:
+                result = worker.call(job, timeout)
+            except _LOST as exc:
+                self._replace(worker)
+                lost = _lost(exc)
+                continue
+            self._idle.put(worker)
+            return _verdict(result)
+        return _lost_verdict(job, lost)
+
+    def run_many(self, items: Iterable, limits: Limits | None = None) -> list[Verdict]:
+        """Verdicts for ``(program, tests)`` pairs (or ``{"program", "tests"}`` dicts), in input order.
+
+        Each worker is kept one job ahead: while it runs a job, the next one already waits in its input
+        pipe (if small), so it never waits for this process between jobs.
+        """
+        self.start()
+        verdicts: list = []
+        todo: deque = deque()  # (index, job, timeout, frame, attempts)
+        for index, item in enumerate(items):
+            job = self._item_job(item, limits)
+            verdicts.append(job if isinstance(job, Verdict) else None)
+            if not isinstance(job, Verdict):
+                todo.append((index, *job, protocol.frame(job[0]), 0))
+        lock = threading.Lock()
+        drivers = min(self.workers, len(todo))
+        drivers = [self._executor.submit(self._drive, todo, lock, verdicts) for _ in range(drivers)]
+        for driver in drivers:
+            driver.result()
+        return verdicts
+
+    def _drive(self, todo: deque, lock: threading.Lock, verdicts: list) -> None:
+        """Feed one worker from ``todo`` until it is empty, at most two jobs in flight (see `run_many`)."""
+        inflight: deque = deque()  # (index, job, timeout, frame, attempts), oldest (running) first
+        sent, worker = 0, None
+        try:
+            while True:
+                with lock:
+                    while todo and len(inflight) < 2 and (not inflight or len(todo[0][3]) <= _AHEAD_BYTES):
+                        inflight.append(todo.popleft())
+                if not inflight:
+                    return
+                try:
+                    if worker is None:
+                        worker = self._checkout(inflight[0][2])
+                    for entry in list(inflight)[sent:]:
+                        worker.send(entry[3])
+                        sent += 1
+                    result = worker.reader.recv(inflight[0][2])
+                except _LOST as exc:  # the oldest was running: it has used an attempt, the others not
+                    self._replace(worker)
+                    worker, sent = None, 0
+                    index, job, timeout, frame, attempts = inflight.popleft()
+                    if attempts == 0:
+                        inflight.appendleft((index, job, timeout, frame, 1))
+                    else:
+                        verdicts[index] = _lost_verdict(job, _lost(exc))
+                    with lock:
+                        todo.extendleft(reversed(inflight))
+                    inflight.clear()
+                    continue
+                verdicts[inflight.popleft()[0]] = _verdict(result)
+                sent -= 1
+        finally:
+            if worker is not None:
+                if inflight:  # an unexpected error with jobs still in its pipe: it cannot be reused
+                    self._replace(worker)
+                else:
+                    self._idle.put(worker)
+
+    def _item_job(self, item, limits: Limits | None):
+        if isinstance(item, dict) and {"program", "tests"} <= set(item):
+            return self._job(item["program"], item["tests"], limits)
+        if isinstance(item, tuple | list) and len(item) == 2:
+            return self._job(item[0], item[1], limits)
+        return Verdict(
+            status=INVALID,
+            passed=0,
+            total=0,
+            reason=f"a job must be (program, tests) or {{'program', 'tests'}}, got {type(item).__name__}",
+        )
+
+    def _job(self, program, tests, limits: Limits | None):
+        """(the worker's job message, its timeout), or the Verdict for input that is not a job."""
         steps = jobs.prepare(program, tests)
         if isinstance(steps, Verdict):
             return steps
@@ -210,42 +304,7 @@ class Sandbox:
         self.start()
         limits = limits or self.limits
         job = {"program": program, "steps": steps, "limits": limits.to_dict(), "comparison": self.comparison}
-        timeout = self._worker_timeout or limits.wall_s + 15.0
-        for _attempt in range(2):
-            worker = self._checkout(timeout)
-            try:
-                result = worker.call(job, timeout)
-            except (
-                OSError,
-                ValueError,
-                EOFError,
-                TypeError,
-                protocol.ChannelClosed,
-                protocol.ChannelTimeout,
-            ) as exc:
-                self._replace(worker)
-                lost = f"worker lost ({type(exc).__name__}: {exc})"
-                continue
-            self._idle.put(worker)
-            return Verdict(**{**result, "tests": tuple(result["tests"])})
-        return Verdict(status=SANDBOX_ERROR, passed=0, total=sum(t for t, _ in steps), reason=lost + " twice")
-
-    def run_many(self, items: Iterable, limits: Limits | None = None) -> list[Verdict]:
-        """Verdicts for ``(program, tests)`` pairs (or ``{"program", "tests"}`` dicts), in input order."""
-        self.start()
-        return list(self._executor.map(lambda item: self._run_item(item, limits), list(items)))
-
-    def _run_item(self, item, limits: Limits | None) -> Verdict:
-        if isinstance(item, dict) and {"program", "tests"} <= set(item):
-            return self.run(item["program"], item["tests"], limits)
-        if isinstance(item, tuple | list) and len(item) == 2:
-            return self.run(item[0], item[1], limits)
-        return Verdict(
-            status=INVALID,
-            passed=0,
-            total=0,
-            reason=f"a job must be (program, tests) or {{'program', 'tests'}}, got {type(item).__name__}",
-        )
+        return job, self._worker_timeout or limits.wall_s + 15.0
 
     # workers ------------------------------------------------------------------------------------------
     def _checkout(self, timeout: float) -> _WorkerProcess:
@@ -273,6 +332,25 @@ class Sandbox:
             if worker in self._live:
                 self._live.remove(worker)
             self._idle.put(self._spawn())
+
+
+# A job this small may wait in a worker's input pipe (64 KiB) while it runs the one before: the write never
+# blocks, so this process is always free to read the worker's (possibly large) result.
+_AHEAD_BYTES = 16 << 10
+_LOST = (OSError, ValueError, EOFError, TypeError, protocol.ChannelClosed, protocol.ChannelTimeout)
+
+
+def _lost(exc: BaseException) -> str:
+    return f"worker lost ({type(exc).__name__}: {exc})"
+
+
+def _verdict(result: dict) -> Verdict:
+    return Verdict(**{**result, "tests": tuple(result["tests"])})
+
+
+def _lost_verdict(job: dict, lost: str) -> Verdict:
+    total = sum(bool(t) for t, _ in job["steps"])
+    return Verdict(status=SANDBOX_ERROR, passed=0, total=total, reason=lost + " twice")
 
 
 _BASIC_WARNING = (

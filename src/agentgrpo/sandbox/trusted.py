@@ -19,6 +19,7 @@ import ast
 import builtins
 import functools
 import importlib
+import marshal
 import sys
 
 from agentgrpo.sandbox import wire
@@ -72,22 +73,34 @@ def free_names(sources: list[str]) -> list[str]:
     """
     loaded, bound = set(), set()
     for source in sources:
-        try:
-            tree = _parse(source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name):
-                (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
-            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                bound.add(node.name)
-            elif isinstance(node, ast.arg):
-                bound.add(node.arg)
-            elif isinstance(node, ast.alias):
-                bound.add(node.asname or node.name.split(".")[0])
-            elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
-                bound.add(node.name)
+        names = _names_cached(source) if len(source) <= _CACHED_SOURCE else _names(source)
+        loaded.update(names[0])
+        bound.update(names[1])
     return sorted(loaded - bound - _BUILTIN_NAMES)
+
+
+def _names(source: str) -> tuple[frozenset, frozenset]:
+    """The names one step reads and the names it binds (both empty if it does not parse)."""
+    loaded, bound = set(), set()
+    try:
+        tree = _parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset(), frozenset()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.alias):
+            bound.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            bound.add(node.name)
+    return frozenset(loaded), frozenset(bound)
+
+
+_names_cached = functools.lru_cache(maxsize=2048)(_names)
 
 
 def plan_calls(steps: list[tuple[bool, str]], names: list[str]) -> list[list[tuple[str, list, dict]]]:
@@ -107,30 +120,49 @@ def plan_calls(steps: list[tuple[bool, str]], names: list[str]) -> list[list[tup
     """
     plan, wanted = [], set(names)
     for is_test, source in steps:
-        try:
-            tree = _parse(source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        if not is_test:
             return plan
-        body = tree.body
-        if not is_test or len(body) != 1 or not isinstance(body[0], ast.Assert) or body[0].msg is not None:
+        calls = _step_calls_cached(source) if len(source) <= _CACHED_SOURCE else _step_calls(source)
+        if calls is None:
             return plan
-        calls: list = []
-        test = body[0].test
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            test = test.operand
-        operands = [test.left, *test.comparators] if isinstance(test, ast.Compare) and len(test.ops) == 1 else [test]
-        if isinstance(test, ast.Compare) and len(test.ops) != 1:
-            return plan
-        if not all(_plannable(operand, wanted, calls) for operand in operands):
+        calls = marshal.loads(calls)  # a fresh copy of the literal arguments for each job
+        if not all(name in wanted for name, _, _ in calls):
             return plan
         plan.append(calls)
     return plan
 
 
-def _plannable(node: ast.expr, names: set, calls: list) -> bool:
-    """A call of a program name with literal arguments (recorded in ``calls``), or a literal."""
+def _step_calls(source: str) -> bytes | None:
+    """The calls a test makes, marshalled, if it is a plannable assert (see `plan_calls`); else None."""
+    try:
+        tree = _parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    body = tree.body
+    if len(body) != 1 or not isinstance(body[0], ast.Assert) or body[0].msg is not None:
+        return None
+    calls: list = []
+    test = body[0].test
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    if isinstance(test, ast.Compare) and len(test.ops) != 1:
+        return None
+    operands = [test.left, *test.comparators] if isinstance(test, ast.Compare) else [test]
+    if not all(_plannable(operand, calls) for operand in operands):
+        return None
+    try:
+        return marshal.dumps(calls)
+    except (ValueError, RecursionError, MemoryError):  # e.g. a literal nested too deeply to copy
+        return None
+
+
+_step_calls_cached = functools.lru_cache(maxsize=2048)(_step_calls)
+
+
+def _plannable(node: ast.expr, calls: list) -> bool:
+    """A call of a name with literal arguments (recorded in ``calls``), or a literal."""
     if isinstance(node, ast.Call):
-        if not isinstance(node.func, ast.Name) or node.func.id not in names:
+        if not isinstance(node.func, ast.Name):
             return False
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return False

@@ -13,6 +13,7 @@ then one job ``{"program", "steps", "limits", "comparison"}`` per message, each 
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -196,6 +197,8 @@ def main() -> int:
     else:
         report["problems"].append(config["seccomp_problem"])
     worker = Worker(report, config["bpf"], group)
+    gc.collect()
+    gc.freeze()  # what the worker holds from here on is never scanned again by its collections
     protocol.send(proto_out, {"ready": True, "isolation": report})
     try:
         while True:
