@@ -144,16 +144,17 @@ def _send(reply: tuple, objects: dict | None = None) -> None:
 
 
 def _recv() -> tuple:
-    size = int.from_bytes(_read_exact(4), "big")
+    size = int.from_bytes(read_exact(4), "big")
     if size > _MAX_REQUEST:
         _exit()
-    return wire.decode(_read_exact(size), max_bytes=_MAX_REQUEST)
+    return wire.decode(read_exact(size), max_bytes=_MAX_REQUEST)
 
 
-def _read_exact(n: int) -> bytes:
+def read_exact(n: int, fd: int = REQUEST_FD) -> bytes:
+    """``n`` bytes from ``fd``; the process exits quietly if the other end closes first."""
     chunks, got = [], 0
     while got < n:
-        chunk = os.read(REQUEST_FD, n - got)
+        chunk = os.read(fd, n - got)
         if not chunk:
             _exit()  # the worker is done with us
         chunks.append(chunk)

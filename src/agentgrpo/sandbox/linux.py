@@ -44,28 +44,19 @@ _SYS_SECCOMP = {"x86_64": 317, "aarch64": 277, "ppc64le": 358, "s390x": 348, "ri
 _SECCOMP_FILTER_FLAG_SPEC_ALLOW = 1 << 2
 
 _libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
-_c = ctypes
-_SIGNATURES = {  # declared once: each call then converts its arguments in C, with no ctypes objects made
-    "unshare": [_c.c_int],
-    "setns": [_c.c_int, _c.c_int],
-    "mount": [_c.c_char_p, _c.c_char_p, _c.c_char_p, _c.c_ulong, _c.c_char_p],
-    "umount2": [_c.c_char_p, _c.c_int],
-    "prctl": [_c.c_int, _c.c_ulong, _c.c_ulong, _c.c_ulong, _c.c_ulong],
-    "sethostname": [_c.c_char_p, _c.c_size_t],
+_SIGNATURES = {  # declared at import: each call converts its arguments in C, and a forked job finds them ready
+    "unshare": [ctypes.c_int],
+    "setns": [ctypes.c_int, ctypes.c_int],
+    "mount": [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p],
+    "umount2": [ctypes.c_char_p, ctypes.c_int],
+    "prctl": [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong],
+    "sethostname": [ctypes.c_char_p, ctypes.c_size_t],
 }
-
-
-def resolve() -> None:
-    """Look up every C function the wrappers call and declare their signatures (done at import; a forked
-    process then finds them ready)."""
-    if _libc is not None:
-        for name, argtypes in _SIGNATURES.items():
-            getattr(_libc, name).argtypes = argtypes
-        for name in ("capset", "syscall"):
-            getattr(_libc, name)
-
-
-resolve()
+if _libc is not None:
+    for _name, _argtypes in _SIGNATURES.items():
+        getattr(_libc, _name).argtypes = _argtypes
+    for _name in ("capset", "syscall"):  # looked up now, not in each job
+        getattr(_libc, _name)
 
 
 def available() -> bool:
@@ -86,8 +77,7 @@ MNT_DETACH = 2
 
 
 def umount(target: str, flags: int = 0) -> None:
-    if _libc.umount2(os.fsencode(target), flags) != 0:
-        _check(-1, f"umount {target}")
+    _check(_libc.umount2(os.fsencode(target), flags), f"umount {target}")
 
 
 def setns(fd: int, nstype: int) -> None:
@@ -97,8 +87,7 @@ def setns(fd: int, nstype: int) -> None:
 def mount(source, target, fstype, flags: int = 0, data=None) -> None:
     """mount(2); each of ``source``, ``target``, ``fstype``, ``data`` a str, bytes or None."""
     args = [a if a is None or type(a) is bytes else os.fsencode(a) for a in (source, target, fstype, data)]
-    if _libc.mount(args[0], args[1], args[2], flags, args[3]) != 0:
-        _check(-1, f"mount {os.fsdecode(target)}")
+    _check(_libc.mount(args[0], args[1], args[2], flags, args[3]), f"mount {os.fsdecode(target)}")
 
 
 def prctl(option: int, arg: int) -> None:

@@ -76,7 +76,7 @@ class _WorkerProcess:
             ) from exc
 
     def call(self, job: dict, timeout: float) -> dict:
-        self.send(protocol.frame(job))
+        protocol.send(self.proc.stdin.fileno(), job)
         return self.reader.recv(timeout)
 
     def send(self, frame: bytes) -> None:

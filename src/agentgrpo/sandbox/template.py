@@ -10,8 +10,8 @@ compiles its program there. The template reaps the jobs and reports wait status 
 
 Each fork makes every page of the template copy-on-write for as long as the child lives, and on this
 path each page the template or a fresh job writes costs a page copy: the loop below and the job's setup
-are kept to few objects and C calls (no socket objects, no dicts per message), and the job's code paths
-are run here once before the first fork (`_warm_up`), so no job re-does that work on its own pages.
+are kept to few objects and C calls (no socket pair per job, tuples as messages), and the job's code
+paths are run here once before the first fork (`_warm_up`), so no job re-does that work on its own pages.
 """
 
 from __future__ import annotations
@@ -29,9 +29,7 @@ import socket
 from agentgrpo.sandbox import harness, isolation, linux, wire
 from agentgrpo.sandbox.rlimits import apply_rlimits, tasks_of
 
-_MAX_MESSAGE = 1 << 16
-_MAX_SPEC = 1 << 16
-_RIGHTS = [(socket.SOL_SOCKET, socket.SCM_RIGHTS)]
+_MAX_MESSAGE = 1 << 16  # a message on the template's socket, and a job's spec
 _FDS_PER_SPARE = 5  # pidfd, then the worker's ends: stdout, stderr (read), requests (write), replies (read)
 
 
@@ -158,15 +156,14 @@ def _serve(sock: socket.socket, report: dict, bpf: bytes | None, keep: list, in_
             children[pidfd] = pid
             poller.register(pidfd, select.POLLIN)
             fds = array.array("i", (pidfd, *theirs)).tobytes()
-            sock.sendmsg([marshal.dumps(("spare", pid, scratch_mb))], [(*_RIGHTS[0], fds)])
+            sock.sendmsg([marshal.dumps(("spare", pid, scratch_mb))], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
             for fd in theirs:
                 os.close(fd)
 
 
 def _warm_up() -> None:
     """Run the job's own code paths here, before the first fork, until the interpreter has specialised
-    them, and resolve the C functions jobs call: done once here, not again on each job's pages."""
-    linux.resolve()
+    them: done once here, not again on each job's pages."""
     messages = [
         ("program", "def f(x):\n    return x", "trusted", None, ["f"], [[("f", [1, 2], {})]]),
         ("ready", [("value", 1), ("missing",), ("module", "math", None)]),
@@ -250,23 +247,12 @@ def _job(ends: tuple, report: dict, program, keep: list, scratch_mb: int, in_cgr
 def _read_spec(fd: int) -> dict:
     """The spec frame from the worker (trusted: marshal); the process exits quietly if none comes."""
     try:
-        head = _read_exact(fd, 4)
-        size = int.from_bytes(head, "big")
-        if size > _MAX_SPEC:
+        size = int.from_bytes(harness.read_exact(4, fd), "big")
+        if size > _MAX_MESSAGE:
             os._exit(0)
-        return marshal.loads(_read_exact(fd, size))
+        return marshal.loads(harness.read_exact(size, fd))
     except (OSError, EOFError, ValueError, TypeError):
         os._exit(0)
-
-
-def _read_exact(fd: int, n: int) -> bytes:
-    data = b""
-    while len(data) < n:
-        chunk = os.read(fd, n - len(data))
-        if not chunk:
-            os._exit(0)
-        data += chunk
-    return data
 
 
 def oom_score_adj(value: int) -> None:

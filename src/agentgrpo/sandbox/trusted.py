@@ -33,23 +33,27 @@ _OUTPUT_CAP = 64 * 1024
 _CACHED_SOURCE = 4096  # characters: longer tests are parsed each time (the caches stay small)
 
 
-@functools.lru_cache(maxsize=2048)
-def _parse_cached(source: str) -> ast.Module:
+def _per_source(fn):
+    """``fn(source, *args)`` remembered for sources up to `_CACHED_SOURCE` characters (the completions of a
+    group share their tests: each is worked out once). What it returns must only be read."""
+    cached = functools.lru_cache(maxsize=2048)(fn)
+
+    @functools.wraps(fn)
+    def call(source: str, *args):
+        return cached(source, *args) if len(source) <= _CACHED_SOURCE else fn(source, *args)
+
+    return call
+
+
+@_per_source
+def _parse(source: str) -> ast.Module:
+    """The test's syntax tree, to be read only."""
     return ast.parse(source)
 
 
-@functools.lru_cache(maxsize=2048)
-def _compile_cached(source: str, name: str):
-    return compile(source, name, "exec")
-
-
-def _parse(source: str) -> ast.Module:
-    """The test's syntax tree, to be read only (the completions of a group share their tests: parsed once)."""
-    return _parse_cached(source) if len(source) <= _CACHED_SOURCE else ast.parse(source)
-
-
+@_per_source
 def _compile(source: str, name: str):
-    return _compile_cached(source, name) if len(source) <= _CACHED_SOURCE else compile(source, name, "exec")
+    return compile(source, name, "exec")
 
 
 class JobGone(BaseException):
@@ -73,12 +77,13 @@ def free_names(sources: list[str]) -> list[str]:
     """
     loaded, bound = set(), set()
     for source in sources:
-        names = _names_cached(source) if len(source) <= _CACHED_SOURCE else _names(source)
-        loaded.update(names[0])
-        bound.update(names[1])
+        step_loaded, step_bound = _names(source)
+        loaded.update(step_loaded)
+        bound.update(step_bound)
     return sorted(loaded - bound - _BUILTIN_NAMES)
 
 
+@_per_source
 def _names(source: str) -> tuple[frozenset, frozenset]:
     """The names one step reads and the names it binds (both empty if it does not parse)."""
     loaded, bound = set(), set()
@@ -100,8 +105,6 @@ def _names(source: str) -> tuple[frozenset, frozenset]:
     return frozenset(loaded), frozenset(bound)
 
 
-_names_cached = functools.lru_cache(maxsize=2048)(_names)
-
 
 def plan_calls(steps: list[tuple[bool, str]], names: list[str]) -> list[list[tuple[str, list, dict]]]:
     """Calls the tests will make, to be made up front in one round trip: per test, ``(name, args, kwargs)``.
@@ -122,7 +125,7 @@ def plan_calls(steps: list[tuple[bool, str]], names: list[str]) -> list[list[tup
     for is_test, source in steps:
         if not is_test:
             return plan
-        calls = _step_calls_cached(source) if len(source) <= _CACHED_SOURCE else _step_calls(source)
+        calls = _step_calls(source)
         if calls is None:
             return plan
         calls = marshal.loads(calls)  # a fresh copy of the literal arguments for each job
@@ -132,6 +135,7 @@ def plan_calls(steps: list[tuple[bool, str]], names: list[str]) -> list[list[tup
     return plan
 
 
+@_per_source
 def _step_calls(source: str) -> bytes | None:
     """The calls a test makes, marshalled, if it is a plannable assert (see `plan_calls`); else None."""
     try:
@@ -155,8 +159,6 @@ def _step_calls(source: str) -> bytes | None:
     except (ValueError, RecursionError, MemoryError):  # e.g. a literal nested too deeply to copy
         return None
 
-
-_step_calls_cached = functools.lru_cache(maxsize=2048)(_step_calls)
 
 
 def _plannable(node: ast.expr, calls: list) -> bool:
