@@ -139,8 +139,11 @@ def test_a_the_job_never_sees_the_tests_or_expected_values(box):
         "import gc, sys\ndef answer():\n"
         "    for o in gc.get_objects():\n"
         "        for s in (o if isinstance(o, (list, tuple, dict)) else [o]):\n"
-        "            if isinstance(s, str) and 'EXPECTED' in s and 'EXPECTED' != s:\n"
-        "                i = s.index('EXPECTED')\n                return s[i:i + 24]\n"
+        "            i = s.find('EXPECTED') if isinstance(s, str) else -1\n"
+        "            while i >= 0:\n"  # the marker: EXPECTED and 16 hex digits (not this program's own text)
+        "                if len(s) >= i + 24 and all(c in '0123456789abcdef' for c in s[i + 8:i + 24]):\n"
+        "                    return s[i:i + 24]\n"
+        "                i = s.find('EXPECTED', i + 1)\n"
         "    with open('/proc/self/maps') as fh:\n        maps = fh.read().splitlines()\n"
         "    with open('/proc/self/mem', 'rb', 0) as mem:\n"
         "        for line in maps:\n            lo, hi = (int(x, 16) for x in line.split()[0].split('-'))\n"

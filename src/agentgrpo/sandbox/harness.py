@@ -9,7 +9,9 @@ The in-process mode (``run_tests``) is the fallback for tests that cannot be spl
 share this interpreter and report per test. Its verdicts are **forgeable** (the program can patch what the
 tests use) and are reported as such.
 
-Messages are wire-encoded tuples in length-prefixed frames on fd 3 (requests) and fd 4 (replies).
+Messages are length-prefixed frames on fd 3 (requests) and fd 4 (replies): wire-encoded tuples, except
+the first request (the program), which comes from the trusted side with the job's spec
+(`agentgrpo.sandbox.template.first_message`).
 """
 
 from __future__ import annotations
@@ -22,17 +24,17 @@ import sys
 from agentgrpo.sandbox import wire
 
 REQUEST_FD, REPLY_FD = 3, 4
-_MAX_REQUEST = 64 << 20
+MAX_REQUEST = 64 << 20
 _max_reply = wire.MAX_BYTES
 
 
-def serve(block: bool, max_bytes: int = wire.MAX_BYTES) -> None:
-    """The job's main loop; never returns. ``max_bytes``: the largest reply (Limits.value_bytes)."""
+def serve(request: tuple, block: bool, max_bytes: int = wire.MAX_BYTES) -> None:
+    """The job's main loop, from its first ``request`` (the program); never returns. ``max_bytes``: the
+    largest reply (Limits.value_bytes)."""
     global _max_reply
     _max_reply = max_bytes
     if block:
         sys.addaudithook(_deny)
-    request = _recv()
     namespace = {"__name__": "__main__", "__builtins__": builtins}
     try:
         code = compile(request[1], "<program>", "exec")
@@ -145,9 +147,9 @@ def _send(reply: tuple, objects: dict | None = None) -> None:
 
 def _recv() -> tuple:
     size = int.from_bytes(read_exact(4), "big")
-    if size > _MAX_REQUEST:
+    if size > MAX_REQUEST:
         _exit()
-    return wire.decode(read_exact(size), max_bytes=_MAX_REQUEST)
+    return wire.decode(read_exact(size), max_bytes=MAX_REQUEST)
 
 
 def read_exact(n: int, fd: int = REQUEST_FD) -> bytes:

@@ -12,6 +12,10 @@ with the namespace, so nothing is ever removed by path), its own /proc, a uid of
 capabilities, ``no_new_privs``, limits and the seccomp filter.
 
 Without namespaces ("basic" mode) only the process-level measures apply; see docs/sandbox.md.
+
+A job's own setup (`enter_job`, `limit_job`, and the fork into its PID namespace) runs in C where the
+optional extension `agentgrpo.sandbox._native` is built: the same system calls in the same order, but
+without the Python objects whose pages each job (forked from the template) would otherwise copy.
 """
 
 from __future__ import annotations
@@ -23,10 +27,27 @@ import stat
 import sys
 
 from agentgrpo.sandbox import linux
+from agentgrpo.sandbox.rlimits import apply_rlimits
+
+try:
+    from agentgrpo.sandbox import _native
+except ImportError:  # not built (no C compiler, not Linux): the same setup in Python
+    _native = None
 
 WORKDIR = "/tmp/work"  # cwd and HOME of every program in the namespace modes
 UID_BASE = 100_000  # each job runs as a uid of its own: UID_BASE + (worker pid << 12 | job counter)
 _DEVICES = ("null", "zero", "urandom")
+
+
+def use_native(wanted: bool) -> str:
+    """Choose the C or the Python job setup (C where built and ``wanted``); say which one is in use."""
+    global _native
+    if not wanted:
+        _native = None
+        return "Python (the C helper is turned off)"
+    if _native is None:
+        return "Python (agentgrpo.sandbox._native is not built: reinstall with a C compiler for faster jobs)"
+    return "C (agentgrpo.sandbox._native)"
 
 
 def base_report(mode: str) -> dict:
@@ -46,6 +67,7 @@ def base_report(mode: str) -> dict:
         "keyring": "inherited",
         "seccomp": "none",
         "memory": "RLIMIT_AS per process",
+        "job_setup": "Python",
         "problems": [],
     }
 
@@ -253,6 +275,8 @@ def fork_in_new_pid_namespace() -> int:
     global _pid_ns_reset
     if _use_reaper:
         return _fork_with_reaper()
+    if _native is not None:
+        return _native.fork_in_pid_namespace(_own_pid_ns)  # comes back to our own namespace itself
     if not _pid_ns_reset:  # a second unshare(NEWPID) is refused until we are back in our own namespace
         linux.setns(_own_pid_ns, linux.CLONE_NEWPID)
     _pid_ns_reset = False
@@ -314,22 +338,52 @@ def drop_to(uid: int) -> None:
 
 _JOB_NAMESPACES = linux.CLONE_NEWNS | linux.CLONE_NEWIPC | linux.CLONE_NEWNET | linux.CLONE_NEWUTS
 _PROC_FLAGS = linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC
+_WORKDIR = WORKDIR.encode()
 
 
-def enter_job(scratch_mb: int, keep_under_tmp: list[str]) -> None:
-    """In a job that is PID 1 of its namespace: its own mount/IPC/network/UTS namespaces, scratch, /proc."""
-    linux.unshare(_JOB_NAMESPACES)
-    linux.sethostname(b"sandbox")
-    keep = [(os.open(p, os.O_PATH | os.O_DIRECTORY), p) for p in keep_under_tmp]  # in this namespace
+def enter_job(scratch_mb: int, keep_under_tmp: tuple[bytes, ...], oom_first: bool = False, program=None) -> None:
+    """In a fresh job that is PID 1 of its namespace, before any job data exists: die with the template,
+    its own mount/IPC/network/UTS namespaces (the hostname was set once, in the template), scratch, /proc;
+    chosen first by the OOM killer if ``oom_first``; then the seccomp filter ``program`` (if any)."""
     options = b"size=%dm,mode=1777" % scratch_mb
+    if _native is not None:
+        _native.enter_job(_JOB_NAMESPACES, options, _WORKDIR, keep_under_tmp, oom_first, program and program.bpf)
+        return
+    linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)  # the template's death ends a waiting job
+    linux.unshare(_JOB_NAMESPACES)
+    keep = [(os.open(p, os.O_PATH | os.O_DIRECTORY), p) for p in keep_under_tmp]  # in this namespace
     linux.mount(b"tmpfs", b"/tmp", b"tmpfs", linux.MS_NOSUID | linux.MS_NODEV, options)
     os.mkdir(b"/tmp/.shm", 0o1777)  # /dev/shm points here
     os.chmod(b"/tmp/.shm", 0o1777)
     for fd, path in keep:  # a virtual environment under /tmp stays importable
         bind_back(fd, path)
         os.close(fd)
-    os.mkdir(WORKDIR, 0o700)
+    os.mkdir(_WORKDIR, 0o700)
     linux.mount(b"proc", b"/proc", b"proc", _PROC_FLAGS, b"")
+    if oom_first:
+        oom_score_adj(1000)
+    if program is not None:  # no_new_privs is inherited from the template
+        program.install()
+
+
+def oom_score_adj(value: int) -> None:
+    """Set this process's OOM-killer adjustment (1000: chosen first; 0: the default)."""
+    fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+    try:
+        os.write(fd, str(value).encode())
+    finally:
+        os.close(fd)
+
+
+def limit_job(rlimits: tuple, mode: str, uid: int | None, workdir: str) -> None:
+    """Apply the kernel limits ``rlimits`` (`agentgrpo.sandbox.rlimits.table`), become the job's own uid
+    (or shed all capabilities in a user namespace), die with the template, and enter ``workdir``."""
+    if _native is not None:
+        _native.limit_job(rlimits, -1 if uid is None else uid, os.fsencode(workdir), mode == "userns")
+        return
+    apply_rlimits(rlimits)
+    drop_privileges(mode, uid, workdir)
+    os.chdir(workdir)
 
 
 def drop_privileges(mode: str, uid: int | None, workdir: str) -> None:

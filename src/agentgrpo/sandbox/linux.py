@@ -165,6 +165,7 @@ class SeccompProgram:
     def __init__(self, bpf: bytes):
         if not bpf or len(bpf) % 8:
             raise OSError(22, "seccomp: not a BPF program")
+        self.bpf = bytes(bpf)
         self._buffer = ctypes.create_string_buffer(bpf, len(bpf))
         self._fprog = _SockFprog(len(bpf) // 8, ctypes.cast(self._buffer, ctypes.c_void_p))
         number = _SYS_SECCOMP.get(os.uname().machine)

@@ -33,6 +33,7 @@ COMPARISONS = ("trusted", "auto", "in_process")
 _BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from agentgrpo.sandbox.worker import main; sys.exit(main())"
 _WORKER_SERIAL = itertools.count(1)
 _SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NATIVE_SETUP = True  # False: set jobs up in Python even where the C helper is built (tests of that path)
 
 
 class SandboxUnavailable(UserError):
@@ -151,6 +152,7 @@ class Sandbox:
             "hide": secret_paths(cwd=os.getcwd(), extra=tuple(hide_paths)),
             "bpf": bpf,
             "seccomp_problem": why,
+            "native": NATIVE_SETUP,
         }
         self._env = clean_env(extra=env)
         self._worker_timeout, self._start_timeout = worker_timeout_s, start_timeout_s

@@ -13,19 +13,31 @@ import resource
 _MIB = 1024 * 1024
 
 
-def apply_rlimits(limits: dict, nproc_base: int = 0) -> None:
-    """Set the kernel limits on the calling process (inherited by everything it starts).
+def table(limits: dict, nproc_base: int = 0) -> tuple[tuple[int, int], ...]:
+    """The kernel limits for a job, ``(resource, limit)`` pairs, each set as soft and hard limit.
 
     CPU time is a hard limit (SIGKILL, whole seconds, rounded up): a program that is PID 1 of its namespace
     ignores SIGXCPU, and any program could catch it. Core dumps are off. RLIMIT_NPROC counts every task of
     the uid, so where programs share the trainer's uid, ``nproc_base`` (the tasks it already has) is added.
+
+    >>> dict(table({"cpu_s": 1.5, "memory_mb": 256, "file_size_mb": 8, "max_processes": 4, "max_open_files": 64}))[
+    ...     resource.RLIMIT_CPU]
+    2
     """
-    _set(resource.RLIMIT_CPU, cpu_seconds(limits))
-    _set(resource.RLIMIT_AS, limits["memory_mb"] * _MIB)
-    _set(resource.RLIMIT_FSIZE, limits["file_size_mb"] * _MIB)
-    _set(resource.RLIMIT_NPROC, nproc_base + limits["max_processes"])
-    _set(resource.RLIMIT_NOFILE, limits["max_open_files"])
-    _set(resource.RLIMIT_CORE, 0)
+    return (
+        (resource.RLIMIT_CPU, cpu_seconds(limits)),
+        (resource.RLIMIT_AS, limits["memory_mb"] * _MIB),
+        (resource.RLIMIT_FSIZE, limits["file_size_mb"] * _MIB),
+        (resource.RLIMIT_NPROC, nproc_base + limits["max_processes"]),
+        (resource.RLIMIT_NOFILE, limits["max_open_files"]),
+        (resource.RLIMIT_CORE, 0),
+    )
+
+
+def apply_rlimits(rlimits: tuple[tuple[int, int], ...]) -> None:
+    """Set each limit of a `table` on the calling process (inherited by everything it starts)."""
+    for which, value in rlimits:
+        _set(which, value)
 
 
 def cpu_seconds(limits: dict) -> int:

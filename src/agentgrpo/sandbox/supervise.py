@@ -55,8 +55,16 @@ class Session:
             raise
         except wire.WireError as exc:
             raise ValueError(f"the test's value cannot be sent to the program: {exc}") from None
-        self.pending += len(data).to_bytes(4, "big") + data
-        self._poll.register(self.request_fd, select.POLLOUT)
+        self.send_frame(len(data).to_bytes(4, "big") + data)
+
+    def send_frame(self, frame: bytes) -> None:
+        """Queue an encoded frame for the job; what the pipe takes now is written at once."""
+        if self.gone:
+            raise trusted.JobGone(self.gone)
+        queued = bool(self.pending)
+        self.pending += frame
+        if not queued:
+            self._write_pending(select.POLLOUT, registered=False)
 
     def receive(self) -> tuple:
         """The job's next reply (decoded strictly); `trusted.JobGone` if it cannot come."""
@@ -157,17 +165,19 @@ class Session:
             elif fd in self._open:
                 self._read(fd)
 
-    def _write_pending(self, event: int) -> None:
+    def _write_pending(self, event: int, registered: bool = True) -> None:
         try:
             if event & select.POLLOUT:
                 del self.pending[: os.write(self.request_fd, self.pending)]
             elif event & (select.POLLERR | select.POLLHUP):
                 self.pending.clear()
         except BlockingIOError:
-            return
+            pass
         except OSError:  # the job closed its end
             self.pending.clear()
-        if not self.pending:
+        if self.pending and not registered:
+            self._poll.register(self.request_fd, select.POLLOUT)
+        elif not self.pending and registered:
             self._poll.unregister(self.request_fd)
 
     def _read(self, fd: int) -> None:

@@ -4,14 +4,17 @@ So every job starts from memory that never held another job's program, tests or 
 worker, which does hold them, never forks a job). The template prepares job processes in advance (forked
 into a new PID namespace where available, namespaces, scratch and seccomp filter set up) and hands each
 to the worker: a pidfd and the worker's ends of the job's four pipes (stdout, stderr, requests, replies),
-created with the job before it existed. The worker's first request is the job's spec (its limits and
-uid); the job reads it, after every namespace and the filter are in force, limits itself, then reads and
-compiles its program there. The template reaps the jobs and reports wait status and CPU time.
+created with the job before it existed. The worker's first message (`first_message`) is the job's spec
+(its limits and uid) with its first request (the program); the job reads it, after every namespace and
+the filter are in force, limits itself, then compiles and runs the program. The template reaps the jobs
+and reports wait status and CPU time.
 
 Each fork makes every page of the template copy-on-write for as long as the child lives, and on this
 path each page the template or a fresh job writes costs a page copy: the loop below and the job's setup
-are kept to few objects and C calls (no socket pair per job, tuples as messages), and the job's code
-paths are run here once before the first fork (`_warm_up`), so no job re-does that work on its own pages.
+are kept to few objects and calls (no socket pair per job, tuples as messages, the setup's system calls
+made in C where `agentgrpo.sandbox._native` is built, the hostname and a /dev/null descriptor set up
+once here), and the job's code paths are run here once before the first fork (`_warm_up`), so no job
+re-does that work on its own pages.
 """
 
 from __future__ import annotations
@@ -26,10 +29,9 @@ import select
 import signal
 import socket
 
-from agentgrpo.sandbox import harness, isolation, linux, wire
-from agentgrpo.sandbox.rlimits import apply_rlimits, tasks_of
+from agentgrpo.sandbox import harness, isolation, linux, rlimits, wire
 
-_MAX_MESSAGE = 1 << 16  # a message on the template's socket, and a job's spec
+_MAX_MESSAGE = 1 << 16  # a message on the template's socket
 _FDS_PER_SPARE = 5  # pidfd, then the worker's ends: stdout, stderr (read), requests (write), replies (read)
 
 
@@ -55,14 +57,13 @@ class Template:
         self._spare = None  # (pid, scratch_mb, [pidfd, out_r, err_r, req_w, rep_r]): the next job process
         self._asked = False  # a spare is being prepared
 
-    def spawn(self, spec: dict) -> tuple[int, int, list[int]]:
-        """Start a job with ``spec`` (limits, uid, workdir): (pid, pidfd, [stdout, stderr, requests, replies]),
-        the worker's ends of the job's pipes; the spec is already written to the request pipe.
+    def spawn(self, scratch_mb: int) -> tuple[int, int, list[int]]:
+        """A job process with ``scratch_mb`` of scratch: (pid, pidfd, [stdout, stderr, requests, replies]),
+        the worker's ends of its pipes. It waits for `first_message` on the request pipe.
 
         The job process was prepared in advance by the template; the template is asked (without waiting)
         to prepare the next one.
         """
-        scratch_mb = spec["limits"]["scratch_mb"]
         while True:
             if self._spare is None and not self._asked:
                 self._ask(scratch_mb)
@@ -75,11 +76,8 @@ class Template:
             for fd in fds:  # prepared for another scratch size: it reads end-of-file and exits, unused
                 os.close(fd)
             self.forget(pid)
-        pidfd, pipes = fds[0], fds[1:]
-        data = marshal.dumps(spec)
-        os.write(pipes[2], len(data).to_bytes(4, "big") + data)  # an empty pipe takes it whole
         self._ask(scratch_mb)
-        return pid, pidfd, pipes
+        return pid, fds[0], fds[1:]
 
     def _ask(self, scratch_mb: int) -> None:
         self.sock.send(marshal.dumps(scratch_mb))
@@ -128,8 +126,12 @@ def _serve(sock: socket.socket, report: dict, bpf: bytes | None, keep: list, in_
     and hand each to the worker; report each process's exit as it comes."""
     if report["pid_namespace"]:  # the same in every job: set once here, not in each job
         os.environ.update(HOME=isolation.WORKDIR, TMPDIR="/tmp", PWD=isolation.WORKDIR)
+        linux.unshare(linux.CLONE_NEWUTS)  # each job's own UTS namespace starts as a copy of this one
+        linux.sethostname(b"sandbox")
     linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)  # inherited by every job: no privilege gained by exec, ever
     program = linux.SeccompProgram(bpf) if bpf else None
+    devnull = os.open(os.devnull, os.O_RDONLY)  # every job's stdin
+    keep = tuple(os.fsencode(p) for p in keep)
     _warm_up()
     gc.collect()
     gc.freeze()  # jobs' collections skip the template's objects: no copy-on-write of their pages per job
@@ -152,7 +154,7 @@ def _serve(sock: socket.socket, report: dict, bpf: bytes | None, keep: list, in_
             if not data:
                 return  # the worker is gone
             scratch_mb = marshal.loads(data)
-            pid, pidfd, theirs = _prepare(listen, report, program, keep, scratch_mb, in_cgroup)
+            pid, pidfd, theirs = _prepare(listen, report, program, keep, scratch_mb, in_cgroup, devnull)
             children[pidfd] = pid
             poller.register(pidfd, select.POLLIN)
             fds = array.array("i", (pidfd, *theirs)).tobytes()
@@ -183,7 +185,7 @@ def _warm_up() -> None:
         harness._prefetch([("f", ([1],), {})], {"f": len})
 
 
-def _prepare(listen: int, report: dict, program, keep: list, scratch_mb: int, in_cgroup: bool):
+def _prepare(listen: int, report: dict, program, keep: tuple, scratch_mb: int, in_cgroup: bool, devnull: int):
     """Fork the next job process with its four pipes; it isolates itself and waits for its spec on the
     request pipe: (pid, pidfd, the worker's ends of the pipes)."""
     (out_r, out_w), (err_r, err_w), (req_r, req_w), (rep_r, rep_w) = (os.pipe() for _ in range(4))
@@ -193,45 +195,50 @@ def _prepare(listen: int, report: dict, program, keep: list, scratch_mb: int, in
         os.close(listen)
         for fd in theirs:  # so that the job sees end-of-file when the worker closes its ends
             os.close(fd)
-        _job(ends, report, program, keep, scratch_mb, in_cgroup)  # never returns
+        _job((devnull, *ends), report, program, keep, scratch_mb, in_cgroup)  # never returns
     for fd in ends:
         os.close(fd)
     return pid, os.pidfd_open(pid), theirs
 
 
-def _job(ends: tuple, report: dict, program, keep: list, scratch_mb: int, in_cgroup: bool) -> None:
-    """The job process: isolate and filter itself, wait for the spec, limit itself, then serve the program
-    (never returns). Everything up to the filter happens before the job's data exists."""
+def _job(fds: tuple, report: dict, program, keep: tuple, scratch_mb: int, in_cgroup: bool) -> None:
+    """The job process: isolate and filter itself, wait for its first message, limit itself, then serve
+    the program (never returns). Everything up to the filter happens before the job's data exists.
+    ``fds``: /dev/null and the job's ends of its pipes (stdout, stderr, requests, replies)."""
     problem = None
     try:
-        linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)  # the template's death ends a waiting job
+        # the template shares the jobs' cgroup: the OOM killer must take a job process first (raising
+        # oom_score_adj needs no privilege; the job's children inherit it)
         if report["pid_namespace"]:
-            isolation.enter_job(scratch_mb, keep)
-        if in_cgroup:  # the template shares the jobs' cgroup: the OOM killer must take a job process first
-            oom_score_adj(1000)  # (raising needs no privilege; the job's children inherit it)
+            isolation.enter_job(scratch_mb, keep, in_cgroup, program)
+        else:
+            linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)  # the template's death ends a waiting job
+            if in_cgroup:
+                isolation.oom_score_adj(1000)
+            if program is not None:  # no_new_privs is inherited from the template
+                program.install()  # from here on no mount, namespace, keyring, socket, ... for this process
         if program is None:  # with the filter no keyring call is possible: the worker's empty one stays empty
             try:
                 linux.join_new_session_keyring()
             except OSError:
                 pass  # the worker's keyring is already a fresh, empty one
-        if program is not None:  # no_new_privs is inherited from the template
-            program.install()  # from here on no mount, namespace, keyring, socket, ... for this process
     except BaseException as exc:
         problem = exc
-    spec = _read_spec(ends[2])  # the worker's first request; end-of-file: this spare is not needed
-    limits, uid, workdir = spec["limits"], spec["uid"], spec["workdir"]
-    reply_fd = ends[3]  # until the descriptors are wired
+    spec, request = _read_first(fds[3])  # end-of-file: this spare is not needed
+    reply_fd = fds[4]  # until the descriptors are wired
     try:
         if problem is not None:
             raise problem
+        uid, workdir = spec["uid"], spec["workdir"]
         if not report["pid_namespace"]:
             os.setsid()  # its own process group, killed as a whole
             os.mkdir(workdir, 0o700)
-        _wire_fds(ends)
+        _wire_fds(fds)
         reply_fd = harness.REPLY_FD
-        apply_rlimits(limits, _nproc_base(report, uid))
-        isolation.drop_privileges(report["mode"], uid, workdir)
-        os.chdir(workdir)
+        limits = spec["rlimits"]
+        if not report["pid_namespace"]:  # where programs may share the trainer's uid
+            limits = rlimits.table(spec["limits"], _nproc_base(report, uid))
+        isolation.limit_job(limits, report["mode"], uid, workdir)
         if not report["pid_namespace"]:  # in the namespace modes the template set these once
             os.environ.update(HOME=workdir, TMPDIR=workdir, PWD=workdir)
         random.seed(0)  # the same starting state in every job
@@ -241,33 +248,34 @@ def _job(ends: tuple, report: dict, program, keep: list, scratch_mb: int, in_cgr
             os.write(reply_fd, len(data).to_bytes(4, "big") + data)
         finally:
             os._exit(70)
-    harness.serve(not report["pid_namespace"], limits["value_bytes"])
+    harness.serve(request, not report["pid_namespace"], spec["limits"]["value_bytes"])
 
 
-def _read_spec(fd: int) -> dict:
-    """The spec frame from the worker (trusted: marshal); the process exits quietly if none comes."""
+def first_message(limits: dict, uid: int | None, workdir: str, request: tuple) -> bytes:
+    """The worker's first message to a job (a frame): its spec and its first request, the program (both
+    from the trusted side, so marshal; the program is only data until the job has limited itself)."""
+    spec = {"limits": limits, "rlimits": rlimits.table(limits), "uid": uid, "workdir": workdir}
+    data = marshal.dumps((spec, request))
+    return len(data).to_bytes(4, "big") + data
+
+
+def _read_first(fd: int) -> tuple[dict, tuple]:
+    """The worker's first message (see `first_message`); the process exits quietly if none comes."""
     try:
         size = int.from_bytes(harness.read_exact(4, fd), "big")
-        if size > _MAX_MESSAGE:
+        if size > harness.MAX_REQUEST:
             os._exit(0)
         return marshal.loads(harness.read_exact(size, fd))
     except (OSError, EOFError, ValueError, TypeError):
         os._exit(0)
 
 
-def oom_score_adj(value: int) -> None:
-    """Set this process's OOM-killer adjustment (1000: chosen first; 0: the default)."""
-    fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
-    try:
-        os.write(fd, str(value).encode())
-    finally:
-        os.close(fd)
-
-
-def _wire_fds(fds: list[int]) -> None:
+def _wire_fds(fds: tuple[int, ...]) -> None:
     """stdin from /dev/null, stdout, stderr, requests on 3, replies on 4; every other descriptor closed."""
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (devnull, *fds)]  # no dup2 clobbers a source
+    if isolation._native is not None:
+        isolation._native.wire_fds(fds)
+        return
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in fds]  # no dup2 clobbers a source
     for target, fd in enumerate(high):
         os.dup2(fd, target)
     os.closerange(harness.REPLY_FD + 1, os.sysconf("SC_OPEN_MAX"))
@@ -277,4 +285,4 @@ def _nproc_base(report: dict, uid: int | None) -> int:
     """Tasks that already count against RLIMIT_NPROC for the uid programs will run as."""
     if uid is not None or report["pid_namespace"] or os.geteuid() == 0:
         return 0  # a uid of its own, or a user namespace (counted per namespace), or root (not limited)
-    return tasks_of(os.geteuid())
+    return rlimits.tasks_of(os.geteuid())

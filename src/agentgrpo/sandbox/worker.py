@@ -20,7 +20,7 @@ import sys
 
 from agentgrpo.sandbox import cgroup, isolation, protocol, trusted
 from agentgrpo.sandbox.supervise import Session, classify
-from agentgrpo.sandbox.template import Template
+from agentgrpo.sandbox.template import Template, first_message
 
 
 class Worker:
@@ -58,21 +58,21 @@ class Worker:
         name = f"job-{self.count}"
         workdir = isolation.WORKDIR if self.namespaces else os.path.join(self.base, name)
         ooms, ceiling_problem = self._ceiling(limits)
-        pid, pidfd, (out_r, err_r, req_w, rep_r) = self.template.spawn(
-            {"limits": limits, "uid": uid, "workdir": workdir}
-        )
+        # the tests never reach the job in the trusted mode: only the names they read and literal calls
+        names = [] if in_process else trusted.free_names([source for _, source in steps])
+        plan = [] if in_process else trusted.plan_calls(steps, names)
+        mode = "in_process" if in_process else "trusted"
+        request = ("program", program, mode, steps if in_process else None, names, plan)
+        pid, pidfd, (out_r, err_r, req_w, rep_r) = self.template.spawn(limits["scratch_mb"])
         session = Session(pidfd, [out_r, err_r, rep_r], req_w, limits, lambda: self._kill(pidfd, pid, uid))
         total = sum(1 for t, _ in steps if t)
         state = {"tests": ["not run"] * total}
         if ceiling_problem:  # never a job without the ceiling the report promises
             state["setup"] = ceiling_problem
             session.stop("setup")
-        names = [] if in_process else trusted.free_names([source for _, source in steps])
-        plan = [] if in_process else trusted.plan_calls(steps, names)
-        mode = "in_process" if in_process else "trusted"
-        try:  # the tests never reach the job in the trusted mode: only the names they read and literal calls
+        try:
             if "setup" not in state:
-                session.send(("program", program, mode, steps if in_process else None, names, plan))
+                session.send_frame(first_message(limits, uid, workdir, request))
                 self._collect(session, steps, names, plan, state, in_process)
         except trusted.JobGone:
             pass
@@ -187,7 +187,9 @@ def main() -> int:
             group = cgroup.JobCgroup(*config["cgroup"])
         except OSError as exc:
             group_problem = f"no memory cgroup ({exc}); RLIMIT_AS per process is the memory limit"
+    job_setup = isolation.use_native(config.get("native", True))
     report = isolation.isolate_worker(config["isolation"], config["hide"], bool(config["bpf"]))
+    report["job_setup"] = job_setup
     if group is not None:
         report["memory"] = group.description
     elif group_problem:

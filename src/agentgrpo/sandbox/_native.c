@@ -1,0 +1,276 @@
+/* agentgrpo.sandbox._native: the job process's setup in C (optional; Linux only).
+ *
+ * Every job is forked from the job template, so each page the job's own Python code writes (a refcount, a
+ * frame, an argument tuple) costs a copy-on-write page copy, and so does each page the template writes
+ * after a fork. Done in Python, the few dozen system calls that set a job up (namespaces, scratch, filter,
+ * descriptors, limits, uid) copied about a hundred pages per job. These functions make the same calls,
+ * in the same order and with the same arguments as the Python code in `agentgrpo.sandbox.isolation` and
+ * `agentgrpo.sandbox.template` (the fallback where this module is not built), without touching Python
+ * objects in between.
+ *
+ * Every failure raises OSError(errno, "<step>: <strerror>"), like the `os` module.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+
+#define MAX_KEEP 64       /* directories under /tmp bound back into the job's scratch */
+#define FIRST_FREE_FD 5   /* 0 stdin, 1 stdout, 2 stderr, 3 requests, 4 replies */
+
+static PyObject *fail(const char *what) {
+    int err = errno;
+    PyObject *message = PyUnicode_FromFormat("%s: %s", what, strerror(err));
+    if (message != NULL) {
+        PyObject *args = Py_BuildValue("(iN)", err, message);
+        if (args != NULL) {
+            PyErr_SetObject(PyExc_OSError, args);
+            Py_DECREF(args);
+        }
+    }
+    return NULL;
+}
+
+/* mkdir -p, each new directory 0755 (as os.makedirs(path, 0o755, exist_ok=True)) */
+static int make_dirs(const char *path) {
+    char buffer[PATH_MAX];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof buffer) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(buffer, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buffer[i] != '/' && buffer[i] != '\0') continue;
+        char saved = buffer[i];
+        buffer[i] = '\0';
+        if (mkdir(buffer, 0755) != 0 && errno != EEXIST) return -1;
+        buffer[i] = saved;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(fork_in_pid_namespace_doc,
+"fork_in_pid_namespace(own_namespace_fd) -> pid\n\n"
+"Fork (like os.fork) a child that is PID 1 of a new PID namespace; the caller's later children land in its\n"
+"own namespace again (setns to own_namespace_fd, an fd on /proc/self/ns/pid). Returns 0 in the child.");
+
+static PyObject *fork_in_pid_namespace(PyObject *self, PyObject *arg) {
+    int own = PyLong_AsLong(arg);
+    if (own == -1 && PyErr_Occurred()) return NULL;
+    /* back in our own namespace first: a second unshare is refused until then, and where setns is
+     * refused (a user namespace) we learn it before a child exists that could not be followed by others */
+    if (setns(own, CLONE_NEWPID) != 0) return fail("setns");
+    if (unshare(CLONE_NEWPID) != 0) return fail("unshare");
+    if (PySys_Audit("os.fork", NULL) < 0) {
+        setns(own, CLONE_NEWPID);
+        return NULL;
+    }
+    PyOS_BeforeFork();
+    pid_t pid = fork();
+    int fork_errno = errno;
+    if (pid == 0) {
+        PyOS_AfterFork_Child();
+        return PyLong_FromLong(0);
+    }
+    PyOS_AfterFork_Parent();
+    if (setns(own, CLONE_NEWPID) != 0) {
+        if (pid > 0) kill(pid, SIGKILL);  /* never leave a child we could not account for */
+        return fail("setns");
+    }
+    if (pid < 0) {
+        errno = fork_errno;
+        return fail("fork");
+    }
+    return PyLong_FromLong(pid);
+}
+
+PyDoc_STRVAR(enter_job_doc,
+"enter_job(namespaces, tmpfs_options, workdir, keep, oom_first, bpf)\n\n"
+"In a fresh job that is PID 1 of its PID namespace: die with the template (PR_SET_PDEATHSIG), unshare\n"
+"`namespaces`, mount a tmpfs (`tmpfs_options`) on /tmp with /tmp/.shm (1777), bind each directory of\n"
+"`keep` (bytes paths under /tmp) back read-only, create `workdir` (0700), mount a new /proc, set\n"
+"oom_score_adj to 1000 if `oom_first`, and load the seccomp filter `bpf` (bytes, or None for none;\n"
+"no_new_privs must already be set).");
+
+static PyObject *enter_job(PyObject *self, PyObject *args) {
+    unsigned long namespaces;
+    const char *options, *workdir;
+    PyObject *keep, *bpf;
+    int oom_first;
+    if (!PyArg_ParseTuple(args, "kyyO!pO", &namespaces, &options, &workdir, &PyTuple_Type, &keep, &oom_first, &bpf))
+        return NULL;
+    if (bpf != Py_None && (!PyBytes_Check(bpf) || PyBytes_GET_SIZE(bpf) == 0 || PyBytes_GET_SIZE(bpf) % 8 ||
+                           PyBytes_GET_SIZE(bpf) / 8 > USHRT_MAX)) {
+        PyErr_SetString(PyExc_ValueError, "bpf must be a BPF program (bytes, a multiple of 8) or None");
+        return NULL;
+    }
+    Py_ssize_t n_keep = PyTuple_GET_SIZE(keep);
+    if (n_keep > MAX_KEEP) {
+        PyErr_SetString(PyExc_ValueError, "too many directories to keep");
+        return NULL;
+    }
+    const char *keep_paths[MAX_KEEP];
+    int keep_fds[MAX_KEEP];
+    for (Py_ssize_t i = 0; i < n_keep; i++) {
+        PyObject *item = PyTuple_GET_ITEM(keep, i);
+        if (!PyBytes_Check(item)) {
+            PyErr_SetString(PyExc_TypeError, "keep must be a tuple of bytes paths");
+            return NULL;
+        }
+        keep_paths[i] = PyBytes_AS_STRING(item);
+    }
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return fail("prctl");
+    if (unshare(namespaces) != 0) return fail("unshare");
+    Py_ssize_t opened = 0;
+    for (; opened < n_keep; opened++) {  /* opened in this namespace, before /tmp is covered */
+        keep_fds[opened] = open(keep_paths[opened], O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (keep_fds[opened] < 0) break;
+    }
+    const char *step = opened < n_keep ? "open a kept directory" : NULL;
+    if (step == NULL && mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, options) != 0) step = "mount /tmp";
+    if (step == NULL && (mkdir("/tmp/.shm", 01777) != 0 || chmod("/tmp/.shm", 01777) != 0)) step = "/tmp/.shm";
+    for (Py_ssize_t i = 0; step == NULL && i < n_keep; i++) {
+        char source[64];
+        snprintf(source, sizeof source, "/proc/self/fd/%d", keep_fds[i]);
+        if (make_dirs(keep_paths[i]) != 0) step = "bind back: mkdir";
+        else if (mount(source, keep_paths[i], NULL, MS_BIND | MS_REC, NULL) != 0) step = "bind back";
+        else if (mount(NULL, keep_paths[i], NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID, NULL) != 0)
+            step = "bind back: read-only";
+    }
+    int saved = errno;
+    for (Py_ssize_t i = 0; i < opened; i++) close(keep_fds[i]);
+    errno = saved;
+    if (step != NULL) return fail(step);
+    if (mkdir(workdir, 0700) != 0) return fail("mkdir workdir");
+    if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "") != 0) return fail("mount /proc");
+    if (oom_first) {
+        int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+        if (fd < 0) return fail("oom_score_adj");
+        ssize_t written = write(fd, "1000", 4);
+        saved = errno;
+        close(fd);
+        errno = saved;
+        if (written != 4) return fail("oom_score_adj");
+    }
+    if (bpf != Py_None) {
+        struct sock_fprog prog = {(unsigned short)(PyBytes_GET_SIZE(bpf) / 8),
+                                  (struct sock_filter *)PyBytes_AS_STRING(bpf)};
+        /* seccomp(2) with the flag that keeps the SSB mitigation off; prctl where the kernel lacks it */
+        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_SPEC_ALLOW, &prog) != 0 &&
+            prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0)
+            return fail("seccomp");
+    }
+    Py_RETURN_NONE;
+}
+
+static int drop_capabilities(void) {
+    for (int cap = 0; cap < 64; cap++)
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) return -1;
+    struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2];
+    memset(data, 0, sizeof data);
+    return (int)syscall(SYS_capset, &header, data);
+}
+
+PyDoc_STRVAR(wire_fds_doc,
+"wire_fds(fds)\n\n"
+"Put `fds` (stdin, stdout, stderr, requests, replies) on 0-4 and close every other descriptor.");
+
+static PyObject *wire_fds(PyObject *self, PyObject *args) {
+    int fds[5];
+    if (!PyArg_ParseTuple(args, "(iiiii)", &fds[0], &fds[1], &fds[2], &fds[3], &fds[4])) return NULL;
+    int high[5];  /* first above every target, so that no dup2 clobbers a source */
+    for (int i = 0; i < 5; i++)
+        if ((high[i] = fcntl(fds[i], F_DUPFD, 10)) < 0) return fail("dup");
+    for (int i = 0; i < 5; i++)
+        if (dup2(high[i], i) < 0) return fail("dup2");
+    if (syscall(SYS_close_range, FIRST_FREE_FD, ~0U, 0) != 0) {  /* Linux < 5.9 */
+        long max = sysconf(_SC_OPEN_MAX);
+        for (long fd = FIRST_FREE_FD; fd < (max > 0 ? max : 65536); fd++) close((int)fd);
+    }
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(limit_job_doc,
+"limit_job(rlimits, uid, workdir, drop_capabilities)\n\n"
+"Set each (resource, limit) of `rlimits` as soft and hard limit (never above a hard limit already set);\n"
+"become `uid` (owner of `workdir`, no supplementary groups; -1: keep the uid) or, if `drop_capabilities`,\n"
+"shed every capability; die with the template (PR_SET_PDEATHSIG, which the uid change clears); become\n"
+"dumpable (so that /proc/self is readable); chdir to `workdir`.");
+
+static PyObject *limit_job(PyObject *self, PyObject *args) {
+    PyObject *rlimits;
+    long long uid;
+    const char *workdir;
+    int drop_caps;
+    if (!PyArg_ParseTuple(args, "O!Lyp", &PyTuple_Type, &rlimits, &uid, &workdir, &drop_caps)) return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(rlimits);
+    int which[16];
+    unsigned long long value[16];
+    if (n > 16) {
+        PyErr_SetString(PyExc_ValueError, "too many limits");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)  /* all parsed before the first change */
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(rlimits, i), "iK", &which[i], &value[i])) return NULL;
+    if (uid < -1 || uid >= (long long)UINT_MAX) {
+        PyErr_SetString(PyExc_ValueError, "uid out of range");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        struct rlimit old, limit = {value[i], value[i]};
+        if (getrlimit(which[i], &old) != 0) return fail("getrlimit");
+        if (old.rlim_max != RLIM_INFINITY) {  /* never try to raise a hard limit we do not own */
+            if (limit.rlim_cur > old.rlim_max) limit.rlim_cur = old.rlim_max;
+            if (limit.rlim_max > old.rlim_max) limit.rlim_max = old.rlim_max;
+        }
+        if (setrlimit(which[i], &limit) != 0) return fail("setrlimit");
+    }
+    if (uid >= 0) {
+        if (chown(workdir, (uid_t)uid, (gid_t)uid) != 0) return fail("chown workdir");
+        if (setgroups(0, NULL) != 0) return fail("setgroups");
+        if (setresgid((gid_t)uid, (gid_t)uid, (gid_t)uid) != 0) return fail("setresgid");
+        if (setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) != 0) return fail("setresuid");
+    } else if (drop_caps && drop_capabilities() != 0) {
+        return fail("drop capabilities");
+    }
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return fail("prctl");
+    if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0) return fail("prctl");
+    if (chdir(workdir) != 0) return fail("chdir");
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"fork_in_pid_namespace", fork_in_pid_namespace, METH_O, fork_in_pid_namespace_doc},
+    {"enter_job", enter_job, METH_VARARGS, enter_job_doc},
+    {"wire_fds", wire_fds, METH_VARARGS, wire_fds_doc},
+    {"limit_job", limit_job, METH_VARARGS, limit_job_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "agentgrpo.sandbox._native",
+    .m_doc = "The job process's setup in C (see the comment at the top of _native.c).",
+    .m_size = -1,
+    .m_methods = methods,
+};
+
+PyMODINIT_FUNC PyInit__native(void) { return PyModule_Create(&module); }

@@ -1,0 +1,122 @@
+"""The job's setup has two implementations, C (`agentgrpo.sandbox._native`, where built) and Python (the
+fallback): a program must find the same kernel state under either, and each must report its failures."""
+
+from __future__ import annotations
+
+import ast
+import os
+import resource
+
+import pytest
+
+from agentgrpo.sandbox import PASSED, Limits, Sandbox, pool
+from agentgrpo.sandbox.isolation import UID_BASE
+
+try:
+    from agentgrpo.sandbox import _native
+except ImportError:  # pragma: no cover - a machine without a C compiler
+    _native = None
+
+LIMITS = Limits(wall_s=4.0, cpu_s=2.0, memory_mb=512, max_processes=16, max_open_files=48, file_size_mb=3)
+RESOURCES = ("RLIMIT_CPU", "RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_NPROC", "RLIMIT_NOFILE", "RLIMIT_CORE")
+PROBE = f"RESOURCES = {RESOURCES!r}\n" + """
+import os, resource, socket
+def _status(field):
+    with open('/proc/self/status') as fh:
+        return next(line.split(':', 1)[1].strip() for line in fh if line.startswith(field + ':'))
+fds = sorted(int(fd) for fd in os.listdir('/proc/self/fd'))
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()
+    inet = 'allowed'
+except OSError as exc:
+    inet = exc.errno
+state = {
+    'pid': os.getpid(), 'uid': os.getuid(), 'gid': os.getgid(), 'groups': os.getgroups(),
+    'hostname': os.uname().nodename, 'cwd': os.getcwd(), 'home': os.environ.get('HOME'),
+    'tmp': sorted(os.listdir('/tmp')), 'shm': oct(os.stat('/tmp/.shm').st_mode & 0o7777),
+    'fds': fds[:5], 'more_fds': len(fds) - 5,
+    'stdin': os.read(0, 10),
+    'rlimits': [resource.getrlimit(getattr(resource, name)) for name in RESOURCES],
+    'oom': open('/proc/self/oom_score_adj').read().strip(),
+    'no_new_privs': _status('NoNewPrivs'), 'seccomp': _status('Seccomp'), 'caps': _status('CapEff'),
+    'inet_socket': inet, 'proc_pids': sorted(p for p in os.listdir('/proc') if p.isdigit()),
+}
+print(repr(state))
+"""
+
+
+def _state(native: bool, monkeypatch) -> tuple[dict, dict]:
+    monkeypatch.setattr(pool, "NATIVE_SETUP", native)
+    with Sandbox(workers=1, limits=LIMITS) as box:
+        verdict = box.run(PROBE, ["assert True"])
+        report = box.isolation
+    assert verdict.status == PASSED, verdict
+    return ast.literal_eval(verdict.stdout.strip()), report
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the namespace modes are exercised as root")
+def test_a_program_finds_the_same_kernel_state_under_either_setup(monkeypatch):
+    python, python_report = _state(False, monkeypatch)
+    assert python_report["job_setup"].startswith("Python")
+    mib = 1024 * 1024
+    cpu = (2, 2)
+    expected_limits = [cpu, (512 * mib,) * 2, (3 * mib,) * 2, (16, 16), (48, 48), (0, 0)]
+    assert python["rlimits"] == expected_limits, python
+    assert python["pid"] == 1 and python["uid"] >= UID_BASE and python["gid"] == python["uid"], python
+    assert python["groups"] == [] and python["hostname"] == "sandbox" and python["cwd"] == "/tmp/work", python
+    assert python["tmp"] == [".shm", "work"] and python["shm"] == "0o1777" and python["home"] == "/tmp/work"
+    assert python["fds"] == [0, 1, 2, 3, 4] and python["more_fds"] == 1, python  # 5: the listdir itself
+    assert python["stdin"] == b"" and python["no_new_privs"] == "1" and python["proc_pids"] == ["1"], python
+    if python_report["seccomp"] != "none":
+        assert python["seccomp"] == "2" and python["inet_socket"] != "allowed", python
+    if _native is None:  # pragma: no cover
+        pytest.skip("agentgrpo.sandbox._native is not built here")
+    native, native_report = _state(True, monkeypatch)
+    assert native_report["job_setup"].startswith("C")
+    assert native.pop("uid") >= UID_BASE and native.pop("gid") >= UID_BASE
+    python.pop("uid"), python.pop("gid")
+    assert native == python
+
+
+def test_the_c_helper_is_built_where_ci_requires_it():
+    """.ci/run sets AGENTGRPO_REQUIRE_NATIVE=1: there a silently skipped build (optional=True) must fail."""
+    if os.environ.get("AGENTGRPO_REQUIRE_NATIVE") != "1":
+        pytest.skip("only where the build environment promises a C compiler (.ci/run)")
+    assert _native is not None, "agentgrpo.sandbox._native did not build; see the pip install output"
+
+
+def _in_child(fn) -> tuple[int, str]:
+    """Run ``fn`` in a forked child (it changes the process); its exit code and the error it raised."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        code, text = 0, ""
+        try:
+            fn()
+        except BaseException as exc:
+            code, text = 1, f"{type(exc).__name__}: {exc}"
+        os.write(write, text.encode())
+        os._exit(code)
+    os.close(write)
+    text = os.read(read, 4096).decode()
+    os.close(read)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), text
+
+
+@pytest.mark.skipif(_native is None, reason="agentgrpo.sandbox._native is not built here")
+def test_the_c_helper_raises_the_failing_step_with_its_errno():
+    code, text = _in_child(lambda: _native.limit_job(((resource.RLIMIT_NOFILE, 16),), -1, b"/no/such/dir", False))
+    assert code == 1 and text == "FileNotFoundError: [Errno 2] chdir: No such file or directory", text
+    code, text = _in_child(lambda: _native.wire_fds((0, 1, 2, 99999, 4)))
+    assert code == 1 and text.startswith("OSError: [Errno 9] dup"), text
+    # malformed arguments are refused before anything changes
+    with pytest.raises(ValueError, match="multiple of 8"):
+        _native.enter_job(0, b"size=1m", b"/tmp/work", (), False, b"123")
+    with pytest.raises(TypeError, match="bytes paths"):
+        _native.enter_job(0, b"size=1m", b"/tmp/work", ("/tmp/venv",), False, None)
+    with pytest.raises(ValueError, match="uid out of range"):
+        _native.limit_job((), -2, b"/", False)
+    with pytest.raises(TypeError):
+        _native.limit_job(((resource.RLIMIT_NOFILE, "many"),), -1, b"/", False)
