@@ -10,7 +10,7 @@ import resource
 import pytest
 
 from agentgrpo.sandbox import PASSED, Limits, Sandbox, pool
-from agentgrpo.sandbox.isolation import UID_BASE
+from agentgrpo.sandbox.isolation import UID_BASE, keep_paths
 
 try:
     from agentgrpo.sandbox import _native
@@ -64,7 +64,9 @@ def test_a_program_finds_the_same_kernel_state_under_either_setup(monkeypatch):
     assert python["rlimits"] == expected_limits, python
     assert python["pid"] == 1 and python["uid"] >= UID_BASE and python["gid"] == python["uid"], python
     assert python["groups"] == [] and python["hostname"] == "sandbox" and python["cwd"] == "/tmp/work", python
-    assert python["tmp"] == [".shm", "work"] and python["shm"] == "0o1777" and python["home"] == "/tmp/work"
+    kept = {p.split("/")[2] for p in keep_paths() if p.startswith("/tmp/")}  # e.g. a virtual env under /tmp
+    assert python["tmp"] == sorted({".shm", "work"} | kept), python
+    assert python["shm"] == "0o1777" and python["home"] == "/tmp/work", python
     assert python["fds"] == [0, 1, 2, 3, 4] and python["more_fds"] == 1, python  # 5: the listdir itself
     assert python["stdin"] == b"" and python["no_new_privs"] == "1" and python["proc_pids"] == ["1"], python
     if python_report["seccomp"] != "none":
