@@ -40,6 +40,7 @@ state = {
     'oom': open('/proc/self/oom_score_adj').read().strip(),
     'no_new_privs': _status('NoNewPrivs'), 'seccomp': _status('Seccomp'), 'caps': _status('CapEff'),
     'inet_socket': inet, 'proc_pids': sorted(p for p in os.listdir('/proc') if p.isdigit()),
+    'environ': sorted(os.environ),
 }
 print(repr(state))
 """
@@ -69,6 +70,7 @@ def test_a_program_finds_the_same_kernel_state_under_either_setup(monkeypatch):
     assert python["shm"] == "0o1777" and python["home"] == "/tmp/work", python
     assert python["fds"] == [0, 1, 2, 3, 4] and python["more_fds"] == 1, python  # 5: the listdir itself
     assert python["stdin"] == b"" and python["no_new_privs"] == "1" and python["proc_pids"] == ["1"], python
+    assert "LD_BIND_NOW" not in python["environ"] and "HOME" in python["environ"], python  # loader-only
     if python_report["seccomp"] != "none":
         assert python["seccomp"] == "2" and python["inet_socket"] != "allowed", python
     if _native is None:  # pragma: no cover

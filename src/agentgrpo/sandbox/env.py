@@ -10,8 +10,11 @@ import os
 
 # Variables copied from the trainer; everything else (HF_TOKEN, AWS_*, WANDB_API_KEY, ...) is dropped.
 ALLOWED = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
-# Always set, whatever the trainer has, so every worker behaves the same.
-FIXED = {"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8"}
+# Always set, whatever the trainer has, so every worker behaves the same. LD_BIND_NOW: the dynamic loader
+# binds every symbol when the worker starts, not on first use in each forked job (a page copy per job);
+# the worker drops it from its environment once started, so programs never see it.
+FIXED = {"LD_BIND_NOW": "1", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8"}
+LOADER_ONLY = ("LD_BIND_NOW",)
 
 # Where secrets live by convention: homes, HF caches/tokens, XDG config and cache.
 _SECRET_VARS = (
@@ -52,7 +55,7 @@ def clean_env(environ: dict[str, str] | None = None, extra: dict[str, str] | Non
 
     >>> env = clean_env({"PATH": "/usr/bin", "HF_TOKEN": "hf_secret", "HOME": "/root"})
     >>> sorted(env)
-    ['PATH', 'PYTHONDONTWRITEBYTECODE', 'PYTHONHASHSEED', 'PYTHONIOENCODING']
+    ['LD_BIND_NOW', 'PATH', 'PYTHONDONTWRITEBYTECODE', 'PYTHONHASHSEED', 'PYTHONIOENCODING']
     """
     environ = os.environ if environ is None else environ
     env = {k: environ[k] for k in ALLOWED if k in environ}

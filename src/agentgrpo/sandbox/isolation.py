@@ -266,6 +266,12 @@ def _probe_pid_namespace(problems: list[str]) -> bool:
     return False
 
 
+def own_pid_namespace() -> int | None:
+    """An fd on our own PID namespace for `agentgrpo.sandbox._native`'s forks; None where jobs need the
+    reaper (setns back to it is refused)."""
+    return None if _use_reaper else _own_pid_ns
+
+
 def fork_in_new_pid_namespace() -> int:
     """Like ``os.fork()``, but the child runs as PID 1 of a fresh PID namespace. The caller stays put.
 

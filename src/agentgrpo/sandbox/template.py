@@ -6,8 +6,8 @@ into a new PID namespace where available, namespaces, scratch and seccomp filter
 to the worker: a pidfd and the worker's ends of the job's four pipes (stdout, stderr, requests, replies),
 created with the job before it existed. The worker's first message (`first_message`) is the job's spec
 (its limits and uid) with its first request (the program); the job reads it, after every namespace and
-the filter are in force, limits itself, then compiles and runs the program. The template reaps the jobs
-and reports wait status and CPU time.
+the filter are in force, limits itself, then compiles and runs the program. The template reaps the jobs:
+those the worker forgot whenever they have exited, the others when asked (wait status and CPU time).
 
 Each fork makes every page of the template copy-on-write for as long as the child lives, and on this
 path each page the template or a fresh job writes costs a page copy: the loop below and the job's setup
@@ -32,6 +32,8 @@ import socket
 from agentgrpo.sandbox import harness, isolation, linux, rlimits, wire
 
 _MAX_MESSAGE = 1 << 16  # a message on the template's socket
+_SPARE, _STATUS = b"S", b"W"  # requests and answers: a job process (+ fds), a wait status
+_MAX_FORGET = 1000  # forgotten jobs named in one request (4 bytes each; the C loop reads 4 KiB at most)
 _FDS_PER_SPARE = 5  # pidfd, then the worker's ends: stdout, stderr (read), requests (write), replies (read)
 
 
@@ -52,8 +54,8 @@ class Template:
                 os._exit(0)
         theirs.close()
         self.sock = mine
-        self._statuses: dict[int, tuple] = {}
-        self._ignored: set[int] = set()
+        self._statuses: dict[int, tuple] = {}  # pid -> (wait status, CPU seconds), as the template sent them
+        self._forget: list[int] = []  # jobs whose exit status is not needed: sent with the next request
         self._spare = None  # (pid, scratch_mb, [pidfd, out_r, err_r, req_w, rep_r]): the next job process
         self._asked = False  # a spare is being prepared
 
@@ -66,7 +68,7 @@ class Template:
         """
         while True:
             if self._spare is None and not self._asked:
-                self._ask(scratch_mb)
+                self._request(_SPARE, scratch_mb)
             while self._spare is None:
                 self._next()
             pid, prepared_mb, fds = self._spare
@@ -76,41 +78,41 @@ class Template:
             for fd in fds:  # prepared for another scratch size: it reads end-of-file and exits, unused
                 os.close(fd)
             self.forget(pid)
-        self._ask(scratch_mb)
+        self._request(_SPARE, scratch_mb)
         return pid, fds[0], fds[1:]
 
-    def _ask(self, scratch_mb: int) -> None:
-        self.sock.send(marshal.dumps(scratch_mb))
-        self._asked = True
+    def _request(self, kind: bytes, value: int) -> None:
+        forget, self._forget = self._forget[:_MAX_FORGET], self._forget[_MAX_FORGET:]
+        self.sock.send(kind + value.to_bytes(4, "big") + b"".join(pid.to_bytes(4, "big") for pid in forget))
+        if kind == _SPARE:
+            self._asked = True
 
     def wait(self, pid: int) -> tuple[int, float]:
-        """The job's wait status and CPU seconds, once the template has reaped it."""
+        """The job's wait status and CPU seconds: the template reaps it (it has exited or been killed)."""
+        self._request(_STATUS, pid)
         while pid not in self._statuses:
             self._next()
-        _, _, status, cpu_s = self._statuses.pop(pid)
-        return status, cpu_s
+        return self._statuses.pop(pid)
 
     def forget(self, pid: int) -> None:
-        """The job's exit status is not needed: drop it whenever it comes."""
-        if self._statuses.pop(pid, None) is None:
-            self._ignored.add(pid)
+        """The job's exit status is not needed: the template reaps it whenever it has exited."""
+        self._forget.append(pid)
 
     def _next(self) -> None:
         data, got, _, _ = socket.recv_fds(self.sock, _MAX_MESSAGE, _FDS_PER_SPARE)
         if not data:
             raise OSError("the job template is gone")
-        message = marshal.loads(data)
-        if message[0] == "spare":
-            if len(got) != _FDS_PER_SPARE:
-                for fd in got:
-                    os.close(fd)
-                raise OSError("the job template sent an incomplete job process")
-            self._spare, self._asked = (message[1], message[2], got), False
-        elif message[0] == "status":
-            if message[1] in self._ignored:
-                self._ignored.discard(message[1])
-            else:
-                self._statuses[message[1]] = message
+        if data[:1] == _SPARE and len(data) == 9 and len(got) == _FDS_PER_SPARE:
+            self._spare = (int.from_bytes(data[5:9], "big"), int.from_bytes(data[1:5], "big"), got)
+            self._asked = False
+            return
+        for fd in got:
+            os.close(fd)
+        if data[:1] == _STATUS and len(data) == 17 and not got:
+            status = int.from_bytes(data[5:9], "big", signed=True)
+            self._statuses[int.from_bytes(data[1:5], "big")] = (status, int.from_bytes(data[9:17], "big") / 1e6)
+            return
+        raise OSError("the job template sent a malformed message")
 
     def close(self) -> None:
         self.sock.close()
@@ -123,7 +125,12 @@ class Template:
 
 def _serve(sock: socket.socket, report: dict, bpf: bytes | None, keep: list, in_cgroup: bool) -> None:
     """Prepare job processes on request (namespaces, scratch and filter set up before any job data exists)
-    and hand each to the worker; report each process's exit as it comes."""
+    and hand each to the worker; reap them (report the exit status of those the worker waits for).
+
+    Requests: `_SPARE` + scratch_mb or `_STATUS` + pid (4 bytes), then the pids of jobs whose status the
+    worker does not need. The loop runs in C where `agentgrpo.sandbox._native` is built (after each fork
+    the Python loop copied some 70 pages of this process per job), else in Python; the protocol is the
+    same (see ``serve_template`` in _native.c)."""
     if report["pid_namespace"]:  # the same in every job: set once here, not in each job
         os.environ.update(HOME=isolation.WORKDIR, TMPDIR="/tmp", PWD=isolation.WORKDIR)
         linux.unshare(linux.CLONE_NEWUTS)  # each job's own UTS namespace starts as a copy of this one
@@ -135,32 +142,63 @@ def _serve(sock: socket.socket, report: dict, bpf: bytes | None, keep: list, in_
     _warm_up()
     gc.collect()
     gc.freeze()  # jobs' collections skip the template's objects: no copy-on-write of their pages per job
-    poller, children = select.poll(), {}  # children: pidfd -> pid
-    listen = sock.fileno()
+    own = isolation.own_pid_namespace() if report["pid_namespace"] else -1  # None: the reaper's double fork
+    if isolation._native is not None and own is not None:
+        started = isolation._native.serve_template(sock.fileno(), own)  # the same loop, in C
+    else:
+        started = _serve_in_python(sock, report)
+    if started is not None:  # a new job process
+        _, ends, scratch_mb = started
+        _job((devnull, *ends), report, program, keep, scratch_mb, in_cgroup)  # never returns
+
+
+def _serve_in_python(sock: socket.socket, report: dict) -> tuple | None:
+    """The template's loop where `agentgrpo.sandbox._native` is not built (see its ``serve_template`` for
+    the protocol): None once the worker is gone; in a new job process ``(0, job_ends, scratch_mb)``."""
+    poller, listen = select.poll(), sock.fileno()
     poller.register(listen, select.POLLIN)
+    children: dict[int, int] = {}  # pidfd -> pid, until the job has exited
+    exited: dict[int, bytes] = {}  # pid -> its status message, until the worker asks or forgets
+    forgotten, waiting = set(), None  # jobs forgotten before they exited; the job the worker waits for
     while True:
         for fd, _ in poller.poll():
-            if fd != listen:
+            if fd != listen:  # a job has exited: reap it now (no zombie is left), report it if waited for
                 pid = children.pop(fd)
                 poller.unregister(fd)
                 os.close(fd)
                 _, status, usage = os.wait4(pid, 0)
-                sock.send(marshal.dumps(("status", pid, status, usage.ru_utime + usage.ru_stime)))
+                cpu_us = round((usage.ru_utime + usage.ru_stime) * 1e6)
+                message = _STATUS + pid.to_bytes(4, "big") + (status & 0xFFFFFFFF).to_bytes(4, "big")
+                message += cpu_us.to_bytes(8, "big")
+                if pid in forgotten:
+                    forgotten.discard(pid)
+                elif pid == waiting:
+                    sock.send(message)
+                    waiting = None
+                else:
+                    exited[pid] = message
                 continue
             try:
                 data = sock.recv(_MAX_MESSAGE)
             except OSError:
-                return
+                return None
             if not data:
-                return  # the worker is gone
-            scratch_mb = marshal.loads(data)
-            pid, pidfd, theirs = _prepare(listen, report, program, keep, scratch_mb, in_cgroup, devnull)
-            children[pidfd] = pid
-            poller.register(pidfd, select.POLLIN)
-            fds = array.array("i", (pidfd, *theirs)).tobytes()
-            sock.sendmsg([marshal.dumps(("spare", pid, scratch_mb))], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
-            for fd in theirs:
-                os.close(fd)
+                return None  # the worker is gone
+            kind, value = data[:1], int.from_bytes(data[1:5], "big")
+            for at in range(5, len(data), 4):
+                pid = int.from_bytes(data[at : at + 4], "big")
+                if exited.pop(pid, None) is None:
+                    forgotten.add(pid)
+            if kind == _STATUS and value in exited:
+                sock.send(exited.pop(value))
+            elif kind == _STATUS:
+                waiting = value
+            else:
+                pid, ends_or_pidfd = _fork_spare(sock, report, _SPARE + data[1:5])
+                if pid == 0:
+                    return 0, ends_or_pidfd, value
+                children[ends_or_pidfd] = pid
+                poller.register(ends_or_pidfd, select.POLLIN)
 
 
 def _warm_up() -> None:
@@ -185,20 +223,32 @@ def _warm_up() -> None:
         harness._prefetch([("f", ([1],), {})], {"f": len})
 
 
-def _prepare(listen: int, report: dict, program, keep: tuple, scratch_mb: int, in_cgroup: bool, devnull: int):
-    """Fork the next job process with its four pipes; it isolates itself and waits for its spec on the
-    request pipe: (pid, pidfd, the worker's ends of the pipes)."""
+def _fork_spare(sock, report: dict, message: bytes) -> tuple[int, tuple | int]:
+    """A job process with its four pipes, handed to the worker (``message`` + pid, with a pidfd and the
+    worker's ends): (pid, a pidfd of our own); (0, the job's ends) in the job."""
     (out_r, out_w), (err_r, err_w), (req_r, req_w), (rep_r, rep_w) = (os.pipe() for _ in range(4))
     ends, theirs = (out_w, err_w, req_r, rep_w), (out_r, err_r, req_w, rep_r)
     pid = isolation.fork_in_new_pid_namespace() if report["pid_namespace"] else os.fork()
     if pid == 0:
-        os.close(listen)
+        os.close(sock.fileno())
         for fd in theirs:  # so that the job sees end-of-file when the worker closes its ends
             os.close(fd)
-        _job((devnull, *ends), report, program, keep, scratch_mb, in_cgroup)  # never returns
+        return 0, ends
     for fd in ends:
         os.close(fd)
-    return pid, os.pidfd_open(pid), theirs
+    pidfd = os.pidfd_open(pid)
+    fds = array.array("i", (pidfd, *theirs)).tobytes()
+    message += pid.to_bytes(4, "big")
+    try:
+        sock.sendmsg([message], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+    except BaseException:
+        os.kill(pid, signal.SIGKILL)  # the worker never got it: it must not wait for its spec forever
+        os.close(pidfd)
+        raise
+    finally:
+        for fd in theirs:
+            os.close(fd)
+    return pid, pidfd
 
 
 def _job(fds: tuple, report: dict, program, keep: tuple, scratch_mb: int, in_cgroup: bool) -> None:

@@ -18,7 +18,7 @@ import os
 import signal
 import sys
 
-from agentgrpo.sandbox import cgroup, isolation, protocol, trusted
+from agentgrpo.sandbox import cgroup, env, isolation, protocol, trusted
 from agentgrpo.sandbox.supervise import Session, classify
 from agentgrpo.sandbox.template import Template, first_message
 
@@ -174,6 +174,8 @@ class Worker:
 
 def main() -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in the trainer's terminal is for the trainer
+    for name in env.LOADER_ONLY:  # read by the dynamic loader at start-up; not for programs to see
+        os.environ.pop(name, None)
     # the protocol moves off 0/1: tests run in this process, and their input()/print() must not reach it
     proto_in, proto_out = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDWR)
