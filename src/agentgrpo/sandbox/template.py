@@ -305,7 +305,7 @@ def first_message(limits: dict, uid: int | None, workdir: str, request: tuple) -
     """The worker's first message to a job (a frame): its spec and its first request, the program (both
     from the trusted side, so marshal; the program is only data until the job has limited itself)."""
     spec = {"limits": limits, "rlimits": rlimits.table(limits), "uid": uid, "workdir": workdir}
-    data = marshal.dumps((spec, request))
+    data = marshal.dumps((spec, request), 2)  # version 2: no back-references, fewer pages for the job to write
     return len(data).to_bytes(4, "big") + data
 
 

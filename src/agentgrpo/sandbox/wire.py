@@ -48,126 +48,148 @@ _CONTAINERS = {list: b"l", tuple: b"t", set: b"S", frozenset: b"Z", dict: b"d"}
 def encode(value, handle=None, max_bytes: int = MAX_BYTES) -> bytes:
     """``value`` as bytes. Objects of other types go through ``handle(obj) -> Handle``, or raise WireError."""
     out: list[bytes] = []
-    size = [0]
-
-    def put(chunk: bytes) -> None:
-        size[0] += len(chunk)
-        if size[0] > max_bytes:
-            raise WireError(f"value larger than {max_bytes} bytes")
-        out.append(chunk)
-
-    def walk(x, depth: int) -> None:
-        if depth > MAX_DEPTH:
-            raise WireError(f"value nested deeper than {MAX_DEPTH} levels")
-        t = type(x)
-        if t is type(None):
-            put(b"N")
-        elif t is bool:
-            put(b"T" if x else b"F")
-        elif t is int:
-            text = _int_text(x)
-            put(b"i" + _len(len(text)) + text)
-        elif t is float:
-            put(b"f" + _blob(float.hex(x).encode()))
-        elif t is complex:
-            put(b"c" + _blob(float.hex(x.real).encode()) + _blob(float.hex(x.imag).encode()))
-        elif t is str:
-            put(b"s" + _blob(x.encode("utf-8", "surrogatepass")))
-        elif t is bytes:
-            put(b"b" + _blob(x))
-        elif t is dict:
-            put(b"d" + _len(len(x)))
-            for k, v in list(x.items()):
-                walk(k, depth + 1)
-                walk(v, depth + 1)
-        elif t in _CONTAINERS:
-            items = list(x)
-            put(_CONTAINERS[t] + _len(len(items)))
-            for item in items:
-                walk(item, depth + 1)
-        elif t is Handle:
-            put(b"H" + _blob(str(x.id).encode()) + _blob(x.type_name.encode("utf-8", "replace")[:200]))
-        elif handle is not None:
-            walk(handle(x), depth)
-        else:
-            raise WireError(f"a {_type_name(x)} is not a builtin value")
-
-    walk(value, 0)
+    try:
+        _put_value(value, 0, out, handle, max_bytes)
+    except _Overflow:
+        raise WireError(f"value larger than {max_bytes} bytes") from None
     return b"".join(out)
+
+
+class _Overflow(Exception):
+    """The value does not fit in the message (raised as soon as it is known, before encoding the rest)."""
+
+
+def _put_value(x, depth: int, out: list, handle, room: int) -> int:
+    """Append ``x``'s encoding to ``out``; what is left of the ``room`` (bytes) afterwards."""
+    if depth > MAX_DEPTH:
+        raise WireError(f"value nested deeper than {MAX_DEPTH} levels")
+    t = type(x)
+    if t is type(None):
+        chunk = b"N"
+    elif t is bool:
+        chunk = b"T" if x else b"F"
+    elif t is int:
+        text = _int_text(x)
+        chunk = b"i" + _len(len(text)) + text
+    elif t is float:
+        chunk = b"f" + _blob(float.hex(x).encode())
+    elif t is complex:
+        chunk = b"c" + _blob(float.hex(x.real).encode()) + _blob(float.hex(x.imag).encode())
+    elif t is str:
+        chunk = b"s" + _blob(x.encode("utf-8", "surrogatepass"))
+    elif t is bytes:
+        chunk = b"b" + _blob(x)
+    elif t is dict:
+        room = _room(room, out, b"d" + _len(len(x)))
+        for k, v in list(x.items()):
+            room = _put_value(k, depth + 1, out, handle, room)
+            room = _put_value(v, depth + 1, out, handle, room)
+        return room
+    elif t in _CONTAINERS:
+        items = list(x)
+        room = _room(room, out, _CONTAINERS[t] + _len(len(items)))
+        for item in items:
+            room = _put_value(item, depth + 1, out, handle, room)
+        return room
+    elif t is Handle:
+        chunk = b"H" + _blob(str(x.id).encode()) + _blob(x.type_name.encode("utf-8", "replace")[:200])
+    elif handle is not None:
+        return _put_value(handle(x), depth, out, handle, room)
+    else:
+        raise WireError(f"a {_type_name(x)} is not a builtin value")
+    return _room(room, out, chunk)
+
+
+def _room(room: int, out: list, chunk: bytes) -> int:
+    room -= len(chunk)
+    if room < 0:
+        raise _Overflow
+    out.append(chunk)
+    return room
 
 
 def decode(data: bytes, max_bytes: int = MAX_BYTES):
     """The value in ``data`` (see the module doc); WireError for anything malformed or over a cap."""
     if len(data) > max_bytes:
         raise WireError(f"message larger than {max_bytes} bytes")
-    reader = _Reader(bytes(data))
+    data = bytes(data)
     try:
-        value = reader.value(0)
+        value, end = _value(data, 0, 0, [0])
     except RecursionError:
         raise WireError("value nested too deeply") from None
     except (TypeError, UnicodeDecodeError, OverflowError) as exc:  # unhashable key, bad UTF-8, ...
         raise WireError(f"malformed value: {type(exc).__name__}: {exc}") from None
-    if reader.pos != len(reader.data):
+    if end != len(data):
         raise WireError("trailing data after the value")
     return value
 
 
-class _Reader:
-    def __init__(self, data: bytes):
-        self.data, self.pos, self.items = data, 0, 0
+_BUILD = {b"l": list, b"t": tuple, b"S": set, b"Z": frozenset}
 
-    def take(self, n: int) -> bytes:
-        if n < 0 or self.pos + n > len(self.data):
-            raise WireError("truncated data")
-        chunk = self.data[self.pos : self.pos + n]
-        self.pos += n
-        return chunk
 
-    def length(self) -> int:
-        return int.from_bytes(self.take(4), "big")
-
-    def blob(self) -> bytes:
-        return self.take(self.length())
-
-    def count(self) -> int:
-        n = self.length()
-        self.items += n
-        if self.items > MAX_ITEMS:
+def _value(data: bytes, pos: int, depth: int, items: list):
+    """The value encoded at ``pos`` and the position after it; ``items``: [containers' elements so far]."""
+    if depth > MAX_DEPTH:
+        raise WireError(f"value nested deeper than {MAX_DEPTH} levels")
+    tag = data[pos : pos + 1]
+    pos += 1
+    if tag == b"N":
+        return None, pos
+    if tag == b"T" or tag == b"F":
+        return tag == b"T", pos
+    if tag == b"i":
+        raw, pos = _blob_at(data, pos)
+        return _parse_int(raw), pos
+    if tag == b"f":
+        raw, pos = _blob_at(data, pos)
+        return _parse_float(raw), pos
+    if tag == b"s":
+        raw, pos = _blob_at(data, pos)
+        return raw.decode("utf-8", "surrogatepass"), pos
+    if tag == b"b":
+        return _blob_at(data, pos)
+    if tag in _BUILD or tag == b"d":
+        n = _length_at(data, pos)
+        pos += 4
+        items[0] += n
+        if items[0] > MAX_ITEMS:
             raise WireError(f"more than {MAX_ITEMS} items")
-        return n
-
-    def value(self, depth: int):
-        if depth > MAX_DEPTH:
-            raise WireError(f"value nested deeper than {MAX_DEPTH} levels")
-        tag = self.take(1)
-        if tag == b"N":
-            return None
-        if tag in (b"T", b"F"):
-            return tag == b"T"
-        if tag == b"i":
-            return _parse_int(self.blob())
-        if tag == b"f":
-            return _parse_float(self.blob())
-        if tag == b"c":
-            return complex(_parse_float(self.blob()), _parse_float(self.blob()))
-        if tag == b"s":
-            return self.blob().decode("utf-8", "surrogatepass")
-        if tag == b"b":
-            return self.blob()
         if tag == b"d":
-            n = self.count()
             out = {}
             for _ in range(n):
-                key = self.value(depth + 1)
-                out[key] = self.value(depth + 1)
-            return out
-        if tag in (b"l", b"t", b"S", b"Z"):
-            items = [self.value(depth + 1) for _ in range(self.count())]
-            return {b"l": list, b"t": tuple, b"S": set, b"Z": frozenset}[tag](items)
-        if tag == b"H":
-            ident = _parse_int(self.blob())
-            return Handle(ident, self.blob().decode("utf-8", "replace"))
-        raise WireError(f"unknown tag {tag!r}")
+                key, pos = _value(data, pos, depth + 1, items)
+                out[key], pos = _value(data, pos, depth + 1, items)
+            return out, pos
+        values = []
+        for _ in range(n):
+            value, pos = _value(data, pos, depth + 1, items)
+            values.append(value)
+        return (values if tag == b"l" else _BUILD[tag](values)), pos
+    if tag == b"c":
+        real, pos = _blob_at(data, pos)
+        imag, pos = _blob_at(data, pos)
+        return complex(_parse_float(real), _parse_float(imag)), pos
+    if tag == b"H":
+        ident, pos = _blob_at(data, pos)
+        name, pos = _blob_at(data, pos)
+        return Handle(_parse_int(ident), name.decode("utf-8", "replace")), pos
+    if not tag:
+        raise WireError("truncated data")
+    raise WireError(f"unknown tag {tag!r}")
+
+
+def _length_at(data: bytes, pos: int) -> int:
+    if pos + 4 > len(data):
+        raise WireError("truncated data")
+    return int.from_bytes(data[pos : pos + 4], "big")
+
+
+def _blob_at(data: bytes, pos: int) -> tuple[bytes, int]:
+    """The length-prefixed bytes at ``pos`` and the position after them."""
+    end = pos + 4 + _length_at(data, pos)
+    if end > len(data):
+        raise WireError("truncated data")
+    return data[pos + 4 : end], end
 
 
 def _len(n: int) -> bytes:
