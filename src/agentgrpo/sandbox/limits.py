@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass, fields
 
@@ -49,6 +50,10 @@ class Limits:
             raise ConfigError(problems)
 
     def to_dict(self) -> dict:
+        return dict(self._as_dict)  # a copy: the caller may change it
+
+    @functools.cached_property
+    def _as_dict(self) -> dict:  # made once per Limits (frozen): every job of a run_many sends it
         return asdict(self)
 
     @classmethod
