@@ -227,9 +227,15 @@ def _measure(jobs, repeat: int) -> list[str]:
         def run():
             pid = fork()
             if pid == 0:
-                body()
-                os._exit(0)
-            os.waitpid(pid, 0)
+                code = 1
+                try:
+                    body()
+                    code = 0
+                finally:
+                    os._exit(code)  # never back into the parent's code, even when the body raised
+            _, status = os.waitpid(pid, 0)
+            if status != 0:
+                raise RuntimeError("a measured child process failed")
 
         return run
 
@@ -238,7 +244,7 @@ def _measure(jobs, repeat: int) -> list[str]:
 
     fork = per_call_ms(child(lambda: None))
     pidns = per_call_ms(in_pid_ns(lambda: None))
-    ns = per_call_ms(in_pid_ns(lambda: isolation.enter_job(limits["scratch_mb"], [])))
+    ns = per_call_ms(in_pid_ns(lambda: isolation.enter_job(limits["scratch_mb"], ())))
     netns = per_call_ms(in_pid_ns(lambda: linux.unshare(linux.CLONE_NEWNET)))
     program = linux.SeccompProgram(bpf)  # prebuilt, as the template does
     filt = per_call_ms(child(lambda: (linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1), program.install())))
