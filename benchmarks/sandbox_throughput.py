@@ -299,7 +299,16 @@ def main(argv: list[str] | None = None) -> int:
         "--pool-only", action="store_true", help="skip the baseline (to profile the pool, e.g. under perf record)"
     )
     parser.add_argument("--repeat", type=int, default=1, help="run the pool over the programs this many times")
+    parser.add_argument(
+        "--python-setup",
+        action="store_true",
+        help="set jobs up in Python even where the C helper (agentgrpo.sandbox._native) is built",
+    )
     args = parser.parse_args(argv)
+    if args.python_setup:
+        from agentgrpo.sandbox import pool
+
+        pool.NATIVE_SETUP = False
     jobs = programs(args.n)
     if args.pool_only:
         with Sandbox(workers=args.workers) as box:
@@ -325,6 +334,7 @@ def main(argv: list[str] | None = None) -> int:
         t_ours = time.perf_counter() - t0
         cpu = [b - a for a, b in zip(cpu0, _cpu_times(), strict=True)]
         mode = box.isolation["mode"]
+        job_setup = box.isolation["job_setup"]
 
     differ = [i for i, (a, b) in enumerate(zip(base, ours, strict=True)) if a != b]
     n_tests = sum(len(t) for _, t in jobs)
@@ -339,6 +349,7 @@ def main(argv: list[str] | None = None) -> int:
         f"sandbox   ({args.workers} warm workers, isolation={mode}):     {t_ours:8.2f} s  "
         f"{len(jobs) / t_ours:8.1f} programs/s  (+{t_start:.2f} s to start the pool)"
     )
+    print(f"job setup: {job_setup}")
     print(f"verdicts identical: {not differ} ({len(jobs) - len(differ)}/{len(jobs)} programs agree)")
     print(f"throughput ratio (warm pool): {t_base / t_ours:.1f}x")
     print(f"throughput ratio (pool start included): {t_base / (t_ours + t_start):.1f}x")
