@@ -124,3 +124,37 @@ def test_the_c_helper_raises_the_failing_step_with_its_errno():
         _native.limit_job((), -2, b"/", False)
     with pytest.raises(TypeError):
         _native.limit_job(((resource.RLIMIT_NOFILE, "many"),), -1, b"/", False)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the namespace modes are exercised as root")
+@pytest.mark.parametrize("native", [True, False], ids=["c", "python"])
+def test_unfinished_jobs_get_their_wait_status_from_either_template_loop(native, monkeypatch):
+    """A job that does not finish its tests is waited for: the template (its C or Python loop) reports
+    the wait status and CPU time the verdict is classified by."""
+    if native and _native is None:  # pragma: no cover
+        pytest.skip("agentgrpo.sandbox._native is not built here")
+    monkeypatch.setattr(pool, "NATIVE_SETUP", native)
+    cases = [
+        ("import os\nos._exit(3)", "crashed", "exited with code 3"),
+        ("import os\nos.abort()", "crashed", "killed by SIG"),  # PID 1 ignores SIGABRT; glibc then traps
+        ("while True:\n    pass", "timeout", "CPU time limit of 1s"),
+        ("def f():\n    return 1", "passed", "all 1 tests passed"),
+    ]
+    with Sandbox(workers=1, limits=Limits(wall_s=4.0, cpu_s=1.0)) as box:
+        assert box.isolation["job_setup"].startswith("C" if native else "Python")
+        for program, status, reason in cases:
+            verdict = box.run(program, ["assert f() == 1"] if status == "passed" else ["assert True"])
+            assert verdict.status == status and reason in verdict.reason, (program, verdict)
+
+
+def test_programs_and_tests_compile_as_plain_python_would():
+    """No __future__ flag of the sandbox's own modules leaks into the program or the tests: an annotation
+    naming nothing fails as it does under `python -c` (it passed while `annotations` was inherited)."""
+    with Sandbox(workers=1, limits=LIMITS) as box:
+        program = box.run("def f(x: undefined_name):\n    return x", ["assert f(1) == 1"])
+        test = box.run("def f(x):\n    return x", ["y: undefined_name = 1\nassert f(y) == 1"])
+    with Sandbox(workers=1, limits=LIMITS, comparison="in_process") as box:
+        in_process = box.run("def f(x: undefined_name):\n    return x", ["assert f(1) == 1"])
+    assert program.status == "error" and "NameError" in program.reason, program
+    assert test.status == "failed" and "NameError" in test.reason, test
+    assert in_process.status == "error" and "NameError" in in_process.reason, in_process

@@ -37,7 +37,7 @@ def serve(request: tuple, block: bool, max_bytes: int = wire.MAX_BYTES) -> None:
         sys.addaudithook(_deny)
     namespace = {"__name__": "__main__", "__builtins__": builtins}
     try:
-        code = compile(request[1], "<program>", "exec")
+        code = compile(request[1], "<program>", "exec", dont_inherit=True)  # not this module's __future__
         exec(code, namespace)
     except BaseException as exc:  # SystemExit included: the program did not finish
         _send(("error", describe(exc)))
@@ -197,7 +197,7 @@ def run_tests(steps: list, namespace: dict) -> None:
 def _run_step(source: str, namespace: dict) -> str | None:
     try:
         namespace[_CMP] = compare
-        exec(compile(guard_comparisons(source), "<test>", "exec"), namespace)
+        exec(compile(guard_comparisons(source), "<test>", "exec", dont_inherit=True), namespace)
     except BaseException as exc:
         return describe(exc)
     return None

@@ -11,9 +11,9 @@ those the worker forgot whenever they have exited, the others when asked (wait s
 
 Each fork makes every page of the template copy-on-write for as long as the child lives, and on this
 path each page the template or a fresh job writes costs a page copy: the loop below and the job's setup
-are kept to few objects and calls (no socket pair per job, tuples as messages, the setup's system calls
-made in C where `agentgrpo.sandbox._native` is built, the hostname and a /dev/null descriptor set up
-once here), and the job's code paths are run here once before the first fork (`_warm_up`), so no job
+are kept to few objects and calls (no socket pair per job, small binary messages, the loop and the
+setup's system calls in C where `agentgrpo.sandbox._native` is built, the hostname and a /dev/null
+descriptor set up once here), and the job's code paths are run here once before the first fork (`_warm_up`), so no job
 re-does that work on its own pages.
 """
 
@@ -184,6 +184,8 @@ def _serve_in_python(sock: socket.socket, report: dict) -> tuple | None:
                 return None
             if not data:
                 return None  # the worker is gone
+            if len(data) < 5 or (len(data) - 5) % 4 or data[:1] not in (_SPARE, _STATUS):
+                raise ValueError("the worker sent the template a malformed request")
             kind, value = data[:1], int.from_bytes(data[1:5], "big")
             for at in range(5, len(data), 4):
                 pid = int.from_bytes(data[at : at + 4], "big")

@@ -53,7 +53,7 @@ def _parse(source: str) -> ast.Module:
 
 @_per_source
 def _compile(source: str, name: str):
-    return compile(source, name, "exec")
+    return compile(source, name, "exec", dont_inherit=True)  # as plain Python would: not this module's __future__
 
 
 class JobGone(BaseException):
