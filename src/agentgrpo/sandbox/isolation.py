@@ -21,6 +21,7 @@ without the Python objects whose pages each job (forked from the template) would
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import signal
 import stat
@@ -48,6 +49,11 @@ def use_native(wanted: bool) -> str:
     if _native is None:
         return "Python (agentgrpo.sandbox._native is not built: reinstall with a C compiler for faster jobs)"
     return "C (agentgrpo.sandbox._native)"
+
+
+def native():
+    """The C helper (`agentgrpo.sandbox._native`) the job setup uses, or None: the Python setup."""
+    return _native
 
 
 def base_report(mode: str) -> dict:
@@ -379,6 +385,17 @@ def oom_score_adj(value: int) -> None:
         os.write(fd, str(value).encode())
     finally:
         os.close(fd)
+
+
+def wire_fds(fds: tuple[int, ...]) -> None:
+    """Put the job's five ``fds`` on 0-4 (stdin, stdout, stderr, requests, replies); close every other one."""
+    if _native is not None:
+        _native.wire_fds(fds)
+        return
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in fds]  # no dup2 clobbers a source
+    for target, fd in enumerate(high):
+        os.dup2(fd, target)
+    os.closerange(len(fds), os.sysconf("SC_OPEN_MAX"))
 
 
 def limit_job(rlimits: tuple, mode: str, uid: int | None, workdir: str) -> None:

@@ -13,14 +13,13 @@ Each fork makes every page of the template copy-on-write for as long as the chil
 path each page the template or a fresh job writes costs a page copy: the loop below and the job's setup
 are kept to few objects and calls (no socket pair per job, small binary messages, the loop and the
 setup's system calls in C where `agentgrpo.sandbox._native` is built, the hostname and a /dev/null
-descriptor set up once here), and the job's code paths are run here once before the first fork (`_warm_up`), so no job
-re-does that work on its own pages.
+descriptor set up once here), and the job's code paths are run here once before the first fork
+(`_warm_up`), so no job re-does that work on its own pages.
 """
 
 from __future__ import annotations
 
 import array
-import fcntl
 import gc
 import marshal
 import os
@@ -143,8 +142,9 @@ def _serve(sock: socket.socket, report: dict, bpf: bytes | None, keep: list, in_
     gc.collect()
     gc.freeze()  # jobs' collections skip the template's objects: no copy-on-write of their pages per job
     own = isolation.own_pid_namespace() if report["pid_namespace"] else -1  # None: the reaper's double fork
-    if isolation._native is not None and own is not None:
-        started = isolation._native.serve_template(sock.fileno(), own)  # the same loop, in C
+    helper = isolation.native()
+    if helper is not None and own is not None:
+        started = helper.serve_template(sock.fileno(), own)  # the same loop, in C
     else:
         started = _serve_in_python(sock, report)
     if started is not None:  # a new job process
@@ -285,7 +285,7 @@ def _job(fds: tuple, report: dict, program, keep: tuple, scratch_mb: int, in_cgr
         if not report["pid_namespace"]:
             os.setsid()  # its own process group, killed as a whole
             os.mkdir(workdir, 0o700)
-        _wire_fds(fds)
+        isolation.wire_fds(fds)
         reply_fd = harness.REPLY_FD
         limits = spec["rlimits"]
         if not report["pid_namespace"]:  # where programs may share the trainer's uid
@@ -320,17 +320,6 @@ def _read_first(fd: int) -> tuple[dict, tuple]:
         return marshal.loads(harness.read_exact(size, fd))
     except (OSError, EOFError, ValueError, TypeError):
         os._exit(0)
-
-
-def _wire_fds(fds: tuple[int, ...]) -> None:
-    """stdin from /dev/null, stdout, stderr, requests on 3, replies on 4; every other descriptor closed."""
-    if isolation._native is not None:
-        isolation._native.wire_fds(fds)
-        return
-    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in fds]  # no dup2 clobbers a source
-    for target, fd in enumerate(high):
-        os.dup2(fd, target)
-    os.closerange(harness.REPLY_FD + 1, os.sysconf("SC_OPEN_MAX"))
 
 
 def _nproc_base(report: dict, uid: int | None) -> int:
