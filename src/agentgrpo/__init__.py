@@ -19,7 +19,14 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["LiveDoctor", "LiveDoctorCallback", "Recorder", "load_config", "train", "validate"]
+__all__ = ["LiveDoctor", "LiveDoctorCallback", "Recorder", "load_config", "tiny_model_path", "train", "validate"]
+
+
+def tiny_model_path() -> str:
+    """The embedded SFT'd tiny model's directory: an ordinary checkpoint for `from_pretrained` / TRL."""
+    from agentgrpo.tiny.build import SHIPPED_SFT
+
+    return str(SHIPPED_SFT)
 
 
 def validate(config=None, /, *, train_dataset=None, eval_dataset=None, peft_config=None, **overrides):

@@ -29,7 +29,7 @@ def build_grpo_trainer(cfg: ResolvedConfig, task: Task, model_path: str, run_dir
     """
     from trl import GRPOTrainer
 
-    from agentgrpo.training.models import load_tokenizer
+    from agentgrpo.training.models import freeze_fixed_parameters, load_tokenizer
 
     funcs, weights = make_reward_funcs(cfg.run.rewards, task, strict=cfg.run.strict_rewards)
     # trackio / wandb show the run under its own name and project (TRL's defaults: random, "huggingface")
@@ -48,6 +48,7 @@ def build_grpo_trainer(cfg: ResolvedConfig, task: Task, model_path: str, run_dir
         peft_config=cfg.peft_config(),
         callbacks=[c for c in (*guards[:1], recorder, *guards[1:], *callbacks) if c is not None],
     )
+    freeze_fixed_parameters(trainer.model)
     if recorder is not None:
         recorder.attach(trainer)
     use_compact_progress(trainer)

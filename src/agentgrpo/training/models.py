@@ -102,6 +102,20 @@ def load_model(model_path: str, dtype: str = "float32"):
     return PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(base, dtype=dtype), model_path)
 
 
+def freeze_fixed_parameters(model) -> list[str]:
+    """Keep the parameters the model's config names as fixed (``agentgrpo_frozen_parameters``: name suffixes,
+    e.g. the tiny model's zero output-projection bias) out of training; the names frozen."""
+    from agentgrpo.tiny.model import FROZEN_KEY
+
+    suffixes = tuple(getattr(getattr(model, "config", None), FROZEN_KEY, None) or ())
+    frozen = []
+    for name, param in model.named_parameters() if suffixes else ():
+        if name.endswith(suffixes) and param.requires_grad:
+            param.requires_grad_(False)
+            frozen.append(name)
+    return frozen
+
+
 def merge_adapter(adapter_dir: str | Path, out_dir: str | Path) -> Path:
     """Save the adapter's base model with the adapter merged in (`merge_and_unload`), plus the tokenizer."""
     model = load_model(str(adapter_dir)).merge_and_unload()
