@@ -24,8 +24,9 @@ def resolve_model(name: str, task: Task) -> str:
 
     if name == "tiny":
         if task.name != "calculator":
-            raise UserError(f"model: 'tiny' is SFT'd on the calculator task, not {task.name!r}; use "
-                            "'tiny-random' with sft: true, or a real model.")
+            from agentgrpo.tasks.checks import tiny_elsewhere
+
+            raise UserError(tiny_elsewhere(task.name))
         if not (SHIPPED_SFT / "config.json").exists():
             raise UserError(f"model: the shipped tiny checkpoint is missing at {SHIPPED_SFT}; rebuild it with "
                             "`agentgrpo build-tiny`.")
