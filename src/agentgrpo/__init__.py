@@ -36,8 +36,8 @@ def validate(config=None, /, *, train_dataset=None, eval_dataset=None, peft_conf
     tool answers a sample call) and returns the resolved config; raises `agentgrpo.errors.ConfigError`
     listing every problem. Loads no model.
     """
-    from agentgrpo.commands._common import config_path
-    from agentgrpo.config import load_config
+    from agentgrpo.config import config_path
+    from agentgrpo.plan import load_config
 
     objects = {"train_dataset": train_dataset, "eval_dataset": eval_dataset, "peft_config": peft_config}
     source = config if isinstance(config, dict) or config is None else config_path(str(config))
@@ -61,7 +61,7 @@ def train(config=None, /, *, callbacks=(), train_dataset=None, eval_dataset=None
 
 def load_config(*args, **kwargs):
     """`agentgrpo.config.load_config` (checks without the deep ones)."""
-    from agentgrpo.config import load_config as _load
+    from agentgrpo.plan import load_config as _load
 
     return _load(*args, **kwargs)
 

@@ -3,8 +3,10 @@
 
 A YAML file (or a dict, from Python) holds a flat mapping, as in TRL's own scripts; command-line flags
 ``--name value`` override it. TRL's defaults are read from the dataclasses, never retyped. Every problem is
-collected and reported at once, before any model is loaded. `agentgrpo.plan.resolve_plan` turns the options
-into the run plan every command reads (and runs the checks, composed in `agentgrpo.checks`).
+collected and reported at once, before any model is loaded. `agentgrpo.plan.load_config` turns the options
+into the run plan every command reads (and runs the checks, composed in `agentgrpo.checks`); this module is
+the layer below it and never imports it (``agentgrpo.config.load_config`` is kept as a name for that
+function, looked up when used).
 """
 
 from __future__ import annotations
@@ -118,15 +120,15 @@ PEFT_FIELDS = ("use_peft", "lora_r", "lora_alpha", "lora_dropout", "lora_target_
 
 
 def _grpo_fields() -> dict[str, dataclasses.Field]:
-    from trl import GRPOConfig  # imported lazily: keeps `--help` fast
+    from agentgrpo.training.trl_config import grpo_config_class  # lazily: keeps `--help` fast
 
-    return {f.name: f for f in dataclasses.fields(GRPOConfig) if f.init}
+    return {f.name: f for f in dataclasses.fields(grpo_config_class()) if f.init}
 
 
 def _peft_fields() -> dict[str, dataclasses.Field]:
-    from trl import ModelConfig
+    from agentgrpo.training.trl_config import model_config_class
 
-    return {f.name: f for f in dataclasses.fields(ModelConfig) if f.name in PEFT_FIELDS}
+    return {f.name: f for f in dataclasses.fields(model_config_class()) if f.name in PEFT_FIELDS}
 
 
 def _ours() -> dict[str, dataclasses.Field]:
@@ -306,13 +308,13 @@ class ResolvedConfig:
             return self.objects["peft_config"]
         if not self.peft.get("use_peft"):
             return None
-        from trl import ModelConfig, get_peft_config
+        from agentgrpo.training.trl_config import peft_config
 
-        return get_peft_config(ModelConfig(**self.peft))
+        return peft_config(self.peft)
 
     def grpo_args(self, output_dir: str | os.PathLike, reward_weights: list[float] | None = None, **defaults):
         """The real `trl.GRPOConfig` (TRL's own checks run here); ``defaults`` apply where the config is silent."""
-        from trl import GRPOConfig
+        from agentgrpo.training.trl_config import grpo_config_class
 
         kwargs = dict(self.grpo)
         if reward_weights is not None:
@@ -323,22 +325,7 @@ class ResolvedConfig:
             kwargs["activation_checkpointing"] = kwargs.get("gradient_checkpointing",
                                                             trl_default("gradient_checkpointing"))
         kwargs.pop("gradient_checkpointing", None)
-        return GRPOConfig(output_dir=str(output_dir), **kwargs)
-
-
-def load_config(path: str | os.PathLike | dict | None, overrides: list[str] | dict | None = None,
-                *, cuda_available: bool | None = None, deep: bool = False, objects: dict | None = None):
-    """Read ``path`` (a YAML file, or a dict), apply ``overrides``, check everything, return the run plan
-    (`agentgrpo.plan.RunPlan`, which reads like the options: ``.run``, ``.grpo``, ``.setting(name)``).
-
-    Raises `ConfigError` listing every problem found. Loads no model. ``deep`` adds the checks that touch
-    more than the config: the model is reachable (a Hub id while offline), every reward and tool answers a
-    sample call (with the tool timeout), the dataset loads (`agentgrpo validate` and `train` run them).
-    ``objects`` are Python objects the API passes (``train_dataset``, ``peft_config``).
-    """
-    from agentgrpo.plan import resolve_plan
-
-    return resolve_plan(path, overrides, cuda_available=cuda_available, deep=deep, objects=objects)
+        return grpo_config_class()(output_dir=str(output_dir), **kwargs)
 
 
 def resolve_options(data: dict, cuda: bool, objects: dict | None = None) -> tuple[ResolvedConfig, list[str]]:
@@ -414,3 +401,29 @@ def as_setting(source):
         return source
     values = dict(source)
     return lambda name: values[name] if values.get(name) is not None else trl_default(name)
+
+
+def config_path(name_or_path: str | None) -> Path | None:
+    """A YAML path, or the name of a shipped config (``demo`` -> the packaged demo.yaml)."""
+    if name_or_path is None:
+        return None
+    path = Path(name_or_path)
+    if path.exists() or "/" in name_or_path:
+        return path
+    shipped = shipped_configs()
+    name = name_or_path.removesuffix(".yaml").removesuffix(".yml")
+    return shipped.get(name, path)
+
+
+def shipped_configs() -> dict[str, Path]:
+    return {p.stem: p for p in sorted((Path(__file__).resolve().parent / "configs").glob("*.yaml"))}
+
+
+def __getattr__(name: str):
+    """``load_config``: the plan layer's function (`agentgrpo.plan.load_config`), found when first used, so
+    that this lower layer does not import the one above it."""
+    if name == "load_config":
+        import importlib
+
+        return importlib.import_module("agentgrpo.plan").load_config
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -35,7 +35,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from agentgrpo.config import load_config
+    from agentgrpo.plan import load_config
 
     overrides = collect_overrides(args)
     path = config_path(args.config)
@@ -55,7 +55,7 @@ def run(args) -> int:
 
 
 def _accelerate(path, overrides: list[str], dry_run: bool) -> int:
-    from agentgrpo.config import load_config
+    from agentgrpo.plan import load_config
     from agentgrpo.launch import accelerate_cmd
 
     gpus = accelerate_cmd.visible_gpus()
@@ -79,7 +79,8 @@ def _accelerate(path, overrides: list[str], dry_run: bool) -> int:
 
 
 def _hf_jobs(path, overrides: list[str], dry_run: bool) -> int:
-    from agentgrpo.config import load_config, parse_overrides
+    from agentgrpo.config import parse_overrides
+    from agentgrpo.plan import load_config
     from agentgrpo.launch import bundle as bundle_mod
     from agentgrpo.launch import flavors, hf_jobs, hub_io
 

@@ -31,7 +31,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from agentgrpo.config import load_config
+    from agentgrpo.plan import load_config
 
     return run_resolved(load_config(config_path(args.config), collect_overrides(args), deep=True))
 

@@ -41,7 +41,7 @@ def resolve(name: str, overrides: list[str] | None = None, reward_specs: list[st
             model: str | None = None) -> Target:
     """The task (and config) ``name`` refers to, with its rewards built; every problem reported at once.
     ``model`` replaces the config's (or the default) model to sample."""
-    from agentgrpo.commands._common import config_path
+    from agentgrpo.config import config_path
     from agentgrpo.tasks import get_task, task_names
 
     if _is_task(name, task_names()):
@@ -54,7 +54,7 @@ def resolve(name: str, overrides: list[str] | None = None, reward_specs: list[st
         specs = parse_reward_specs(reward_specs) if reward_specs else task.default_rewards
         return Target(task=task, rewards=build_reward_set(specs, task), grpo=grpo_settings(), source=f"task {name}",
                       **({"model": model} if model else {}))
-    from agentgrpo.config import load_config
+    from agentgrpo.plan import load_config
 
     path = config_path(name)
     plan = load_config(path, [*(overrides or []), *(["--model", model] if model else [])])
