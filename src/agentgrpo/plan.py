@@ -67,7 +67,7 @@ class RunPlan:
     resumed: bool  # an existing run continues
     checkpoint: str | bool  # what trainer.train(resume_from_checkpoint=...) gets
     grpo_config: Any  # the one trl.GRPOConfig (None where the device was only simulated)
-    warnings: tuple[str, ...] = ()
+    warnings: list[str] = dataclasses.field(default_factory=list)  # doubtful, not wrong (printed)
 
     # --- the options, read-only --------------------------------------------------------------------
     @property
@@ -187,7 +187,7 @@ def resolve_plan(source: str | os.PathLike | dict | None, overrides: list[str] |
         problems += checks.check_plan_deep(plan, warnings)
     if problems:
         raise ConfigError(problems)
-    return dataclasses.replace(plan, warnings=tuple(warnings))
+    return dataclasses.replace(plan, warnings=list(warnings))
 
 
 def _overrides(overrides) -> tuple[dict, list[str]]:

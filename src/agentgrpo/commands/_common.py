@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from agentgrpo.config import config_path, shipped_configs  # noqa: F401 - re-exported for the commands
 

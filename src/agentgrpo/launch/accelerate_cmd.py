@@ -11,7 +11,6 @@ import importlib.util
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 from agentgrpo.config import as_setting, generation_batch_size
 
