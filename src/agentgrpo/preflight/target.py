@@ -28,6 +28,9 @@ class Target:
     config: object | None = None  # the ResolvedConfig, when the target was a config
     source: str = ""
 
+    def __post_init__(self):
+        self.grpo = {**grpo_settings(), **self.grpo}  # what the config leaves out: TRL's own defaults
+
     @property
     def seed(self) -> int:
         return int(self.grpo["seed"])
