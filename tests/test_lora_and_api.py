@@ -100,3 +100,18 @@ def test_eval_help_example_uses_real_flags():
             args = line.split("#")[0].split()[1:]
             parsed, extra = parser.parse_known_args(args)
             assert not extra, f"{line!r}: unknown flags {extra}"
+
+
+def test_final_and_merged_tokenizers_load_plainly_with_the_trainers_ids(lora_run, tiny_sft_dir):
+    """Issue 19 item 7: `AutoTokenizer.from_pretrained` on final/ and final-merged/ gives the trainer's ids."""
+    from transformers import AutoTokenizer
+
+    from agentgrpo.training.models import load_tokenizer
+
+    result, _ = lora_run
+    texts = ["<|im_start|>user\nWhat is 17 * 23?<|im_end|>\n<|im_start|>assistant\n<tool_call>\n"
+             '{"name": "calculate", "arguments": {"expression": "17 * 23"}}\n</tool_call><|im_end|>', "12+7=19"]
+    reference = load_tokenizer(str(tiny_sft_dir))
+    for sub in (rundir.FINAL, rundir.MERGED):
+        plain = AutoTokenizer.from_pretrained(str(result.run_dir / sub))
+        assert [plain(t)["input_ids"] for t in texts] == [reference(t)["input_ids"] for t in texts], sub

@@ -19,7 +19,14 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["LiveDoctor", "LiveDoctorCallback", "Recorder", "load_config", "train", "validate"]
+__all__ = ["LiveDoctor", "LiveDoctorCallback", "Recorder", "load_config", "tiny_model_path", "train", "validate"]
+
+
+def tiny_model_path() -> str:
+    """The embedded SFT'd tiny model's directory: an ordinary checkpoint for `from_pretrained` / TRL."""
+    from agentgrpo.tiny.build import SHIPPED_SFT
+
+    return str(SHIPPED_SFT)
 
 
 def validate(config=None, /, *, train_dataset=None, eval_dataset=None, peft_config=None, **overrides):
@@ -29,8 +36,8 @@ def validate(config=None, /, *, train_dataset=None, eval_dataset=None, peft_conf
     tool answers a sample call) and returns the resolved config; raises `agentgrpo.errors.ConfigError`
     listing every problem. Loads no model.
     """
-    from agentgrpo.commands._common import config_path
-    from agentgrpo.config import load_config
+    from agentgrpo.config import config_path
+    from agentgrpo.plan import load_config
 
     objects = {"train_dataset": train_dataset, "eval_dataset": eval_dataset, "peft_config": peft_config}
     source = config if isinstance(config, dict) or config is None else config_path(str(config))
@@ -54,7 +61,7 @@ def train(config=None, /, *, callbacks=(), train_dataset=None, eval_dataset=None
 
 def load_config(*args, **kwargs):
     """`agentgrpo.config.load_config` (checks without the deep ones)."""
-    from agentgrpo.config import load_config as _load
+    from agentgrpo.plan import load_config as _load
 
     return _load(*args, **kwargs)
 

@@ -3,7 +3,10 @@
 
 A YAML file (or a dict, from Python) holds a flat mapping, as in TRL's own scripts; command-line flags
 ``--name value`` override it. TRL's defaults are read from the dataclasses, never retyped. Every problem is
-collected and reported at once, before any model is loaded (the checks are in `agentgrpo.checks`).
+collected and reported at once, before any model is loaded. `agentgrpo.plan.load_config` turns the options
+into the run plan every command reads (and runs the checks, composed in `agentgrpo.checks`); this module is
+the layer below it and never imports it (``agentgrpo.config.load_config`` is kept as a name for that
+function, looked up when used).
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ import yaml
 from agentgrpo.errors import ConfigError, did_you_mean
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunConfig:
-    """agentgrpo's own options. Everything else in a config is a TRL `GRPOConfig` field."""
+    """agentgrpo's own options. Everything else in a config is a TRL `GRPOConfig` field. Frozen: a resolved
+    run is never changed afterwards (`dataclasses.replace` makes another)."""
 
     task: str | None = field(default=None, metadata={
         "help": "Task name (see `agentgrpo ls`), 'path/to/file.py:TASK' or 'package.module:TASK' "
@@ -116,15 +120,15 @@ PEFT_FIELDS = ("use_peft", "lora_r", "lora_alpha", "lora_dropout", "lora_target_
 
 
 def _grpo_fields() -> dict[str, dataclasses.Field]:
-    from trl import GRPOConfig  # imported lazily: keeps `--help` fast
+    from agentgrpo.training.trl_config import grpo_config_class  # lazily: keeps `--help` fast
 
-    return {f.name: f for f in dataclasses.fields(GRPOConfig) if f.init}
+    return {f.name: f for f in dataclasses.fields(grpo_config_class()) if f.init}
 
 
 def _peft_fields() -> dict[str, dataclasses.Field]:
-    from trl import ModelConfig
+    from agentgrpo.training.trl_config import model_config_class
 
-    return {f.name: f for f in dataclasses.fields(ModelConfig) if f.name in PEFT_FIELDS}
+    return {f.name: f for f in dataclasses.fields(model_config_class()) if f.name in PEFT_FIELDS}
 
 
 def _ours() -> dict[str, dataclasses.Field]:
@@ -279,34 +283,20 @@ def _name(tp: Any) -> str:
 # --- resolving --------------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(frozen=True)
 class ResolvedConfig:
-    """A checked config: agentgrpo's options, GRPOConfig keyword arguments, LoRA fields, Python objects."""
+    """Checked options: agentgrpo's, GRPOConfig keyword arguments, LoRA fields, Python objects. The run plan
+    (`agentgrpo.plan.RunPlan`) holds them with the task, rewards and GRPOConfig they resolve to."""
 
     run: RunConfig
     grpo: dict[str, Any]  # GRPOConfig keyword arguments (TRL names), without output_dir
     peft: dict[str, Any] = field(default_factory=dict)  # TRL ModelConfig LoRA fields given
-    given: set[str] = field(default_factory=set)  # the keys the user set (file, flags or dict)
+    given: frozenset[str] = frozenset()  # the keys the user set (file, flags or dict)
     objects: dict[str, Any] = field(default_factory=dict)  # Python API: train_dataset, peft_config, ...
-    warnings: list[str] = field(default_factory=list)  # what the checks found doubtful but not wrong
-    _task: Any = field(default=None, repr=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        """What config.yaml records: every agentgrpo option, the GRPOConfig and LoRA fields set."""
-        return {**dataclasses.asdict(self.run), **self.peft, **self.grpo}
 
     def setting(self, name: str) -> Any:
         """A GRPOConfig value: the config's, else TRL's own default."""
         return self.grpo[name] if name in self.grpo else trl_default(name)
-
-    @property
-    def task(self):
-        """The task: a named one, or built from ``dataset_name`` + ``rewards`` (loaded once)."""
-        if self._task is None:
-            from agentgrpo.tasks.dataset import task_for
-
-            self._task = task_for(self)
-        return self._task
 
     @property
     def uses_peft(self) -> bool:
@@ -318,23 +308,13 @@ class ResolvedConfig:
             return self.objects["peft_config"]
         if not self.peft.get("use_peft"):
             return None
-        from trl import ModelConfig, get_peft_config
+        from agentgrpo.training.trl_config import peft_config
 
-        return get_peft_config(ModelConfig(**self.peft))
-
-    def run_dir_path(self) -> Path:
-        """Where the run lands: ``output_dir`` when given, else ``runs_dir/run_name``."""
-        import time
-
-        if self.run.output_dir:
-            return Path(self.run.output_dir).expanduser()
-        name = self.run.run_name or f"{self.task.name.replace(':', '-').replace('/', '-')}-" \
-                                    f"{time.strftime('%Y%m%d-%H%M%S')}"
-        return Path(self.run.runs_dir) / name
+        return peft_config(self.peft)
 
     def grpo_args(self, output_dir: str | os.PathLike, reward_weights: list[float] | None = None, **defaults):
         """The real `trl.GRPOConfig` (TRL's own checks run here); ``defaults`` apply where the config is silent."""
-        from trl import GRPOConfig
+        from agentgrpo.training.trl_config import grpo_config_class
 
         kwargs = dict(self.grpo)
         if reward_weights is not None:
@@ -345,39 +325,17 @@ class ResolvedConfig:
             kwargs["activation_checkpointing"] = kwargs.get("gradient_checkpointing",
                                                             trl_default("gradient_checkpointing"))
         kwargs.pop("gradient_checkpointing", None)
-        return GRPOConfig(output_dir=str(output_dir), **kwargs)
+        return grpo_config_class()(output_dir=str(output_dir), **kwargs)
 
 
-def load_config(path: str | os.PathLike | dict | None, overrides: list[str] | dict | None = None,
-                *, cuda_available: bool | None = None, deep: bool = False,
-                objects: dict | None = None) -> ResolvedConfig:
-    """Read ``path`` (a YAML file, or a dict), apply ``overrides``, check everything, return the config.
-
-    Raises `ConfigError` listing every problem found. Loads no model. ``deep`` adds the checks that touch
-    more than the config: the model is reachable (a Hub id while offline), every tool answers a sample
-    call, the dataset loads (`agentgrpo validate` and `train` run them). ``objects`` are Python objects the
-    API passes (``train_dataset``, ``peft_config``).
-    """
-    from agentgrpo.checks import check, check_deep
-
-    data = dict(path) if isinstance(path, dict) else (read_yaml(path) if path else {})
-    problems: list[str] = []
-    if isinstance(overrides, dict):
-        data.update(overrides)
-    elif overrides:
-        parsed, bad = parse_overrides(overrides)
-        problems += bad
-        data.update(parsed)
+def resolve_options(data: dict, cuda: bool, objects: dict | None = None) -> tuple[ResolvedConfig, list[str]]:
+    """Type-check every key of ``data`` and file it under agentgrpo / GRPOConfig / LoRA, with agentgrpo's
+    GRPOConfig defaults (and CPU settings without CUDA) where the config is silent; (options, problems).
+    A key with a problem is left out, so the other checks still run."""
     run_kwargs, grpo, peft = {}, {}, {}
-    problems += _sort_keys(data, run_kwargs, grpo, peft)
-    cuda = _cuda(cuda_available)
-    cfg = ResolvedConfig(RunConfig(**run_kwargs), _with_defaults(grpo, cuda), peft, set(data), dict(objects or {}))
-    problems += check(cfg, cuda_available=cuda, real_device=cuda == _cuda(None))
-    if deep:
-        problems += check_deep(cfg)
-    if problems:
-        raise ConfigError(problems)
-    return cfg
+    problems = _sort_keys(data, run_kwargs, grpo, peft)
+    return ResolvedConfig(RunConfig(**run_kwargs), _with_defaults(grpo, cuda), peft, frozenset(data),
+                          dict(objects or {})), problems
 
 
 def _sort_keys(data: dict, run_kwargs: dict, grpo: dict, peft: dict) -> list[str]:
@@ -418,14 +376,6 @@ def _listify(value: Any, annotation: Any) -> Any:
     return [value] if list in bases and str not in bases else value
 
 
-def _cuda(flag: bool | None) -> bool:
-    if flag is not None:
-        return flag
-    import torch
-
-    return torch.cuda.is_available()
-
-
 def _with_defaults(grpo: dict[str, Any], cuda: bool) -> dict[str, Any]:
     """agentgrpo's GRPOConfig defaults, and CPU settings where there is no CUDA (user values win, are checked)."""
     out = dict(grpo)
@@ -434,10 +384,46 @@ def _with_defaults(grpo: dict[str, Any], cuda: bool) -> dict[str, Any]:
     return out
 
 
-def generation_batch_size(grpo: dict[str, Any], world_size: int) -> int:
-    """The number of completions generated at once, computed as TRL's GRPOConfig does."""
-    if grpo.get("generation_batch_size"):
-        return grpo["generation_batch_size"]
-    steps = grpo.get("steps_per_generation") or grpo.get("gradient_accumulation_steps",
-                                                            trl_default("gradient_accumulation_steps"))
-    return grpo.get("per_device_train_batch_size", trl_default("per_device_train_batch_size")) * world_size * steps
+def generation_batch_size(setting, world_size: int) -> int:
+    """The number of completions generated at once, computed as TRL's GRPOConfig does (``setting``: a
+    GRPOConfig name -> value, e.g. ``plan.setting``; or a dict of the fields set, TRL's defaults elsewhere)."""
+    setting = as_setting(setting)
+    if setting("generation_batch_size"):
+        return setting("generation_batch_size")
+    steps = setting("steps_per_generation") or setting("gradient_accumulation_steps")
+    return setting("per_device_train_batch_size") * world_size * steps
+
+
+def as_setting(source):
+    """``source`` as a name -> value function: a callable as it is; a dict of GRPOConfig fields set, with
+    TRL's own defaults for the rest."""
+    if callable(source):
+        return source
+    values = dict(source)
+    return lambda name: values[name] if values.get(name) is not None else trl_default(name)
+
+
+def config_path(name_or_path: str | None) -> Path | None:
+    """A YAML path, or the name of a shipped config (``demo`` -> the packaged demo.yaml)."""
+    if name_or_path is None:
+        return None
+    path = Path(name_or_path)
+    if path.exists() or "/" in name_or_path:
+        return path
+    shipped = shipped_configs()
+    name = name_or_path.removesuffix(".yaml").removesuffix(".yml")
+    return shipped.get(name, path)
+
+
+def shipped_configs() -> dict[str, Path]:
+    return {p.stem: p for p in sorted((Path(__file__).resolve().parent / "configs").glob("*.yaml"))}
+
+
+def __getattr__(name: str):
+    """``load_config``: the plan layer's function (`agentgrpo.plan.load_config`), found when first used, so
+    that this lower layer does not import the one above it."""
+    if name == "load_config":
+        import importlib
+
+        return importlib.import_module("agentgrpo.plan").load_config
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentgrpo import rundir
-from agentgrpo.config import ResolvedConfig
-from agentgrpo.training.reward_specs import recorded_specs
+from agentgrpo.plan import RunPlan
 
 
 @dataclass
@@ -29,8 +28,8 @@ def say(message: str) -> None:
     print(f"[agentgrpo] {message}", flush=True)
 
 
-def run(cfg: ResolvedConfig, callbacks=()) -> RunResult:
-    """Execute the whole run described by ``cfg``; returns where everything is.
+def run(cfg: RunPlan, callbacks=()) -> RunResult:
+    """Execute the whole run the plan ``cfg`` describes (it is read, never changed); returns where everything is.
 
     ``callbacks`` are extra `TrainerCallback`s for the GRPO trainer (the Python API passes them).
     """
@@ -40,7 +39,6 @@ def run(cfg: ResolvedConfig, callbacks=()) -> RunResult:
 
     main = is_main_process()
     task = cfg.task
-    cfg.run.rewards = recorded_specs(cfg.run.rewards, task)  # recorded in full
     run_dir, resume, checkpoint = _open(cfg, write=main)
     if main:
         say(f"run directory: {run_dir}")
@@ -73,11 +71,12 @@ def is_main_process() -> bool:
     return int(os.environ.get("RANK", "0")) == 0
 
 
-def _open(cfg: ResolvedConfig, write: bool = True) -> tuple[Path, bool, str | bool]:
-    """Create (or reopen, resuming) the run directory and write config.yaml; refuse overrides a resume ignores."""
+def _open(cfg: RunPlan, write: bool = True) -> tuple[Path, bool, str | bool]:
+    """Create (or reopen, resuming) the run directory and write the plan (config.yaml); refuse overrides a
+    resume would not honour."""
     from agentgrpo import resume as resuming
 
-    run_dir, resume, checkpoint = resuming.target(cfg)
+    run_dir, resume, checkpoint = cfg.run_dir, cfg.resumed, cfg.checkpoint
     config = cfg.to_dict()
     if resume and (run_dir / rundir.CONFIG).exists():
         resuming.check_changes(rundir.read_config(run_dir), config)
@@ -94,13 +93,13 @@ def _timed(result: RunResult, name: str, fn):
     return value
 
 
-def _preflight(cfg: ResolvedConfig, task, model_path: str, run_dir: Path) -> dict:
+def _preflight(cfg: RunPlan, task, model_path: str, run_dir: Path) -> dict:
     from agentgrpo.preflight.run import run_preflight
 
     return run_preflight(cfg, task, model_path, run_dir, say=say)
 
 
-def _sft(cfg: ResolvedConfig, task, model_path: str, run_dir: Path) -> str:
+def _sft(cfg: RunPlan, task, model_path: str, run_dir: Path) -> str:
     from agentgrpo.training.models import load_model, load_tokenizer
     from agentgrpo.training.sft import SFTSettings, run_sft
 
@@ -115,17 +114,18 @@ def _sft(cfg: ResolvedConfig, task, model_path: str, run_dir: Path) -> str:
     return str(out)
 
 
-def _evaluate(cfg: ResolvedConfig, task, model_path: str, run_dir: Path, stage: str) -> dict:
+def _evaluate(cfg: RunPlan, task, model_path: str, run_dir: Path, stage: str) -> dict:
     from agentgrpo.evaluation.evaluate import evaluate
     from agentgrpo.training.models import load_model, load_tokenizer
 
-    say(f"held-out eval ({stage}): {cfg.run.eval_size} problems, {' + '.join(cfg.run.eval_modes)}")
+    settings = cfg.eval
+    say(f"held-out eval ({stage}): {settings.size} problems, {' + '.join(settings.modes)}")
     results = evaluate(
-        load_model(model_path), load_tokenizer(model_path), task, task.eval_problems(cfg.run.eval_size),
-        modes=cfg.run.eval_modes, temperature=cfg.setting("temperature"),
-        max_completion_length=cfg.setting("max_completion_length"),
-        max_tool_calling_iterations=cfg.setting("max_tool_calling_iterations"),
-        batch_size=cfg.run.eval_batch_size, seed=cfg.setting("seed"), desc=f"eval {stage}",
+        load_model(model_path), load_tokenizer(model_path), task, task.eval_problems(settings.size),
+        modes=list(settings.modes), temperature=settings.temperature,
+        max_completion_length=settings.max_completion_length,
+        max_tool_calling_iterations=settings.max_tool_calling_iterations,
+        batch_size=settings.batch_size, seed=settings.seed, desc=f"eval {stage}",
     )
     rundir.write_eval(run_dir, stage, {"model": model_path, **results})
     for mode, res in results.items():
@@ -135,7 +135,7 @@ def _evaluate(cfg: ResolvedConfig, task, model_path: str, run_dir: Path, stage: 
     return results
 
 
-def _grpo(cfg: ResolvedConfig, task, model_path: str, run_dir: Path, checkpoint, callbacks=()) -> Path:
+def _grpo(cfg: RunPlan, task, model_path: str, run_dir: Path, checkpoint, callbacks=()) -> Path:
     from agentgrpo.training.grpo import build_grpo_trainer, train
 
     steps = cfg.setting("max_steps")
@@ -147,16 +147,15 @@ def _grpo(cfg: ResolvedConfig, task, model_path: str, run_dir: Path, checkpoint,
     return train(trainer, run_dir, resume=checkpoint, save_merged=cfg.run.save_merged)
 
 
-def _live_doctor(cfg: ResolvedConfig, run_dir: Path) -> list:
+def _live_doctor(cfg: RunPlan, run_dir: Path) -> list:
     if not cfg.run.doctor_every:
         return []
     try:
         from agentgrpo.doctor.live import LiveDoctorCallback
     except ImportError:
         return []
-    weights = {r.get("alias") or r["name"]: r["weight"] for r in cfg.run.rewards or []}
     return [LiveDoctorCallback(every=cfg.run.doctor_every, stop_on=set(cfg.run.stop_on), run_dir=run_dir,
-                               reward_weights=weights or None)]
+                               reward_weights=cfg.reward_weights or None)]
 
 
 def _draw(run_dir: Path) -> Path | None:

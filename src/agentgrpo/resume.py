@@ -1,4 +1,5 @@
-"""Resuming a run: which run directory and checkpoint, and which options may change on the way.
+"""Resuming a run: which options may change on the way (the run directory and checkpoint are decided by
+`agentgrpo.plan`, which also reloads the run's own plan).
 
 A resumed run restores the optimizer, the scheduler, the data order and the trainer state from its
 checkpoint, so an option that shaped those cannot silently change: it is refused, naming the option. The
@@ -8,9 +9,7 @@ options below only say how long to go on, what to log and save, and what to chec
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
-from agentgrpo import rundir
 from agentgrpo.errors import ConfigError
 
 RESUMABLE = frozenset(
@@ -46,23 +45,6 @@ RESUMABLE = frozenset(
 )
 
 
-def target(cfg) -> tuple[Path, bool, str | bool]:
-    """(run directory, whether it is an existing run being resumed, what to pass to trainer.train).
-
-    ``resume_from_checkpoint: runs/x/checkpoints/checkpoint-40`` alone resumes run x from that checkpoint.
-    """
-    run, ckpt = cfg.run, cfg.run.resume_from_checkpoint
-    if isinstance(ckpt, str) and ckpt:
-        ckpt_path = Path(ckpt).expanduser()
-        owner = ckpt_path.parent.parent if ckpt_path.parent.name == rundir.CHECKPOINTS else None
-        explicit = bool(run.output_dir or "run_name" in cfg.given)
-        run_dir = cfg.run_dir_path() if explicit or owner is None else owner
-        same_run = owner is not None and owner.resolve() == run_dir.resolve()
-        return run_dir, same_run, str(ckpt_path)
-    resume = bool(run.resume or ckpt is True)
-    return cfg.run_dir_path(), resume, resume
-
-
 def check_changes(saved: dict, new: dict) -> None:
     """Refuse an option changed since the run began when the checkpoint would override it (a GRPOConfig
     field missing on one side has TRL's default there)."""
@@ -76,7 +58,7 @@ def check_changes(saved: dict, new: dict) -> None:
     problems = []
     for key in sorted((set(saved) | set(new)) - RESUMABLE):
         old, value = value_in(saved, key), value_in(new, key)
-        if not _same(old, value):
+        if not same(old, value):
             problems.append(
                 f"{key}: {old!r} when the run began, {value!r} now; a resumed run restores the "
                 f"optimizer, scheduler and data order from its checkpoint, so this change would not "
@@ -87,10 +69,10 @@ def check_changes(saved: dict, new: dict) -> None:
         raise ConfigError(problems)
 
 
-def _same(a, b) -> bool:
+def same(a, b) -> bool:
     """Equal as recorded in YAML (1 == 1.0; lists and tuples alike).
 
-    >>> _same(1, 1.0), _same([1, 2], (1, 2)), _same(3e-4, 1e-3), _same(None, None)
+    >>> same(1, 1.0), same([1, 2], (1, 2)), same(3e-4, 1e-3), same(None, None)
     (True, True, False, True)
     """
     if isinstance(a, bool) or isinstance(b, bool):
@@ -98,7 +80,7 @@ def _same(a, b) -> bool:
     if isinstance(a, int | float) and isinstance(b, int | float):
         return math.isclose(a, b, rel_tol=1e-12, abs_tol=0.0)
     if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     if isinstance(a, dict) and isinstance(b, dict):
-        return set(a) == set(b) and all(_same(a[k], b[k]) for k in a)
+        return set(a) == set(b) and all(same(a[k], b[k]) for k in a)
     return a == b

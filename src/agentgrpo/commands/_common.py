@@ -3,25 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-CONFIGS = Path(__file__).resolve().parent.parent / "configs"
-
-
-def shipped_configs() -> dict[str, Path]:
-    return {p.stem: p for p in sorted(CONFIGS.glob("*.yaml"))}
-
-
-def config_path(name_or_path: str | None) -> Path | None:
-    """A YAML path, or the name of a shipped config (``demo`` -> the packaged demo.yaml)."""
-    if name_or_path is None:
-        return None
-    path = Path(name_or_path)
-    if path.exists() or "/" in name_or_path:
-        return path
-    shipped = shipped_configs()
-    name = name_or_path.removesuffix(".yaml").removesuffix(".yml")
-    return shipped.get(name, path)
+from agentgrpo.config import config_path, shipped_configs  # noqa: F401 - re-exported for the commands
 
 
 def add_override_help(parser: argparse.ArgumentParser) -> None:

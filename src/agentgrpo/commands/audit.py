@@ -55,8 +55,9 @@ def add_arguments(parser) -> None:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="Config override (configs only), e.g. --set max_completion_length=128.",
+        help="Older spelling of a config override: --set max_completion_length=128 is --max_completion_length 128.",
     )
+    parser.set_defaults(_accepts_overrides=True)  # configs only: --option value, as `agentgrpo train` takes
 
 
 def run(args) -> int:
@@ -69,7 +70,8 @@ def run(args) -> int:
 
     if not 0 < args.threshold <= 1:
         raise UserError(f"--threshold: {args.threshold} is not in (0, 1]")
-    overrides = [f"--{o.partition('=')[0]}={o.partition('=')[2]}" for o in args.overrides_]
+    overrides = [*(f"--{o.partition('=')[0]}={o.partition('=')[2]}" for o in args.overrides_),
+                 *(getattr(args, "overrides", None) or [])]
     target = resolve(args.target, overrides, args.reward)
     report = audit(
         target, n_prompts=args.prompts, threshold=args.threshold, tokenizer=_tokenizer(args.tokenizer, target)

@@ -3,6 +3,7 @@
     agentgrpo check demo                        # the demo config: 32 prompts x 16 samples from its model
     agentgrpo check calculator --model ./my_model --prompts 64 --k 8
     agentgrpo check my.yaml --json check.json
+    agentgrpo check demo --temperature 0.7      # a config option, as `agentgrpo train` takes it
 
 Samples K completions for each of N training prompts from the starting model, through the same rollout
 path and sampling settings as training (temperature, max_completion_length, tool loop), scores them with
@@ -53,8 +54,9 @@ def add_arguments(parser) -> None:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="Config override (configs only), e.g. --set temperature=0.7.",
+        help="Older spelling of a config override: --set temperature=0.7 is --temperature 0.7.",
     )
+    parser.set_defaults(_accepts_overrides=True)  # configs only: --option value, as `agentgrpo train` takes
 
 
 def run(args) -> int:
@@ -64,10 +66,9 @@ def run(args) -> int:
     from agentgrpo.preflight.signal import format_signal, signal_check
     from agentgrpo.preflight.target import resolve
 
-    overrides = [f"--{o.partition('=')[0]}={o.partition('=')[2]}" for o in args.overrides_]
-    target = resolve(args.target, overrides, args.reward)
-    if args.model:
-        target.model = args.model
+    overrides = [*(f"--{o.partition('=')[0]}={o.partition('=')[2]}" for o in args.overrides_),
+                 *(getattr(args, "overrides", None) or [])]
+    target = resolve(args.target, overrides, args.reward, model=args.model)
     report = signal_check(target, n_prompts=args.prompts, k=args.k, fidelity=not args.no_fidelity)
     print(format_signal(report))
     if args.json:

@@ -33,7 +33,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from agentgrpo.config import load_config
+    from agentgrpo.plan import load_config
     from agentgrpo.pipeline import run as run_pipeline
     from agentgrpo.pipeline import say, summary_lines
 
@@ -44,13 +44,8 @@ def run(args) -> int:
 
         planted = failure_overrides(args.failure)
         planted.setdefault("run_name", None)
-    cfg = load_config(config_path(args.config), _merge(planted, overrides), deep=True)
-    if cfg.run.sft and cfg.run.model == "tiny":
-        cfg.run.model = "tiny-random"  # redo SFT from scratch rather than on top of the shipped SFT
-    if args.failure and not cfg.run.run_name:
-        import time
-
-        cfg.run.run_name = f"demo-{args.failure}-{time.strftime('%Y%m%d-%H%M%S')}"
+    path = config_path(args.config)
+    cfg = load_config(path, _demo_choices(path, _merge(planted, overrides), args.failure), deep=True)
     result = run_pipeline(cfg)
     say("done.")
     for line in summary_lines(result):
@@ -58,6 +53,23 @@ def run(args) -> int:
     if not args.failure:
         return 0
     return _doctor_verdict(result.run_dir, args.failure)
+
+
+def _demo_choices(path, values: dict, failure: str | None) -> dict:
+    """What the demo decides before the plan is resolved: SFT redone from the random init (not on top of the
+    shipped SFT), and a failure demo's run name."""
+    import time
+
+    from agentgrpo.config import read_yaml
+
+    file_values = read_yaml(path) if path else {}
+    out = dict(values)
+    sft, model = out.get("sft", file_values.get("sft")), out.get("model", file_values.get("model"))
+    if sft is True and model == "tiny":
+        out["model"] = "tiny-random"
+    if failure and not out.get("run_name") and not out.get("output_dir"):
+        out["run_name"] = f"demo-{failure}-{time.strftime('%Y%m%d-%H%M%S')}"
+    return out
 
 
 def _merge(planted: dict, overrides: list[str]) -> dict:

@@ -2,13 +2,15 @@
 
     agentgrpo eval --model runs/calculator-XXXX                    # a run: its final/ model, its config.yaml
     agentgrpo eval --model runs/lora-run/final                     # a LoRA adapter (base from adapter_config)
-    agentgrpo eval --model tiny --modes greedy sampled --n 500     # the shipped starting point
-    agentgrpo eval --model runs/A --out after.json --n 1000
+    agentgrpo eval --model tiny --eval_modes greedy sampled --eval_size 500     # the shipped starting point
+    agentgrpo eval --model runs/A --out after.json --eval_size 1000
     agentgrpo eval --task coding --model runs/coding-XXXX --samples 10 --k 1 5 10     # HumanEval pass@k
 
-Given a run directory, eval reads its config.yaml: the task (or dataset), max_completion_length, temperature
-and max_tool_calling_iterations, so it evaluates exactly as GRPO generated (a flag given here wins, and is
-reported). Success is the task's success reward (exact final answer for `calculator`). Reports success rate
+Given a run directory, eval reads its plan (config.yaml): the task (or dataset), max_completion_length,
+temperature and max_tool_calling_iterations, so it evaluates exactly as GRPO generated (a flag given here
+wins, and is reported). For a bare model the settings are what training would use (TRL's GRPOConfig
+defaults, agentgrpo's own where it sets one). Flags are the config's option names (--eval_size, --eval_modes,
+--temperature, ...; --n and --modes are older spellings). Success is the task's success reward (exact final answer for `calculator`). Reports success rate
 with a Wilson 95% CI, tool-call rate, tool failures, mean turns and truncation, greedy and/or sampled at
 the training temperature; rollouts are generated as GRPO generates them (same template, same tool loop).
 With ``--samples N`` (N > 1) it samples N episodes per problem instead and reports pass@k for each ``--k``
@@ -29,20 +31,30 @@ def add_arguments(parser) -> None:
                                                        "directory (its final/ model and config.yaml), or a Hub id.")
     parser.add_argument("--task", default=None, help="Task name or file.py:TASK (default: the run's, else "
                                                      "calculator).")
-    parser.add_argument("--n", type=int, default=200, help="Number of held-out problems (default: 200).")
-    parser.add_argument("--modes", nargs="+", default=["greedy", "sampled"], choices=["greedy", "sampled"],
-                        help="Decoding modes (default: greedy sampled).")
+    parser.add_argument("--eval_size", "--n", dest="eval_size", type=int, default=None,
+                        help="Number of held-out problems (default: the run's eval_size, else "
+                             f"{_default('eval_size')}; --n is the older name).")
+    parser.add_argument("--eval_modes", "--modes", dest="eval_modes", nargs="+", default=None,
+                        choices=["greedy", "sampled"], help="Decoding modes (default: the run's, else greedy sampled).")
     parser.add_argument("--temperature", type=float, default=None,
                         help="Sampling temperature (default: the run's, else TRL's GRPOConfig default).")
     parser.add_argument("--max_completion_length", type=int, default=None,
-                        help="Token budget per episode, tool results included (default: the run's, else the "
-                             "task's: 64 for calculator, 768 for coding).")
+                        help="Token budget per episode, tool results included (default: the run's, else what "
+                             "training would use: TRL's GRPOConfig default).")
+    parser.add_argument("--max_tool_calling_iterations", type=int, default=None,
+                        help="Tool-call turns per episode (default: the run's, else TRL's).")
     parser.add_argument("--samples", type=int, default=1,
                         help="Sampled episodes per problem; > 1 reports pass@k instead of --modes (default: 1).")
     parser.add_argument("--k", type=int, nargs="+", default=[1, 5, 10],
                         help="The k of pass@k, each <= --samples (default: 1 5 10).")
-    parser.add_argument("--seed", type=int, default=42, help="Sampling seed (default: 42).")
+    parser.add_argument("--seed", type=int, default=None, help="Sampling seed (default: the run's, else TRL's).")
     parser.add_argument("--out", default=None, help="Write the results to this JSON file.")
+
+
+def _default(name: str):
+    from agentgrpo.config import RunConfig
+
+    return getattr(RunConfig, name)
 
 
 def run(args) -> int:
@@ -50,25 +62,27 @@ def run(args) -> int:
     from agentgrpo.evaluation.evaluate import evaluate
     from agentgrpo.training.models import load_model, load_tokenizer, resolve_model
 
-    if args.n < 1 or args.samples < 1:
-        raise UserError("--n and --samples must be >= 1")
+    if (args.eval_size is not None and args.eval_size < 1) or args.samples < 1:
+        raise UserError("--eval_size and --samples must be >= 1")
     if args.samples > 1 and not any(1 <= k <= args.samples for k in args.k):
         raise UserError(f"--k {args.k}: every k is above --samples {args.samples}; pass k <= samples")
     model, saved = _run_model(args.model)
     task, settings = _settings(args, saved)
     path = resolve_model(model, task)
-    print(f"eval: {path} on {task.name}, " + ", ".join(f"{k} {v}" for k, v in settings.items()))
+    print(f"eval: {path} on {task.name}, " + ", ".join(f"{k} {v}" for k, v in settings.items()
+                                                       if k not in ("eval_size", "eval_modes", "seed")))
     if args.samples > 1:
         return _pass_at_k(args, task, path, settings)
-    results = evaluate(load_model(path), load_tokenizer(path), task, task.eval_problems(args.n),
-                       modes=args.modes, seed=args.seed, **settings)
+    results = evaluate(load_model(path), load_tokenizer(path), task, task.eval_problems(settings["eval_size"]),
+                       modes=settings["eval_modes"], seed=settings["seed"],
+                       **{k: settings[k] for k in FROM_RUN})
     for mode, res in results.items():
         lo, hi = res["ci95"]
         print(f"{mode:>7}: success {res['success_rate']:.1%} [{lo:.1%}, {hi:.1%}] (n={res['n']}), "
               f"tool calls {res['tool_call_rate']:.1%}, tool failures {res['tool_failure_rate']:.1%}, "
               f"mean turns {res['mean_turns']:.2f}, truncated {res['truncation_rate']:.1%}")
     if args.out:
-        payload = {"model": path, "task": task.name, "settings": settings, **results}
+        payload = {"model": path, "task": task.name, "settings": {k: settings[k] for k in FROM_RUN}, **results}
         Path(args.out).write_text(json.dumps(payload, indent=1))
         print(f"results written to {args.out}")
     return 0
@@ -89,24 +103,37 @@ def _is_model(path: Path) -> bool:
     return (path / "config.json").is_file() or (path / "adapter_config.json").is_file()
 
 
-def _settings(args, saved: dict | None):
-    """The task and generation settings: the flags, else the run's config.yaml, else TRL's defaults."""
-    from agentgrpo.config import load_config, trl_default
-    from agentgrpo.tasks import get_task
+SETTINGS = (*FROM_RUN, "seed", "eval_size", "eval_modes")
 
+
+def _settings(args, saved: dict | None):
+    """The task and generation settings: the flags, else the run's plan (config.yaml), else what training
+    would use (one table: TRL's GRPOConfig defaults and agentgrpo's own)."""
+    from agentgrpo.config import resolve_options
+    from agentgrpo.tasks.dataset import task_for
+
+    flags = {k: getattr(args, k) for k in SETTINGS if getattr(args, k, None) is not None}
     if saved is None:
-        task = get_task(args.task or "calculator")
-        defaults = {"max_completion_length": task.eval_completion_length}
-        return task, {k: getattr(args, k, None) if getattr(args, k, None) is not None
-                      else defaults.get(k, trl_default(k)) for k in FROM_RUN}
-    cfg = load_config(dict(saved), {"task": args.task} if args.task else None, cuda_available=True)
-    settings = {}
-    for key in FROM_RUN:
-        flag = getattr(args, key, None)
-        if flag is not None and flag != cfg.setting(key):
-            print(f"note: {key} {flag} (the run trained with {cfg.setting(key)})")
-        settings[key] = flag if flag is not None else cfg.setting(key)
-    return cfg.task, settings
+        options, problems = resolve_options({"task": args.task or "calculator", **flags}, cuda=False)
+        if problems:
+            from agentgrpo.errors import ConfigError
+
+            raise ConfigError(problems)
+        return task_for(options), _values(options)
+    from agentgrpo.plan import resolve_plan
+
+    plan = resolve_plan(dict(saved), {"task": args.task} if args.task else None, cuda_available=True)
+    trained = _values(plan)
+    for key, flag in flags.items():
+        if key in FROM_RUN and flag != trained[key]:
+            print(f"note: {key} {flag} (the run trained with {trained[key]})")
+    return plan.task, {**trained, **flags}
+
+
+def _values(source) -> dict:
+    """The eval settings of a plan (or of bare options: the same table)."""
+    return {**{k: source.setting(k) for k in (*FROM_RUN, "seed")}, "eval_size": source.run.eval_size,
+            "eval_modes": list(source.run.eval_modes)}
 
 
 def _pass_at_k(args, task, path: str, settings: dict) -> int:
@@ -115,11 +142,11 @@ def _pass_at_k(args, task, path: str, settings: dict) -> int:
     from agentgrpo.evaluation.passk import evaluate_pass_at_k
     from agentgrpo.training.models import load_model, load_tokenizer
 
-    rows = task.eval_problems(args.n)
+    rows = task.eval_problems(settings["eval_size"])
     with tqdm(total=len(rows) * args.samples, desc="pass@k", leave=False) as bar:
         res = evaluate_pass_at_k(load_model(path), load_tokenizer(path), task, rows, samples=args.samples,
                                  ks=args.k, temperature=settings["temperature"],
-                                 max_completion_length=settings["max_completion_length"], seed=args.seed,
+                                 max_completion_length=settings["max_completion_length"], seed=settings["seed"],
                                  max_tool_calling_iterations=settings["max_tool_calling_iterations"],
                                  progress=bar)
     for key, entry in res.items():

@@ -35,12 +35,12 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from agentgrpo.config import load_config
+    from agentgrpo.plan import load_config
 
     overrides = collect_overrides(args)
     path = config_path(args.config)
     probe = load_config(path, overrides, cuda_available=True)  # target fields only; re-checked per target
-    target = probe.run.target
+    target = probe.launch.target
     if target == "hf-jobs":
         return _hf_jobs(path, overrides, args.dry_run)
     if target == "accelerate":
@@ -54,33 +54,24 @@ def run(args) -> int:
     return run_resolved(cfg)
 
 
-def _named(cfg) -> None:
-    """Fix the run name up front: every process, and the job, must write into the same run directory."""
-    if not cfg.run.run_name:
-        import time
-
-        cfg.run.run_name = f"{cfg.task.name}-{time.strftime('%Y%m%d-%H%M%S')}"
-
-
 def _accelerate(path, overrides: list[str], dry_run: bool) -> int:
-    from agentgrpo.config import load_config
+    from agentgrpo.plan import load_config
     from agentgrpo.launch import accelerate_cmd
 
     gpus = accelerate_cmd.visible_gpus()
-    cfg = load_config(path, overrides, cuda_available=gpus > 0)
-    n = cfg.run.num_processes
-    problems = accelerate_cmd.check(cfg.grpo, n, cfg.run.accelerate_config, gpus=gpus,
+    cfg = load_config(path, overrides, cuda_available=gpus > 0)  # names the run: every process writes there
+    n = cfg.launch.num_processes
+    problems = accelerate_cmd.check(cfg.setting, n, cfg.launch.accelerate_config, gpus=gpus,
                                     vllm_installed=accelerate_cmd.vllm_installed())
     if cfg.run.sft and n > 1:
         problems.append("sft: the SFT warm start runs in one process; run it first (`agentgrpo train --sft true "
                         "--max_steps 1 ...`) and launch GRPO from its run's sft/ directory (--model runs/NAME/sft).")
     if problems:
         raise ConfigError(problems)
-    _named(cfg)
-    resolved = Path(cfg.run.runs_dir) / f".launch-{cfg.run.run_name}.yaml"
+    resolved = Path(cfg.run.runs_dir) / f".launch-{cfg.run_dir.name}.yaml"
     resolved.parent.mkdir(parents=True, exist_ok=True)
     resolved.write_text(yaml.safe_dump({**cfg.to_dict(), "target": "local"}, sort_keys=False))
-    cmd = accelerate_cmd.command(str(resolved), [], n, cfg.run.accelerate_config, gpus)
+    cmd = accelerate_cmd.command(str(resolved), [], n, cfg.launch.accelerate_config, gpus)
     print("[agentgrpo] " + " ".join(cmd), flush=True)
     if dry_run:
         return 0
@@ -88,28 +79,32 @@ def _accelerate(path, overrides: list[str], dry_run: bool) -> int:
 
 
 def _hf_jobs(path, overrides: list[str], dry_run: bool) -> int:
-    from agentgrpo.config import load_config
+    from agentgrpo.config import parse_overrides
+    from agentgrpo.plan import load_config
     from agentgrpo.launch import bundle as bundle_mod
     from agentgrpo.launch import flavors, hf_jobs, hub_io
 
     token = None if dry_run else hub_io.require_token()
     probe = load_config(path, overrides, cuda_available=True)
-    table, source = flavors.load_flavors(hub_io.api() if token else None)
-    problems = flavors.check_flavor(probe.run.flavor, table, hf_jobs.gpu_options(probe.to_dict()))
+    table, source = flavors.load_flavors(hub_io.api())  # the Hub's list (and prices) when online
+    problems = flavors.check_flavor(probe.launch.flavor, table, hf_jobs.gpu_options(probe.to_dict()))
     if problems:
         raise ConfigError(problems)
-    flavor = table[probe.run.flavor]
-    cfg = load_config(path, overrides, cuda_available=flavor.is_gpu)
-    _named(cfg)
-    if flavor.gpus > 1 and cfg.run.num_processes == 1:
-        cfg.run.num_processes = flavor.gpus  # one process per GPU of the flavor
+    flavor = table[probe.launch.flavor]
+    given, _ = parse_overrides(overrides)
+    extra = {}
+    if flavor.gpus > 1 and "num_processes" not in {*given, *_file_keys(path)}:
+        extra["num_processes"] = flavor.gpus  # one process per GPU of the flavor
+    cfg = load_config(path, [*overrides, *_as_flags(extra)], cuda_available=flavor.is_gpu)
+    for warning in flavors.flavor_warnings(flavor, cfg.setting, cfg.launch.num_processes):
+        print(f"[agentgrpo] warning: {warning}")
     config = cfg.to_dict()
-    out = Path(cfg.run.runs_dir) / cfg.run.run_name / "launch"
+    out = cfg.run_dir / "launch"
     bundle = bundle_mod.make_bundle(config, out)
-    spec = hf_jobs.build_job_spec(config, bundle, flavor=flavor.name, timeout=cfg.run.job_timeout)
+    spec = hf_jobs.build_job_spec(config, bundle, flavor=flavor.name, timeout=cfg.launch.job_timeout)
     script = out / "job.py"
     script.write_text(spec.script)
-    print("[agentgrpo] " + _estimate_line(config, flavor, source, spec.timeout))
+    print("[agentgrpo] " + _estimate_line(cfg, flavor, source, spec.timeout))
     print(f"[agentgrpo] bundle {bundle.path} (sha256 {bundle.sha256[:12]}, {len(bundle.files)} files); "
           f"script {script}")
     if dry_run:
@@ -129,10 +124,22 @@ def _hf_jobs(path, overrides: list[str], dry_run: bool) -> int:
     return 0
 
 
-def _estimate_line(config: dict, flavor, source: str, timeout: str) -> str:
+def _file_keys(path) -> set[str]:
+    from agentgrpo.config import read_yaml
+
+    return set(read_yaml(path)) if path else set()
+
+
+def _as_flags(values: dict) -> list[str]:
+    return [token for k, v in values.items() for token in (f"--{k}", str(v))]
+
+
+def _estimate_line(plan, flavor, source: str, timeout: str) -> str:
     from agentgrpo.launch import cost, hf_jobs
 
-    est = cost.estimate(config, hf_jobs.estimated_seconds(config), flavor.usd_per_hour)
+    config = plan.to_dict()
+    est = cost.estimate(plan.setting, hf_jobs.estimated_seconds(config), flavor.usd_per_hour,
+                        num_processes=plan.launch.num_processes)
     line = (f"flavor {flavor.name} ({flavor.gpus} GPU) from {source}; timeout {timeout}; estimate "
             f"{est['seconds'] / 3600:.1f} h ({hf_jobs.SECONDS_PER_STEP:.0f} s/step assumed), at most "
             f"{est['max_tokens_generated']:,} tokens generated")

@@ -1,16 +1,17 @@
-"""List what exists: tasks, reward functions, shipped configs.
+"""List what exists: tasks, reward functions, shipped configs, the embedded models.
 
     agentgrpo ls            # everything
     agentgrpo ls rewards    # one section
+    agentgrpo ls models     # where the embedded tiny model is (an ordinary checkpoint for from_pretrained)
 """
 
 from __future__ import annotations
 
-HELP = "list tasks, reward functions and shipped configs"
+HELP = "list tasks, reward functions, shipped configs and the embedded models"
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("what", nargs="?", choices=["tasks", "rewards", "configs"], help="One section only.")
+    parser.add_argument("what", nargs="?", choices=["tasks", "rewards", "configs", "models"], help="One section only.")
 
 
 def _first_line(obj) -> str:
@@ -41,4 +42,10 @@ def run(args) -> int:
         print("configs (use with --config NAME; copy one to edit it):")
         for name, path in shipped_configs().items():
             print(f"  {name:<24} {path}")
+    if args.what in (None, "models"):
+        from agentgrpo.tiny.build import SHIPPED_SFT
+
+        print("models (use as model: NAME; the path loads with AutoTokenizer / AutoModelForCausalLM.from_pretrained):")
+        print(f"  {'tiny':<24} {SHIPPED_SFT}  (SFT'd on calculator)")
+        print(f"  {'tiny-random':<24} built per task on first use into the user cache (untrained)")
     return 0

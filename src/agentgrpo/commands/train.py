@@ -11,7 +11,9 @@ Steps: [SFT warm start if sft: true] -> held-out eval before -> GRPO (TRL GRPOTr
 tools through environment_factory) -> held-out eval after -> curves. Everything lands in runs/<name>/.
 The config is checked in full before any model is loaded; all problems are reported at once. A task is a
 name, 'path/to/file.py:TASK' or 'package.module:TASK'. --resume true continues the run named by --run_name
-(or output_dir); an option a resume cannot honour (learning_rate, batch size, ...) is refused, not ignored.
+(or output_dir) with its own plan (its config.yaml): only the options given now on the command line apply,
+the config file is not re-read; an option a resume cannot honour (learning_rate, batch size, ...) is
+refused, not ignored.
 On several GPUs, launch the same command with `accelerate launch -m agentgrpo.cli train ...`.
 """
 
@@ -31,7 +33,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from agentgrpo.config import load_config
+    from agentgrpo.plan import load_config
 
     return run_resolved(load_config(config_path(args.config), collect_overrides(args), deep=True))
 

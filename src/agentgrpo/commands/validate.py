@@ -2,14 +2,17 @@
 
     agentgrpo validate --config configs/demo.yaml --num_generations 6
     agentgrpo validate --config my_lora_run.yaml --use_peft true --lora_r 8
+    agentgrpo validate --task coding          # a task on the demo's settings (model: tiny-random unless given)
 
 Checks, all before any model loads: every key is an agentgrpo option, a TRL GRPOConfig field or a TRL LoRA
 field, with the right type; the real GRPOConfig builds (TRL's own checks); ranges TRL checks only after the
 load (learning_rate, temperature, max_steps, loss_type, report_to trackers installed); the group size divides
 the generation batch; no bf16/fp16/vLLM without a GPU; the task or dataset and every reward exist, with
 their params and dataset columns; stop_on names doctor failure modes; the model can be found (a Hub id while
-HF_HUB_OFFLINE is set must be cached); each tool has a schema and answers a sample call; and, with no model,
-that the task's gold completion earns the maximum of each of its rewards. Exit status 0 when all pass, 2 if not.
+HF_HUB_OFFLINE is set must be cached); each tool has a schema and answers a sample call, and each reward
+returns one number per completion on a sample, within tool_timeout (a call that never returns is reported);
+and, with no model, that the task's gold completion earns the maximum of each of its rewards. Exit status 0
+when all pass, 2 if not.
 """
 
 from __future__ import annotations
@@ -20,22 +23,23 @@ HELP = "check a config and its task's verifier without loading a model"
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--config", default="demo", help="YAML file or shipped config name (default: demo).")
+    parser.add_argument("--config", default=None, help="YAML file or shipped config name (default: demo).")
     add_override_help(parser)
 
 
 def run(args) -> int:
-    from agentgrpo.config import load_config
+    from agentgrpo.plan import load_config
     from agentgrpo.errors import ConfigError
 
-    cfg = load_config(config_path(args.config), collect_overrides(args), deep=True)
+    overrides = collect_overrides(args)
+    cfg = load_config(config_path(args.config or "demo"), _for_task(args.config, overrides), deep=True)
     task = cfg.task
     for warning in cfg.warnings:
         print(f"warning: {warning}")
     problems = task.validate()
     if problems:
         raise ConfigError([f"task {task.name}: {p}" for p in problems])
-    lora = f", LoRA r={cfg.peft.get('lora_r', 16)}" if cfg.uses_peft else ""
+    lora = f", LoRA r={cfg.peft_config().r}" if cfg.uses_peft else ""
     print(f"config OK: task {task.name} v{task.version}, model {cfg.run.model}{lora}, "
           f"{cfg.setting('num_generations')} completions per prompt, {cfg.setting('max_steps')} steps")
     if task.gold_completion is not None:
@@ -45,3 +49,18 @@ def run(args) -> int:
     for line in task.report() if task.report else []:
         print(line)
     return 0
+
+
+def _for_task(config: str | None, overrides: list[str]) -> list[str]:
+    """``--task X`` on the default (demo) config: the demo's model, 'tiny', is the calculator's, so another
+    task is checked with 'tiny-random' (the embedded untrained model) unless a model is given."""
+    from agentgrpo.config import parse_overrides
+
+    given, _ = parse_overrides(overrides)
+    task = given.get("task")
+    if config is not None or "model" in given or task in (None, "calculator"):
+        return overrides
+    print(f"note: task {task} on the demo config: model tiny-random (the demo's 'tiny' is the calculator's; "
+          "give --model to check another)")
+    return [*overrides, "--model", "tiny-random"]
+

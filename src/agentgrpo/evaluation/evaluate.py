@@ -22,11 +22,10 @@ def evaluate(model, tokenizer, task: Task, rows: list[dict], *, modes=("greedy",
         for mode in modes:
             torch.manual_seed(seed)
             with tqdm(total=len(rows), desc=f"{desc} ({mode})", disable=not show_progress, leave=False) as bar:
-                episodes = rollout(model, tokenizer, rows, task.environment_factory,
+                episodes = rollout(model, tokenizer, rows, task,
                                    max_completion_length=max_completion_length, do_sample=mode == "sampled",
                                    temperature=temperature, batch_size=batch_size,
-                                   max_tool_calling_iterations=max_tool_calling_iterations, progress=bar,
-                                   tools=task.tool_functions)
+                                   max_tool_calling_iterations=max_tool_calling_iterations, progress=bar)
             results[mode] = summarize(task, rows, episodes, mode=mode, temperature=temperature)
     finally:
         model.train(was_training)

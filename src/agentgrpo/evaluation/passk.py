@@ -59,7 +59,7 @@ def evaluate_pass_at_k(model, tokenizer, task: Task, rows: list[dict], *, sample
     try:
         torch.manual_seed(seed)
         repeated = [r for r in rows for _ in range(samples)]
-        episodes = rollout(model, tokenizer, repeated, task.environment_factory,
+        episodes = rollout(model, tokenizer, repeated, task,
                            max_completion_length=max_completion_length, do_sample=True, temperature=temperature,
                            batch_size=batch_size, max_tool_calling_iterations=max_tool_calling_iterations,
                            progress=progress)

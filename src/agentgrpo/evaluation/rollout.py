@@ -39,15 +39,16 @@ class _State:
     episode: Episode | None = None
 
 
-def rollout(model, tokenizer, rows: list[dict], env_factory, *, max_completion_length: int = 64,
+def rollout(model, tokenizer, rows: list[dict], task, *, max_completion_length: int,
             do_sample: bool = False, temperature: float = 1.0, max_tool_calling_iterations: int | None = None,
-            batch_size: int = 64, progress=None, tools: tuple = ()) -> list[Episode]:
+            batch_size: int = 64, progress=None) -> list[Episode]:
     """Roll out every row; returns one `Episode` per row, in order.
 
-    ``env_factory`` (or None) makes one environment per episode; ``tools`` are plain tool functions (TRL's
-    ``tools=``) offered besides the environment's methods.
+    The tools are the task's, as training offers them: its plain tool functions (TRL's ``tools=``) and the
+    methods of one fresh environment per episode (``task.environment_factory``, or none).
     """
     episodes: list[Episode] = []
+    env_factory, tools = task.environment_factory, tuple(task.tool_functions)
     for start in range(0, len(rows), batch_size):
         batch = [_start(tokenizer, row, env_factory, tools) for row in rows[start:start + batch_size]]
         _run_batch(model, tokenizer, batch, max_completion_length, do_sample, temperature,

@@ -11,9 +11,8 @@ import importlib.util
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
-from agentgrpo.config import generation_batch_size
+from agentgrpo.config import as_setting, generation_batch_size
 
 
 def trl_presets() -> dict[str, Path]:
@@ -41,9 +40,10 @@ def resolve_preset(preset: str | None) -> Path | None:
     return presets[preset]
 
 
-def check(grpo: dict[str, Any], num_processes: int, preset: str | None, *, gpus: int,
-          vllm_installed: bool) -> list[str]:
-    """Every problem with running ``grpo`` on ``num_processes`` processes here, each with its fix."""
+def check(setting, num_processes: int, preset: str | None, *, gpus: int, vllm_installed: bool) -> list[str]:
+    """Every problem with running a plan on ``num_processes`` processes here, each with its fix
+    (``setting``: GRPOConfig name -> the plan's value, or a dict of the fields set: TRL's default elsewhere)."""
+    setting = as_setting(setting)
     problems = []
     if num_processes < 1:
         problems.append(f"num_processes: {num_processes} < 1")
@@ -63,17 +63,17 @@ def check(grpo: dict[str, Any], num_processes: int, preset: str | None, *, gpus:
     cores = os.cpu_count() or 1
     if gpus == 0 and num_processes > cores:
         problems.append(f"num_processes: {num_processes} CPU processes but {cores} cores here; use at most {cores}.")
-    if gpus == 0 and num_processes > 1 and not grpo.get("use_cpu"):
+    if gpus == 0 and num_processes > 1 and not setting("use_cpu"):
         problems.append("use_cpu: several processes without a GPU need use_cpu: true (they then use gloo).")
-    if grpo.get("use_vllm") and not vllm_installed:
+    if setting("use_vllm") and not vllm_installed:
         problems.append("use_vllm: true but vLLM is not installed: `pip install 'agentgrpo[vllm]'`, or set "
                         "use_vllm: false (generation by transformers, slower).")
-    if grpo.get("use_vllm") and gpus == 0:
+    if setting("use_vllm") and gpus == 0:
         problems.append("use_vllm: true needs a CUDA GPU, and none is visible here; set use_vllm: false.")
-    n = grpo.get("num_generations") or 8
-    gen = generation_batch_size(grpo, num_processes)
+    n = setting("num_generations")
+    gen = generation_batch_size(setting, num_processes)
     if gen % n:
-        per = grpo.get("per_device_train_batch_size", 8)
+        per = setting("per_device_train_batch_size")
         problems.append(f"per_device_train_batch_size: {per} x {num_processes} processes x steps_per_generation "
                         f"= {gen} completions per generation, which num_generations {n} does not divide; make "
                         f"per_device_train_batch_size x num_processes a multiple of {n}.")

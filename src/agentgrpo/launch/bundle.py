@@ -41,9 +41,8 @@ class Bundle:
 
 
 def package_root() -> Path:
-    import agentgrpo
-
-    return Path(agentgrpo.__file__).resolve().parent
+    """This agentgrpo's source directory (the package this module belongs to)."""
+    return Path(__file__).resolve().parent.parent
 
 
 def package_files(root: Path | None = None) -> list[Path]:

@@ -30,14 +30,25 @@ def _summary(run_dir: Path) -> dict[str, Any]:
         return {}
 
 
-def completions_per_step(config: dict[str, Any]) -> int:
-    """Completions generated for one optimizer step, as TRL batches them.
+def setting_of(config: dict[str, Any]):
+    """name -> value for a recorded plan (config.yaml): its value, else TRL's GRPOConfig default (read from
+    the dataclass, never retyped)."""
+    from agentgrpo.config import trl_default
 
-    >>> completions_per_step({"per_device_train_batch_size": 32, "gradient_accumulation_steps": 2, "num_processes": 4})
+    def setting(name: str):
+        value = config.get(name)
+        return value if value is not None else trl_default(name)
+
+    return setting
+
+
+def completions_per_step(setting, num_processes: int = 1) -> int:
+    """Completions generated for one optimizer step, as TRL batches them (``setting``: name -> value).
+
+    >>> completions_per_step(setting_of({"per_device_train_batch_size": 32, "gradient_accumulation_steps": 2}), 4)
     256
     """
-    return (int(config.get("per_device_train_batch_size") or 8) * int(config.get("gradient_accumulation_steps") or 1)
-            * int(config.get("num_processes") or 1))
+    return int(setting("per_device_train_batch_size")) * int(setting("gradient_accumulation_steps")) * num_processes
 
 
 def run_cost(run_dir: str | Path, flavor: str | None = None, usd_per_hour: float | None = None) -> dict[str, Any]:
@@ -49,7 +60,7 @@ def run_cost(run_dir: str | Path, flavor: str | None = None, usd_per_hour: float
     times = [r["time"] for r in records if isinstance(r.get("time"), int | float)]
     if wall is None and len(times) >= 2:
         wall = times[-1] - times[0]
-    per_step = completions_per_step(config)
+    per_step = completions_per_step(setting_of(config), int(config.get("num_processes") or 1))
     generated = sum(float(r.get("completions/mean_length") or r.get("completion_length") or 0) * per_step
                     for r in records)
     trained = max((float(r["num_tokens"]) for r in records if isinstance(r.get("num_tokens"), int | float)),
@@ -83,10 +94,11 @@ def _line(c: dict[str, Any]) -> str:
     return "cost: " + ", ".join(parts)
 
 
-def estimate(config: dict[str, Any], seconds: float, usd_per_hour: float | None) -> dict[str, Any]:
-    """A dry run's estimate: the upper bound on tokens (every completion at max length) and the price."""
-    steps = int(config.get("max_steps") or 0)
-    tokens = steps * completions_per_step(config) * int(config.get("max_completion_length") or 256)
+def estimate(setting, seconds: float, usd_per_hour: float | None, num_processes: int = 1) -> dict[str, Any]:
+    """A dry run's estimate for a plan (``setting``: name -> the plan's value): the upper bound on tokens
+    (every completion at max length) and the price."""
+    steps = max(int(setting("max_steps")), 0)
+    tokens = steps * completions_per_step(setting, num_processes) * int(setting("max_completion_length"))
     usd = round(usd_per_hour * seconds / 3600, 2) if usd_per_hour is not None else None
     return {"steps": steps, "max_tokens_generated": tokens, "seconds": seconds, "usd_per_hour": usd_per_hour,
             "usd": usd}

@@ -1,7 +1,8 @@
 """Hugging Face Jobs hardware: the valid flavors, their GPUs and their price.
 
 Online, the list comes from ``HfApi.list_jobs_hardware()`` (names, accelerators, unit costs) and is cached
-in the user cache directory; offline, the last cached list is used, else the built-in table below.
+in the user cache directory; offline, the last cached list is used, else the built-in table: huggingface_hub's
+flavor names with the dated price table shipped in ``prices.json`` (its date is printed with every estimate).
 """
 
 from __future__ import annotations
@@ -13,10 +14,15 @@ from pathlib import Path
 
 from agentgrpo.errors import did_you_mean
 
-# Built-in table: flavor names as huggingface_hub 2.4's `JobHardware` enum lists them. Hourly prices only
-# where the Hub's pricing page (huggingface.co/docs/hub/jobs-pricing) was read when this table was written;
-# None = unknown offline (run once online, or see that page).
-_CPU_HOURLY = {"cpu-basic": 0.01, "cpu-upgrade": 0.03, "cpu-xl": 1.00, "cpu-performance": 1.90}
+PRICES = Path(__file__).with_name("prices.json")  # the shipped, dated price table (USD per hour)
+# GPUs without bfloat16 (compute capability < 8.0), by flavor-name prefix.
+NO_BF16 = ("t4-",)
+
+
+def shipped_prices() -> tuple[dict[str, float], str]:
+    """(flavor -> USD per hour, 'as of DATE') from the table shipped with agentgrpo."""
+    data = json.loads(PRICES.read_text())
+    return {k: float(v) for k, v in data["usd_per_hour"].items()}, f"as of {data['as_of']}"
 
 
 @dataclass(frozen=True)
@@ -46,7 +52,8 @@ def gpus_in(name: str) -> int:
 def builtin_flavors() -> dict[str, Flavor]:
     from huggingface_hub import JobHardware
 
-    return {h.value: Flavor(h.value, gpus_in(h.value), _CPU_HOURLY.get(h.value)) for h in JobHardware}
+    prices, _ = shipped_prices()
+    return {h.value: Flavor(h.value, gpus_in(h.value), prices.get(h.value)) for h in JobHardware}
 
 
 def from_hardware_info(infos) -> dict[str, Flavor]:
@@ -83,7 +90,7 @@ def load_flavors(api=None) -> tuple[dict[str, Flavor], str]:
     cached = _read_cache()
     if cached:
         return cached, f"cache {cache_path()}"
-    return builtin_flavors(), "built-in table (offline)"
+    return builtin_flavors(), f"built-in table (offline; prices {shipped_prices()[1]})"
 
 
 def _save_cache(flavors: dict[str, Flavor]) -> None:
@@ -117,3 +124,16 @@ def check_flavor(name: str | None, flavors: dict[str, Flavor], needs_gpu: list[s
 
 def _listing(flavors: dict[str, Flavor]) -> str:
     return "Available: " + ", ".join(sorted(flavors))
+
+
+def flavor_warnings(flavor: Flavor, grpo_setting, num_processes: int) -> list[str]:
+    """What is doubtful about running a plan on ``flavor`` (``grpo_setting``: name -> the plan's value)."""
+    warnings = []
+    if flavor.name.startswith(NO_BF16) and grpo_setting("bf16"):
+        warnings.append(f"bf16: {flavor.name}'s GPU (T4) has no bfloat16 support; set bf16: false and fp16: true, "
+                        "or pick an Ampere-or-newer flavor (l4x1, a10g-small, a100-large, ...).")
+    if flavor.is_gpu and num_processes > flavor.gpus:
+        warnings.append(f"num_processes: {num_processes} processes on {flavor.name}, which has {flavor.gpus} "
+                        f"GPU(s); one process per GPU: use num_processes {flavor.gpus} or a flavor with "
+                        f"{num_processes} GPUs.")
+    return warnings

@@ -37,7 +37,7 @@ def audit(
     rows, notes = _rows(target, n_prompts)
     code = _is_code(rewards, task)
     tools = task_tools(task)
-    limit = max_chars or 4 * int(target.grpo.get("max_completion_length") or 512)  # ~4 characters per token
+    limit = max_chars or 4 * int(target.grpo["max_completion_length"])  # ~4 characters per token
     golds = [gold_of(task, r) for r in rows]
     answers = [str(r["answer"]) for r in rows if r.get("answer") is not None]
     contexts = [

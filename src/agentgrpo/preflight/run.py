@@ -22,10 +22,9 @@ def run_preflight(cfg, task, model_path: str, run_dir: Path, say=print) -> dict:
     """Audit + signal check for a resolved config; returns (and writes) the preflight record."""
     from agentgrpo.preflight.audit import audit, format_audit
     from agentgrpo.preflight.signal import format_signal, signal_check
-    from agentgrpo.preflight.target import build_reward_set, from_config
+    from agentgrpo.preflight.target import from_config
 
-    rewards = build_reward_set(cfg.run.rewards or task.default_rewards, task)
-    target = from_config(cfg, task, rewards, f"run {Path(run_dir).name}")
+    target = from_config(cfg, task, cfg.rewards.fresh(), f"run {Path(run_dir).name}")
     say("preflight: reward audit")
     audited = audit(target, n_prompts=min(AUDIT_PROMPTS, cfg.run.train_size), progress=False)
     say_lines(format_audit(audited, examples=True), say, only_findings=True)

@@ -183,8 +183,8 @@ def signal_check(
 def _sampling(target) -> dict:
     g = target.grpo
     out = {
-        "temperature": g.get("temperature", 1.0),
-        "max_completion_length": g.get("max_completion_length") or 512,
+        "temperature": g["temperature"],
+        "max_completion_length": g["max_completion_length"],
         "max_tool_calling_iterations": g.get("max_tool_calling_iterations"),
         "top_p": 1.0,
         "top_k": 0,
@@ -241,10 +241,10 @@ def _sample(target, model, tokenizer, rows, k, progress):
                 model,
                 tokenizer,
                 repeated,
-                target.task.environment_factory,
-                max_completion_length=g.get("max_completion_length") or 512,
+                target.task,
+                max_completion_length=g["max_completion_length"],
                 do_sample=True,
-                temperature=g.get("temperature", 1.0),
+                temperature=g["temperature"],
                 max_tool_calling_iterations=g.get("max_tool_calling_iterations"),
                 batch_size=min(256, len(repeated)),
                 progress=bar,
@@ -317,7 +317,7 @@ def _mean(values) -> float | None:
 def _generation_batch(target) -> int:
     from agentgrpo.config import generation_batch_size
 
-    return generation_batch_size(target.grpo, 1) if target.grpo else 8 * target.num_generations
+    return generation_batch_size(target.grpo, 1)
 
 
 def _fidelity(tokenizer, rows, episodes, k, tools, limit) -> dict:

@@ -5,7 +5,7 @@
 
 Rewards come from the config's ``rewards`` list (or the task's defaults), or from ``reward_specs`` given
 on the command line. A spec names a task reward, a library reward, ``package.module:function`` or
-``path/to/file.py:function`` (loaded here: the config loader on main does not read files yet).
+``path/to/file.py:function``.
 """
 
 from __future__ import annotations
@@ -28,18 +28,23 @@ class Target:
     config: object | None = None  # the ResolvedConfig, when the target was a config
     source: str = ""
 
+    def __post_init__(self):
+        self.grpo = {**grpo_settings(), **self.grpo}  # what the config leaves out: TRL's own defaults
+
     @property
     def seed(self) -> int:
-        return int(self.grpo.get("seed", 42))
+        return int(self.grpo["seed"])
 
     @property
     def num_generations(self) -> int:
-        return int(self.grpo.get("num_generations", 8))
+        return int(self.grpo["num_generations"])
 
 
-def resolve(name: str, overrides: list[str] | None = None, reward_specs: list[str] | None = None) -> Target:
-    """The task (and config) ``name`` refers to, with its rewards built; every problem reported at once."""
-    from agentgrpo.commands._common import config_path
+def resolve(name: str, overrides: list[str] | None = None, reward_specs: list[str] | None = None,
+            model: str | None = None) -> Target:
+    """The task (and config) ``name`` refers to, with its rewards built; every problem reported at once.
+    ``model`` replaces the config's (or the default) model to sample."""
+    from agentgrpo.config import config_path
     from agentgrpo.tasks import get_task, task_names
 
     if _is_task(name, task_names()):
@@ -50,50 +55,29 @@ def resolve(name: str, overrides: list[str] | None = None, reward_specs: list[st
             )
         task = get_task(name)
         specs = parse_reward_specs(reward_specs) if reward_specs else task.default_rewards
-        return Target(task=task, rewards=build_reward_set(specs, task), grpo=grpo_settings(), source=f"task {name}")
-    from agentgrpo.config import load_config
+        return Target(task=task, rewards=build_reward_set(specs, task), grpo=grpo_settings(), source=f"task {name}",
+                      **({"model": model} if model else {}))
+    from agentgrpo.plan import load_config
 
     path = config_path(name)
-    extra = ["--rewards", "null"] if reward_specs else []  # specs given here replace the config's (checked below)
-    cfg = load_config(path, [*(overrides or []), *extra])
-    task = config_task(cfg)
-    specs = parse_reward_specs(reward_specs) if reward_specs else (cfg.run.rewards or task.default_rewards)
-    return from_config(cfg, task, build_reward_set(specs, task, strict=False), f"config {path}")
+    plan = load_config(path, [*(overrides or []), *(["--model", model] if model else [])])
+    if reward_specs:  # rewards given here replace the plan's
+        rewards = build_reward_set(parse_reward_specs(reward_specs), plan.task, strict=False)
+    else:
+        rewards = plan.rewards.fresh()
+    return from_config(plan, plan.task, rewards, f"config {path}")
 
 
-def config_task(cfg):
-    """The config's task (a config that builds its task from a dataset carries it as ``cfg.task``)."""
-    from agentgrpo.tasks import get_task
+def grpo_settings(plan=None) -> dict:
+    """The GRPOConfig settings the samplers read (`agentgrpo.plan.SAMPLING`): the plan's, or for a bare task
+    TRL's own defaults (read from GRPOConfig, never retyped)."""
+    from agentgrpo.plan import SAMPLING
 
-    task = getattr(cfg, "task", None)
-    return task if task is not None else get_task(cfg.run.task)
+    if plan is None:
+        from agentgrpo.config import trl_default
 
-
-# The GRPOConfig settings preflight reads, with TRL's defaults (a config only lists what it sets).
-SETTINGS = {
-    "seed": 42,
-    "num_generations": 8,
-    "temperature": 1.0,
-    "max_completion_length": 512,
-    "max_tool_calling_iterations": None,
-    "per_device_train_batch_size": 8,
-    "gradient_accumulation_steps": 1,
-    "steps_per_generation": None,
-    "generation_batch_size": None,
-    "top_p": 1.0,
-    "top_k": 0,
-    "min_p": None,
-    "repetition_penalty": 1.0,
-}
-
-
-def grpo_settings(cfg=None) -> dict:
-    """The settings above for ``cfg``: its values, else TRL's defaults (``cfg.setting`` where it exists)."""
-    if cfg is None:
-        return dict(SETTINGS)
-    if callable(getattr(cfg, "setting", None)):
-        return {k: cfg.setting(k) for k in SETTINGS}
-    return {k: cfg.grpo.get(k, d) for k, d in SETTINGS.items()}
+        return {k: trl_default(k) for k in SAMPLING}
+    return plan.sampling
 
 
 def from_config(cfg, task, rewards, source: str) -> Target:

@@ -51,6 +51,12 @@ class RewardSet:
         names = [n for n, _, _ in named]
         return cls(funcs, [float(w) for _, w, _ in named], names, [n for n, w, _ in named if w == 0])
 
+    def fresh(self, strict: bool = False) -> RewardSet:
+        """The same functions and weights behind new guards (their own error counts and shadow ledger): for a
+        second user of a run's rewards (the preflight audit, eval's success function) next to the trainer."""
+        return RewardSet.from_functions([(n, w, f.func) for n, w, f in zip(self.names, self.weights, self.funcs,
+                                                                           strict=True)], strict=strict)
+
     @property
     def trained_names(self) -> list[str]:
         return [n for n in self.names if n not in self.shadow_names]

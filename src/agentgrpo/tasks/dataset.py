@@ -36,10 +36,7 @@ def task_for(cfg) -> Task:
         return get_task(run.task or "calculator")
     if run.task is not None:
         raise UserError(f"task: {run.task!r} and a dataset were both given; a run trains on one of them.")
-    task = dataset_task(cfg)
-    if "train_size" not in cfg.given:
-        run.train_size = task.size  # a dataset run trains on every row unless told otherwise
-    return task
+    return dataset_task(cfg)  # the plan trains on every row (task.size) unless train_size is given
 
 
 def dataset_task(cfg) -> Task:
@@ -80,20 +77,16 @@ def dataset_task(cfg) -> Task:
         tool_functions=tools,
         size=len(train_rows),
     )
-    return _with_success(task, run.rewards, run.success_reward)
+    return task
 
 
-def _with_success(task: Task, specs, wanted: str | None) -> Task:
-    """The task with its eval success function: the reward named ``wanted``, else the first trained one."""
+def with_success(task: Task, rewards, wanted: str | None) -> Task:
+    """The task with its eval success function: for a dataset task (no rewards of its own) the run's reward
+    named ``wanted``, else its first trained one, taken from the run's one `RewardSet`."""
     import dataclasses
 
-    from agentgrpo.errors import ConfigError
-    from agentgrpo.training.reward_specs import build_task_rewards
-
-    try:
-        rewards = build_task_rewards(specs, task)
-    except ConfigError:
-        return task  # the reward problems are reported by the config check
+    if task.reward_funcs or task.success_func is not None:
+        return task
     name = wanted or rewards.trained_names[0]
     if name not in rewards.names:
         raise UserError(f"success_reward: {name!r} is not one of the run's rewards {rewards.names}.")
@@ -154,18 +147,40 @@ def load(name: str, config: str | None, split: str):
     except UserError:
         raise
     except Exception as exc:
-        raise UserError(_load_error(name, split, exc)) from exc
+        raise UserError(_load_error(name, split, exc, split_path if split_path.is_file() else path)) from exc
 
 
-def _load_error(name: str, split: str, exc: Exception) -> str:
+def _load_error(name: str, split: str, exc: Exception, path: Path | None = None) -> str:
+    bad = _bad_json_line(path) if path is not None and path.is_file() else None
+    if bad is not None:
+        return f"dataset_name: {bad}; fix or remove that line."
     text = f"dataset_name: cannot load {name!r} split {split!r} ({type(exc).__name__}: {str(exc)[:300]})"
-    if _offline():
+    if _offline() and not (path is not None and path.exists()):
         text += (
             ". HF_HUB_OFFLINE / HF_DATASETS_OFFLINE is set, so only a locally cached copy can load: download "
             f"it once with network (`hf download {name} --repo-type dataset`), unset HF_HUB_OFFLINE, or "
             "point dataset_name at a local file"
         )
     return text
+
+
+def _bad_json_line(path: Path) -> str | None:
+    """'FILE line N: not valid JSON (...)' for the first malformed line of a JSON Lines file, else None."""
+    import json
+
+    if path.suffix != ".jsonl":
+        return None
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                return f"{path} line {number}: not valid JSON ({exc.msg} at column {exc.colno}): {line.strip()[:80]!r}"
+            if not isinstance(value, dict):
+                return f"{path} line {number}: a JSON {type(value).__name__}, not an object of column: value"
+    return None
 
 
 def _offline() -> bool:

@@ -3,7 +3,7 @@
 The shipped checkpoint (``agentgrpo/tiny/assets/calculator-sft``) is what `agentgrpo demo` starts from,
 like a model from an earlier SFT session. `agentgrpo build-tiny` rebuilds it from scratch, reproducibly
 (same seed, same data, same tokenizer; `agentgrpo.training.sft.build_tiny_sft`), and `agentgrpo demo --sft`
-redoes the SFT inside a demo run. This package never imports `agentgrpo.training.models` (which imports it).
+redoes the SFT inside a demo run. This package never imports `agentgrpo.training` (which imports it).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ ASSETS = Path(__file__).parent / "assets"
 SHIPPED_SFT = ASSETS / "calculator-sft"
 TOKENIZER_CORPUS = 2000  # rendered demonstrations the BPE is trained on
 TOKENIZER_SEED = 0
+ARCH_VERSION = "llama1"  # part of the cache key of 'tiny-random': a cached build of another form is not reused
 
 
 def build_tokenizer(task: Task):
@@ -24,7 +25,7 @@ def build_tokenizer(task: Task):
     A task without demonstrations (a plain dataset) gets the calculator's: byte-level, so any text encodes.
     """
     from agentgrpo.tiny.tokenizer import template_renderer, train_tokenizer
-    from agentgrpo.training.sft import demonstrations
+    from agentgrpo.tasks.demonstrations import demonstrations
 
     if task.demonstration is None:
         from agentgrpo.tasks.calculator import TASK as calculator
@@ -53,7 +54,7 @@ def random_checkpoint(task: Task) -> Path:
     from platformdirs import user_cache_dir
 
     label = f"{task.name}-v{task.version}" if task.demonstration is not None else "generic-v1"
-    path = Path(user_cache_dir("agentgrpo")) / f"tiny-random-{label}"
+    path = Path(user_cache_dir("agentgrpo")) / f"tiny-random-{label}-{ARCH_VERSION}"
     if not (path / "config.json").exists():
         build_random(task, path)
     return path

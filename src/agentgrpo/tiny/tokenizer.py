@@ -14,7 +14,8 @@ from collections.abc import Iterable
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
-from trl.chat_template_utils import qwen2_5_chat_template
+
+from agentgrpo.training.trl_config import qwen2_5_chat_template
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 # Tags of the template that should stay atomic (added as normal, non-special tokens so they decode).
@@ -38,7 +39,7 @@ def _wrap(tokenizer: Tokenizer) -> PreTrainedTokenizerFast:
         padding_side="left",
         model_max_length=1024,
     )
-    tok.chat_template = qwen2_5_chat_template
+    tok.chat_template = qwen2_5_chat_template()
     return tok
 
 

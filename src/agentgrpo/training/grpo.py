@@ -7,7 +7,6 @@ from pathlib import Path
 from datasets import Dataset
 
 from agentgrpo import rundir
-from agentgrpo.config import ResolvedConfig
 from agentgrpo.tasks.base import Task
 from agentgrpo.training.progress import use_compact_progress
 from agentgrpo.training.recorder import Recorder
@@ -20,21 +19,27 @@ def train_dataset(task: Task, size: int, seed: int) -> Dataset:
     return Dataset.from_list(task.train_problems(size, seed))
 
 
-def build_grpo_trainer(cfg: ResolvedConfig, task: Task, model_path: str, run_dir: Path, callbacks=(),
-                       record: bool = True):
-    """A ready `GRPOTrainer` writing checkpoints under ``run_dir/checkpoints`` and metrics to ``run_dir``.
+def build_grpo_trainer(cfg, task: Task, model_path: str, run_dir: Path, callbacks=(), record: bool = True):
+    """A ready `GRPOTrainer` for the run plan ``cfg`` (`agentgrpo.plan.RunPlan`), writing checkpoints under
+    ``run_dir/checkpoints`` and metrics to ``run_dir``.
 
-    ``record=False`` leaves out the recorder (plain TRL, for overhead measurements). With ``use_peft`` (or a
-    ``peft_config`` object) TRL wraps the model in a LoRA adapter; only the adapter trains.
+    The plan's own RewardSet and GRPOConfig are used as they are; a ``task`` or ``run_dir`` other than the
+    plan's (a test's, a benchmark's) gets its own. ``record=False`` leaves out the recorder (plain TRL, for
+    overhead measurements). With ``use_peft`` (or a ``peft_config`` object) TRL wraps the model in a LoRA
+    adapter; only the adapter trains.
     """
     from trl import GRPOTrainer
 
-    from agentgrpo.training.models import load_tokenizer
+    from agentgrpo.training.models import freeze_fixed_parameters, load_tokenizer
 
-    funcs, weights = make_reward_funcs(cfg.run.rewards, task, strict=cfg.run.strict_rewards)
-    # trackio / wandb show the run under its own name and project (TRL's defaults: random, "huggingface")
-    args = cfg.grpo_args(run_dir / rundir.CHECKPOINTS, reward_weights=weights, run_name=run_dir.name,
-                         project=f"agentgrpo-{task.name}")
+    own = task is cfg.task and Path(run_dir) == Path(cfg.run_dir) and cfg.grpo_config is not None
+    if own:
+        funcs, args = cfg.rewards.funcs, cfg.grpo_config
+    else:
+        funcs, weights = make_reward_funcs(cfg.run.rewards, task, strict=cfg.run.strict_rewards)
+        # trackio / wandb show the run under its own name and project (TRL's defaults: random, "huggingface")
+        args = cfg.options.grpo_args(run_dir / rundir.CHECKPOINTS, reward_weights=weights, run_name=run_dir.name,
+                                     project=f"agentgrpo-{task.name}")
     recorder = Recorder(run_dir) if record else None
     guards = [ToolTimeoutCounter(), Watchdog(run_dir, cfg.run.step_timeout)] if record else []
     trainer = GRPOTrainer(
@@ -48,6 +53,7 @@ def build_grpo_trainer(cfg: ResolvedConfig, task: Task, model_path: str, run_dir
         peft_config=cfg.peft_config(),
         callbacks=[c for c in (*guards[:1], recorder, *guards[1:], *callbacks) if c is not None],
     )
+    freeze_fixed_parameters(trainer.model)
     if recorder is not None:
         recorder.attach(trainer)
     use_compact_progress(trainer)

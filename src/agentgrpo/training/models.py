@@ -24,8 +24,9 @@ def resolve_model(name: str, task: Task) -> str:
 
     if name == "tiny":
         if task.name != "calculator":
-            raise UserError(f"model: 'tiny' is SFT'd on the calculator task, not {task.name!r}; use "
-                            "'tiny-random' with sft: true, or a real model.")
+            from agentgrpo.tasks.checks import tiny_elsewhere
+
+            raise UserError(tiny_elsewhere(task.name))
         if not (SHIPPED_SFT / "config.json").exists():
             raise UserError(f"model: the shipped tiny checkpoint is missing at {SHIPPED_SFT}; rebuild it with "
                             "`agentgrpo build-tiny`.")
@@ -100,6 +101,20 @@ def load_model(model_path: str, dtype: str = "float32"):
     except ImportError as exc:
         raise UserError(f"model: {model_path} is a LoRA adapter; loading it needs peft (pip install peft).") from exc
     return PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(base, dtype=dtype), model_path)
+
+
+def freeze_fixed_parameters(model) -> list[str]:
+    """Keep the parameters the model's config names as fixed (``agentgrpo_frozen_parameters``: name suffixes,
+    e.g. the tiny model's zero output-projection bias) out of training; the names frozen."""
+    from agentgrpo.tiny.model import FROZEN_KEY
+
+    suffixes = tuple(getattr(getattr(model, "config", None), FROZEN_KEY, None) or ())
+    frozen = []
+    for name, param in model.named_parameters() if suffixes else ():
+        if name.endswith(suffixes) and param.requires_grad:
+            param.requires_grad_(False)
+            frozen.append(name)
+    return frozen
 
 
 def merge_adapter(adapter_dir: str | Path, out_dir: str | Path) -> Path:

@@ -45,10 +45,11 @@ def build_task_rewards(specs, task: Task, strict: bool = False) -> RewardSet:
     return build_rewards(specs_or_default(specs, task), strict=strict, resolve=resolver(task))
 
 
-def recorded_specs(specs, task: Task) -> list[dict]:
-    """The specs as written to config.yaml: every field explicit, ``alias`` = the name TRL logs it under."""
+def recorded_specs(specs, task: Task, rewards: RewardSet | None = None) -> list[dict]:
+    """The specs as written to config.yaml: every field explicit, ``alias`` = the name TRL logs it under
+    (``rewards``: the `RewardSet` already built from them)."""
     parsed, _ = parse_specs(specs_or_default(specs, task))
-    names = build_task_rewards(specs, task).names
+    names = (rewards or build_task_rewards(specs, task)).names
     by_order = sorted(parsed, key=lambda s: s.weight == 0)  # RewardSet puts trained rewards first
     out = []
     for spec, logged in zip(by_order, names, strict=True):
@@ -70,17 +71,36 @@ def required_columns(func: Callable) -> set[str]:
             and p.name not in TRL_REWARD_KWARGS}
 
 
-def check_reward_specs(specs, task: Task) -> list[str]:
-    """All problems with a rewards list, as 'rewards...' strings (empty when fine)."""
-    try:
-        reward_set = build_task_rewards(specs, task)
-    except ConfigError as exc:
-        return list(exc.problems)
+def check_reward_signatures(rewards: RewardSet, task: Task) -> list[str]:
+    """Each reward can be called as TRL calls it, ``f(prompts=..., completions=..., completion_ids=...,
+    **dataset columns, trainer_state=..., log_metric=..., log_extra=...)``, and the task has every column it
+    asks for; all problems, each naming the reward (a wrong signature is not a missing column)."""
+    passed = {"prompts", "completions", "completion_ids", "trainer_state", "log_metric", "log_extra",
+              *(["environments"] if task.environment_factory else []), *(c for c in task.columns if c != "prompt")}
     problems = []
-    for guarded in reward_set.funcs:
-        missing = required_columns(guarded.func) - set(task.columns)
+    for guarded in rewards.funcs:
+        name, func = guarded.__name__, guarded.func
+        try:
+            signature = inspect.signature(func)
+        except (TypeError, ValueError):
+            continue
+        params = signature.parameters
+        takes_all = any(p.kind is p.VAR_KEYWORD for p in params.values())
+        named = {n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+        positional_only = [n for n, p in params.items() if p.kind is p.POSITIONAL_ONLY]
+        unexpected = sorted(passed - named) if not takes_all else []
+        if "completions" not in named and not takes_all or positional_only or unexpected:
+            why = (f"it has no 'completions' parameter" if "completions" not in named and not takes_all
+                   else f"positional-only {positional_only}" if positional_only
+                   else f"it does not accept {unexpected} (and has no **kwargs)")
+            problems.append(
+                f"rewards: {name!r} has the signature {name}{signature}, which TRL cannot call ({why}): TRL "
+                f"calls a reward as {name}(prompts=..., completions=..., completion_ids=..., **dataset columns, "
+                f"...); write it as def {name}(completions, **kwargs) and read dataset columns by name.")
+            continue
+        missing = required_columns(func) - set(task.columns)
         if missing:
-            problems.append(f"rewards: {guarded.__name__!r} needs dataset column(s) {sorted(missing)}, which task "
+            problems.append(f"rewards: {name!r} needs dataset column(s) {sorted(missing)}, which task "
                             f"{task.name!r} does not provide (it has {list(task.columns)}); pick a reward "
                             f"that fits the task or add the column.")
     return problems

@@ -7,14 +7,13 @@ to find out from outcomes that the tool pays. Loss is on assistant tokens only (
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from pathlib import Path
 
 from datasets import Dataset
-from transformers.utils import get_json_schema
 
 from agentgrpo.tasks.base import Task
+from agentgrpo.tasks.demonstrations import demonstrations
 from agentgrpo.training.progress import use_compact_progress
 
 
@@ -27,14 +26,6 @@ class SFTSettings:
     warmup_ratio: float = 0.05
     unique_examples: int = 16_000  # demonstrations generated; more steps cycle through them again
     seed: int = 0
-
-
-def demonstrations(task: Task, n: int, tool_fraction: float, seed: int) -> list[dict]:
-    """``n`` SFT examples (messages + the tools' JSON schemas), a ``tool_fraction`` of them using the tool."""
-    rng = random.Random(seed)
-    schemas = [get_json_schema(tool) for tool in task.tools()]
-    rows = task.train_problems(n, seed=seed + 1)
-    return [{**task.demonstration(row, rng.random() < tool_fraction), "tools": schemas} for row in rows]
 
 
 def run_sft(model, tokenizer, task: Task, settings: SFTSettings, output_dir: str | Path, *,
@@ -63,7 +54,10 @@ def run_sft(model, tokenizer, task: Task, settings: SFTSettings, output_dir: str
         disable_tqdm=not show_progress,
         dataset_num_proc=None,
     )
+    from agentgrpo.training.models import freeze_fixed_parameters
+
     trainer = SFTTrainer(model=model, args=args, train_dataset=data, processing_class=tokenizer)
+    freeze_fixed_parameters(trainer.model)
     use_compact_progress(trainer)
     trainer.train()
     trainer.save_model(str(output_dir))

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-import threading
 from collections.abc import Callable
 
 from transformers import TrainerCallback
@@ -22,51 +21,7 @@ from transformers import TrainerCallback
 _RESERVED = ("reset", "get_reward")
 
 
-class ToolTimeout(TimeoutError):
-    """A tool call that did not return within its limit."""
-
-
-class _Counter:
-    def __init__(self):
-        self._lock = threading.Lock()
-        self.count = 0
-
-    def add(self) -> None:
-        with self._lock:
-            self.count += 1
-
-    def take(self) -> int:
-        with self._lock:
-            n, self.count = self.count, 0
-        return n
-
-
-TIMEOUTS = _Counter()
-
-
-def call_with_timeout(fn: Callable, seconds: float, name: str, *args, **kwargs):
-    """``fn(*args, **kwargs)`` in a daemon thread; its result, its exception, or `ToolTimeout`.
-
-    >>> call_with_timeout(lambda x: x + 1, 1.0, "inc", 41)
-    42
-    """
-    box: dict = {}
-
-    def target():
-        try:
-            box["value"] = fn(*args, **kwargs)
-        except BaseException as exc:  # re-raised in the caller, where TRL counts it
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, name=f"tool-{name}", daemon=True)
-    thread.start()
-    thread.join(seconds)
-    if thread.is_alive():
-        TIMEOUTS.add()
-        raise ToolTimeout(f"tool {name} timed out after {seconds:g} s")
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
+from agentgrpo.timeouts import TIMEOUTS, ToolTimeout, call_with_timeout  # noqa: F401 - re-exported
 
 
 def _timed(method: Callable, seconds: float) -> Callable:
