@@ -394,7 +394,7 @@ def stall_no_signal(n: int, seed: int, onset_frac: float):
     sim = Sim(n, seed, spread=0.5)
     comps = {"correct": sim.bernoulli(np.full(n, 0.004))}
     curves = _base(sim, np.full(n, 0.8), np.full(n, 90.0), 0.001 + 0.001 * sim.t / n)
-    return "signal", 1, assemble(sim, comps, {"correct": 1.0}, **curves), [], "failure"
+    return "zero_variance", 1, assemble(sim, comps, {"correct": 1.0}, **curves), [], "failure"
 
 
 def tool_failures(n: int, seed: int, onset_frac: float):

@@ -18,9 +18,9 @@ from agentgrpo.doctor.table import MetricTable
 # that collapses stops calling (or garbles) its tool with everything else; a crash of the reward is what a
 # collapse, a blow-up or a NaN looks like in the reward; a blown-up policy emits identical, truncated text.
 EXPLAINED_BY = {
-    "stall": ("instability", "kl", "collapse", "regression", "signal", "tools", "length"),
+    "stall": ("instability", "kl", "collapse", "regression", "zero_variance", "tools", "length"),
     "regression": ("instability", "kl", "collapse"),
-    "signal": ("instability", "kl", "collapse"),
+    "zero_variance": ("instability", "kl", "collapse"),
     "length": ("instability", "kl", "collapse"),
     "hacking": ("length",),
     "tools": ("hacking", "collapse"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from agentgrpo.doctor.modes import Mode
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.regression import crash
@@ -19,7 +20,7 @@ from agentgrpo.doctor.detectors.text import moved, num
 from agentgrpo.doctor.finding import FAILURE, OK, Finding, confidence
 from agentgrpo.doctor.signals import Signals
 
-NAME = "collapse"
+NAME = Mode.COLLAPSE
 FIX = (
     "lower the learning rate; raise the sampling temperature and/or num_generations (group size); "
     "add an entropy bonus or keep beta > 0; resume from a checkpoint before the onset"

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from agentgrpo.doctor.modes import Mode
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.text import moved, span
 from agentgrpo.doctor.finding import FAILURE, OK, WARNING, Finding, confidence, not_judged
 from agentgrpo.doctor.signals import RewardFacts, Signals
 
-NAME = "hacking"
+NAME = Mode.HACKING
 FIX = (
     "inspect samples at the onset; make the proxy reward harder to game (tighter checks, penalties for "
     "the exploit), mix the true objective into the trained reward, keep a shadow reward to watch, and stop "

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from agentgrpo.doctor.modes import Mode
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.text import num
 from agentgrpo.doctor.finding import FAILURE, OK, WARNING, Finding, confidence, not_judged
 from agentgrpo.doctor.signals import Signals
 
-NAME = "kl"
+NAME = Mode.KL
 FIX = (
     "lower the learning rate (or warm it up), clip gradients (max_grad_norm), raise beta to hold the "
     "policy near the reference; check generation settings (a broken sampler or grammar constraint can "

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from agentgrpo.doctor.modes import Mode
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.text import moved, num, pct
 from agentgrpo.doctor.finding import FAILURE, OK, WARNING, Finding, confidence, not_judged
 from agentgrpo.doctor.signals import Signals
 
-NAME = "length"
+NAME = Mode.LENGTH
 FIX = (
     "add a length penalty or cap (e.g. a soft overlong penalty), lower max_completion_length, "
     "reward correctness rather than effort, and watch a correctness shadow reward"

@@ -14,10 +14,11 @@ import numpy as np
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.text import num, pct
+from agentgrpo.doctor.modes import Mode
 from agentgrpo.doctor.finding import FAILURE, OK, Finding, confidence
 from agentgrpo.doctor.signals import Signals
 
-NAME = "signal"
+NAME = Mode.ZERO_VARIANCE
 FIX = (
     "the groups are identical, so advantages are zero: the task is too hard (all fail) or too easy "
     "(all pass) for the model, or generation is degenerate; make the reward denser (partial credit), adjust "
