@@ -3,19 +3,19 @@
 The Trainer's notebook progress callback displays an HTML table (``Step``, ``Training Loss``, ``reward``,
 ``rewards / f / mean``, ... with values as text); that is read first. Without such a table, the printed
 metric dicts and step lines of the cells' stream outputs are read as a console log. Cells that raised are
-noted. Needs ``nbformat`` (``pip install nbformat``, or ``pip install 'agentgrpo[notebook]'``).
+noted. A notebook is JSON: it is read with ``json`` alone (nbformat 4 and the older 3, whose cells sit in
+``worksheets``), so the default install reads notebooks; ``nbformat`` is not needed.
 """
 
 from __future__ import annotations
 
+import json
 import re
-import warnings
 from html import unescape
 
 from agentgrpo.doctor import names
+from agentgrpo.doctor.readers.textlog import parse_text
 from agentgrpo.errors import UserError
-
-INSTALL_HINT = "pip install nbformat  (or: pip install 'agentgrpo[notebook]')"
 
 
 _TABLE = re.compile(r"<table\b.*?</table>", re.IGNORECASE | re.DOTALL)
@@ -56,35 +56,54 @@ def _text(value) -> str:
     return "".join(value) if isinstance(value, list) else str(value or "")
 
 
+def _cells(text: str, source) -> list[dict]:
+    """The cells of a notebook's JSON (format 4, or format 3's worksheets); a UserError when it is not one."""
+    try:
+        nb = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(
+            f"{source}: not a readable Jupyter notebook (invalid JSON: {exc}); was it saved completely? "
+            "Re-save it from Jupyter, or pass the training log itself."
+        ) from None
+    if not isinstance(nb, dict):
+        raise UserError(f"{source}: not a Jupyter notebook (its JSON is a {type(nb).__name__}, not an object)")
+    cells = nb.get("cells")
+    if cells is None and isinstance(nb.get("worksheets"), list):  # nbformat 3
+        cells = [c for ws in nb["worksheets"] if isinstance(ws, dict) for c in ws.get("cells") or []]
+    if not isinstance(cells, list):
+        raise UserError(f"{source}: not a Jupyter notebook (no 'cells' list); pass the training log itself")
+    return [c for c in cells if isinstance(c, dict)]
+
+
+def _html(output: dict) -> str:
+    data = output.get("data") if isinstance(output.get("data"), dict) else output  # format 3: keys at the top
+    return _text(data.get("text/html", data.get("html")))
+
+
+def _plain(output: dict) -> str | None:
+    data = output.get("data") if isinstance(output.get("data"), dict) else output
+    value = data.get("text/plain", data.get("text"))
+    return None if value is None else _text(value)
+
+
 def read_notebook(text: str, source) -> tuple[list[dict], list[str], str]:
     """(records, notes, format) from a notebook's JSON text."""
-    try:
-        import nbformat
-    except ImportError:
-        raise UserError(f"{source}: reading a Jupyter notebook needs nbformat: {INSTALL_HINT}") from None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            nb = nbformat.reads(text, as_version=4)
-    except Exception as exc:  # nbformat raises json, validation and version errors of several types
-        raise UserError(
-            f"{source}: not a readable Jupyter notebook ({type(exc).__name__}: {str(exc)[:200]}); "
-            "was it saved completely? Re-save it from Jupyter, or pass the training log itself."
-        ) from None
+    cells = _cells(text, source)
     table_records, streams, notes = [], [], []
-    for number, cell in enumerate(nb.get("cells", []), start=1):
-        for output in cell.get("outputs", []) or []:
+    for number, cell in enumerate(cells, start=1):
+        for output in cell.get("outputs") or []:
+            if not isinstance(output, dict):
+                continue
             kind = output.get("output_type")
             if kind == "stream":
                 streams.append(_text(output.get("text")))
-            elif kind in ("display_data", "execute_result", "update_display_data"):
-                data = output.get("data", {}) or {}
-                html = _text(data.get("text/html"))
+            elif kind in ("display_data", "execute_result", "update_display_data", "pyout"):
+                html = _html(output)
                 if "<table" in html:
                     for table in html_tables(html):
                         table_records += metric_records(table)
-                elif "text/plain" in data:
-                    streams.append(_text(data.get("text/plain")))
+                elif _plain(output) is not None:
+                    streams.append(_plain(output))
             elif kind == "error":
                 notes.append(
                     f"notebook cell {number} raised {output.get('ename', 'an error')}: "
@@ -92,8 +111,6 @@ def read_notebook(text: str, source) -> tuple[list[dict], list[str], str]:
                 )
     if table_records:
         return table_records, notes, "notebook (training table)"
-    from agentgrpo.doctor.readers.formats import parse_text
-
     records, text_notes, fmt = parse_text("\n".join(streams))
     if not records:
         raise UserError(
