@@ -483,7 +483,6 @@ def test_console_log_cut_mid_dict(tmp_path):
 @pytest.mark.parametrize(
     "module, name, hint",
     [
-        ("nbformat", "x.ipynb", "pip install nbformat"),
         ("tensorboard", "events.out.tfevents.1", "pip install tensorboard"),
     ],
 )
