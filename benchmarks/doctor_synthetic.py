@@ -520,7 +520,7 @@ def kl_creep_takeoff(n: int, seed: int, onset_frac: float):
     start = int(onset_frac * n)
     creep = 0.001 * 30.0 ** (sim.t / max(start, 1))
     kl = creep * np.exp(np.minimum(np.maximum(sim.t - start, 0) / (0.05 * n), 12.0))
-    p = 0.2 + 0.2 * ease(sim.t, 0, start) - 0.15 * ease(sim.t, start + 0.1 * n, 0.1 * n)
+    p = 0.2 + 0.4 * ease(sim.t, 0, start) - 0.3 * ease(sim.t, start + 0.1 * n, 0.1 * n)
     curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), kl)
     return "kl", start + 1, assemble(sim, {"correct": sim.bernoulli(np.clip(p, 0.02, 1))}, {"correct": 1.0}, **curves), [], "failure"
 

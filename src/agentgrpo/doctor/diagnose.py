@@ -134,8 +134,8 @@ def diagnose(table: MetricTable, only: tuple[str, ...] | None = None) -> Report:
 
 
 def stalled_before(table: MetricTable, step: float) -> bool:
-    """The reward was already flat (``|t| < T_FLAT``, at least ``MIN_POINTS`` logs) before ``step``: a stall
-    of its own, not the consequence of a failure that began there."""
+    """The reward was already flat before ``step`` (at least ``MIN_POINTS`` logs, trend ``|t| < T_FLAT``, the
+    stall detector's own rule): a stall of its own, not the consequence of a failure that began there."""
     from agentgrpo.doctor import names, stats
 
     x, y = table.series(names.REWARD)
