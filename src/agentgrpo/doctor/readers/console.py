@@ -14,12 +14,14 @@ import json
 import re
 
 from agentgrpo.doctor import names
+from agentgrpo.doctor.readers import fastjson
 
 _DICT_START = re.compile(r"\{\s*['\"]")
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?i:nan|inf(?:inity)?)"
 _PAIR = re.compile(r"['\"]([^'\"]+)['\"]\s*:\s*(?:[A-Za-z_.]+\()?['\"]?(" + _NUMBER + r")")
 _TQDM = re.compile(r"(?<!\d)(\d+)/(\d+) \[")
 _LOGGING_STEPS = re.compile(r"logging_steps\s*[=:]\s*(\d+)")
+_BARE_NUMBER = re.compile(r"(?<=[:\s])(-?(?:nan|inf))(?=\s*[,}])")
 _MAX_WRAPPED_LINES = 40
 
 
@@ -34,6 +36,9 @@ def parse_dict(text: str) -> dict | None:
     >>> parse_dict("{'grad_norm': nan, 'kl': inf, 'reward': -0.5, 'mode': 'train'}")
     {'grad_norm': 'nan', 'kl': 'inf', 'reward': '-0.5'}
     """
+    fast = _as_json(text)
+    if fast is not None:
+        return fast
     pairs = _PAIR.findall(text)
     if pairs:
         return dict(pairs)
@@ -45,6 +50,34 @@ def parse_dict(text: str) -> dict | None:
         except json.JSONDecodeError:
             return None
     return value if isinstance(value, dict) else None
+
+
+def _as_json(text: str) -> dict | None:
+    """The common case fast: a flat dict of plain numbers printed by Python (single quotes, bare nan/inf)
+    read as JSON; its numbers as strings, as the general path gives them. None when it is anything else
+    (a string value, ``tensor(...)``, nesting), which the general path reads."""
+    if "(" in text or "\\" in text:
+        return None
+    try:
+        value = fastjson.loads(_BARE_NUMBER.sub(r'"\1"', text.replace("'", '"')))
+    except (ValueError, TypeError):
+        return None
+    if not isinstance(value, dict) or not value:
+        return None
+    out = {}
+    for key, item in value.items():
+        if isinstance(item, bool) or not isinstance(item, (int, float, str)):
+            return None
+        if isinstance(item, str):
+            if _NUMBER_ONLY.fullmatch(item) is None:
+                continue  # a non-numeric value ('mode': 'train'), as the general path skips it
+            out[key] = item
+        else:
+            out[key] = repr(item)
+    return out
+
+
+_NUMBER_ONLY = re.compile(_NUMBER)
 
 
 def is_metric_record(record: dict) -> bool:

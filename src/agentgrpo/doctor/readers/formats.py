@@ -11,6 +11,7 @@ import zlib
 from pathlib import Path
 
 from agentgrpo.doctor import names
+from agentgrpo.doctor.readers import fastjson
 from agentgrpo.doctor.readers.jsontext import recover_log_history
 from agentgrpo.doctor.readers.notebook import read_notebook
 from agentgrpo.doctor.readers.textlog import one_json_value, parse_text, read_csv
@@ -79,7 +80,7 @@ def parse_file(path: Path, text: str) -> tuple[list[dict], list[str], str]:
 def read_json(path: Path, text: str) -> tuple[list[dict], list[str], str]:
     """A trainer_state.json, a JSON array of step records, an object holding one, or columns of lists."""
     try:
-        data = json.loads(text)
+        data = fastjson.loads(text)
     except json.JSONDecodeError:
         records, why = recover_log_history(text)
         if records is None:

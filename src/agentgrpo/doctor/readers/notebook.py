@@ -14,31 +14,84 @@ import re
 from html import unescape
 
 from agentgrpo.doctor import names
+from agentgrpo.doctor.readers import fastjson
 from agentgrpo.doctor.readers.textlog import parse_text
 from agentgrpo.errors import UserError
 
 
-_TABLE = re.compile(r"<table\b.*?</table>", re.IGNORECASE | re.DOTALL)
-_ROW = re.compile(r"<tr\b[^>]*>(.*?)</tr>", re.IGNORECASE | re.DOTALL)
-_CELL = re.compile(r"<t[hd]\b[^>]*>(.*?)</t[hd]>", re.IGNORECASE | re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
+
+
+_ROW_END = re.compile(r"</tr\s*>", re.IGNORECASE)
+_CELL_END = re.compile(r"</t[hd]\s*>", re.IGNORECASE)
+_SPACE = re.compile(r"\s+")
+_ROW_SEP, _CELL_SEP = "\ue000", "\ue001"  # private-use characters: never in a table, and not whitespace
 
 
 def html_tables(html: str) -> list[list[list[str]]]:
     """Rows of cell texts of each table in ``html`` (the regular tables pandas and the Trainer print).
 
+    Each table is processed as one string (cell and row ends marked, tags stripped and entities unescaped
+    once), so a 100,000-row table costs a few passes, not a regex per cell.
+
     >>> html_tables("<table><tr><th>Step</th><th>reward</th></tr><tr><td>1</td><td>&minus;0.5</td></tr></table>")
     [[['Step', 'reward'], ['1', '−0.5']]]
+    >>> html_tables("<table><thead><tr><th> a  b </th></tr></thead><tbody>\\n<tr><td><b>1</b></td></tr></tbody></table>")
+    [[['a b'], ['1']]]
     """
     tables = []
-    for table in _TABLE.finditer(html):
+    for table in _tables(html):
+        simple = _simple_table(table)
+        if simple is not None:
+            tables.append(simple)
+            continue
+        text = _CELL_END.sub(_CELL_SEP, _ROW_END.sub(_ROW_SEP, table))
+        text = _TAG.sub("", text)
+        if "&" in text:
+            text = unescape(text)
+        text = _SPACE.sub(" ", text)
         rows = []
-        for row in _ROW.findall(table.group(0)):
-            cells = [" ".join(unescape(_TAG.sub("", c)).split()) for c in _CELL.findall(row)]
+        for row in text.split(_ROW_SEP):
+            cells = row.split(_CELL_SEP)[:-1]  # what follows the last cell's end is not a cell
             if cells:
-                rows.append(cells)
+                rows.append([c.strip() for c in cells])
         tables.append(rows)
     return tables
+
+
+def _tables(html: str) -> list[str]:
+    """Each ``<table ...> ... </table>`` of ``html`` (found with str.find: a lazy regex over a 50 MB output
+    backtracks at every character)."""
+    low = html.lower()
+    out, pos = [], 0
+    while True:
+        start = low.find("<table", pos)
+        if start < 0:
+            return out
+        end = low.find("</table>", start)
+        if end < 0:
+            return out
+        out.append(html[start : end + len("</table>")])
+        pos = end + len("</table>")
+
+
+_SIMPLE_CELL = re.compile(r"<t[hd](?:\s[^>]*)?>([^<&]*)</t[hd]\s*>")
+
+
+def _simple_table(table: str) -> list[list[str]] | None:
+    """The rows of a table whose cells hold plain text and whose rows all have the header's width (the
+    Trainer's table): one regex pass, no per-cell work; None for any other table."""
+    if any(tag in table for tag in ("<TD", "<TH", "<TR", "</T")):  # upper-case tags: the general path
+        return None
+    cells = _SIMPLE_CELL.findall(table)
+    rows = table.count("<tr>") + table.count("<tr ")
+    opened = table.count("<td") + table.count("<th") - table.count("<thead")
+    if not rows or len(cells) % rows or opened != len(cells):
+        return None
+    width = len(cells) // rows
+    if any(c != c.strip() or "  " in c for c in cells[:width]):  # header needs the general path's spacing
+        return None
+    return [cells[i : i + width] for i in range(0, len(cells), width)]
 
 
 def metric_records(table: list[list[str]]) -> list[dict]:
@@ -59,7 +112,7 @@ def _text(value) -> str:
 def _cells(text: str, source) -> list[dict]:
     """The cells of a notebook's JSON (format 4, or format 3's worksheets); a UserError when it is not one."""
     try:
-        nb = json.loads(text)
+        nb = fastjson.loads(text)
     except json.JSONDecodeError as exc:
         raise UserError(
             f"{source}: not a readable Jupyter notebook (invalid JSON: {exc}); was it saved completely? "

@@ -11,6 +11,7 @@ import io
 import json
 
 from agentgrpo.doctor import names
+from agentgrpo.doctor.readers import fastjson
 from agentgrpo.doctor.readers.console import read_console
 from agentgrpo.doctor.readers.jsontext import read_jsonl
 from agentgrpo.doctor.readers.steplines import read_step_lines
@@ -19,7 +20,7 @@ from agentgrpo.doctor.readers.texttable import read_text_tables
 
 def one_json_value(text: str) -> bool:
     try:
-        json.loads(text)
+        fastjson.loads(text)
     except json.JSONDecodeError:
         return False
     return True
