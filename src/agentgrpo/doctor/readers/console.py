@@ -30,11 +30,11 @@ def parse_dict(text: str) -> dict | None:
     wrapped as ``tensor(...)``), else the whole dict as a Python literal or JSON.
 
     >>> parse_dict("{'loss': 0.1, 'reward': '0.5'}")
-    {'loss': '0.1', 'reward': '0.5'}
+    {'loss': 0.1, 'reward': '0.5'}
     >>> parse_dict("{'kl': tensor(0.25, device='cuda:0'), 'step': 3}")
     {'kl': '0.25', 'step': '3'}
     >>> parse_dict("{'grad_norm': nan, 'kl': inf, 'reward': -0.5, 'mode': 'train'}")
-    {'grad_norm': 'nan', 'kl': 'inf', 'reward': '-0.5'}
+    {'grad_norm': 'nan', 'kl': 'inf', 'reward': -0.5}
     """
     fast = _as_json(text)
     if fast is not None:
@@ -54,8 +54,8 @@ def parse_dict(text: str) -> dict | None:
 
 def _as_json(text: str) -> dict | None:
     """The common case fast: a flat dict of plain numbers printed by Python (single quotes, bare nan/inf)
-    read as JSON; its numbers as strings, as the general path gives them. None when it is anything else
-    (a string value, ``tensor(...)``, nesting), which the general path reads."""
+    read as JSON in one call. None when it is anything else (``tensor(...)``, nesting, a boolean), which
+    the general path reads."""
     if "(" in text or "\\" in text:
         return None
     try:
@@ -64,17 +64,13 @@ def _as_json(text: str) -> dict | None:
         return None
     if not isinstance(value, dict) or not value:
         return None
-    out = {}
-    for key, item in value.items():
-        if isinstance(item, bool) or not isinstance(item, (int, float, str)):
-            return None
-        if isinstance(item, str):
-            if _NUMBER_ONLY.fullmatch(item) is None:
-                continue  # a non-numeric value ('mode': 'train'), as the general path skips it
-            out[key] = item
-        else:
-            out[key] = repr(item)
-    return out
+    kinds = set(map(type, value.values()))
+    if kinds <= {int, float}:
+        return value  # numbers as numbers (the general path gives strings; the table reads both)
+    if bool in kinds or not kinds <= {int, float, str}:
+        return None
+    # a non-numeric string value ('mode': 'train') is skipped, as the general path skips it
+    return {k: v for k, v in value.items() if not isinstance(v, str) or _NUMBER_ONLY.fullmatch(v)}
 
 
 _NUMBER_ONLY = re.compile(_NUMBER)
