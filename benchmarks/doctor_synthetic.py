@@ -112,6 +112,7 @@ def _lengths(sim: Sim, mean: np.ndarray, cap: float) -> dict[str, np.ndarray]:
         "completions__mean_length": samples.mean(axis=1),
         "completions__clipped_ratio": (samples >= cap).mean(axis=1),
         "completions__max_length": samples.max(axis=1),
+        "completions__min_length": samples.min(axis=1),
     }
 
 
@@ -394,7 +395,7 @@ def stall_no_signal(n: int, seed: int, onset_frac: float):
     sim = Sim(n, seed, spread=0.5)
     comps = {"correct": sim.bernoulli(np.full(n, 0.004))}
     curves = _base(sim, np.full(n, 0.8), np.full(n, 90.0), 0.001 + 0.001 * sim.t / n)
-    return "signal", 1, assemble(sim, comps, {"correct": 1.0}, **curves), [], "failure"
+    return "zero_variance", 1, assemble(sim, comps, {"correct": 1.0}, **curves), [], "failure"
 
 
 def tool_failures(n: int, seed: int, onset_frac: float):
@@ -451,6 +452,93 @@ def saturated_component(n: int, seed: int, onset_frac: float):
     return "hacking", start + 1, assemble(sim, comps, weights, **curves), _cfg(weights), "warning"
 
 
+# ---- issue 20: one scenario per principle (severity, a never-paying objective, isolated spikes, a fixed
+# output without entropy, onset at the change of regime, materiality) -------------------------------------
+
+
+def truncation_most(n: int, seed: int, onset_frac: float):
+    """Most (about 60-80%) completions hit the cap for the whole run while the reward learns: a failure."""
+    sim = Sim(n, seed)
+    p = 0.2 + 0.5 * ease(sim.t, 0.05 * n, 0.6 * n)
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 240.0), 0.002 + 0.03 * sim.t / n, cap=200)
+    curves.pop("completions__min_length")
+    return "length", 1, assemble(sim, {"correct": sim.bernoulli(p)}, {"correct": 1.0}, **curves), [], "failure"
+
+
+def truncation_some(n: int, seed: int, onset_frac: float):
+    """A minority (about 25%) of completions hit the cap: a warning, never a failure."""
+    sim = Sim(n, seed)
+    p = 0.2 + 0.5 * ease(sim.t, 0.05 * n, 0.6 * n)
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 170.0), 0.002 + 0.03 * sim.t / n, cap=200)
+    return "length", 1, assemble(sim, {"correct": sim.bernoulli(p)}, {"correct": 1.0}, **curves), [], "warning"
+
+
+def objective_never_pays(n: int, seed: int, onset_frac: float):
+    """No shadow: the task reward is exactly 0 on every step while a format reward climbs to its maximum."""
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    fmt = sim.bernoulli(0.1 + 0.8999 * ease(sim.t, start, 0.25 * n))
+    comps = {"format_reward": fmt, "correctness_reward": np.zeros_like(fmt)}
+    weights = {"format_reward": 1.0, "correctness_reward": 1.0}
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), 0.002 + 0.03 * sim.t / n)
+    return "hacking", start + 1, assemble(sim, comps, weights, **curves), _cfg(weights), "failure"
+
+
+def objective_immaterial(n: int, seed: int, onset_frac: float):
+    """No shadow: a proxy rises 0.2 -> 0.7 while the task component creeps 0.001 -> 0.005 (significant, but
+    a sliver of the proxy's gain)."""
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    rise = ease(sim.t, start, 0.3 * n)
+    proxy = sim.bernoulli(0.2 + 0.5 * rise)
+    true = np.broadcast_to((0.001 + 0.004 * rise)[:, None, None], proxy.shape) * (1 + 0.05 * sim.rng.normal(size=proxy.shape))
+    comps = {"compilable": proxy, "correctness": true}
+    weights = {"compilable": 1.0, "correctness": 1.0}
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), 0.002 + 0.03 * sim.t / n)
+    return "hacking", start + 1, assemble(sim, comps, weights, **curves), _cfg(weights), "failure"
+
+
+def kl_spike(n: int, seed: int, onset_frac: float, size: float = 1e5):
+    """A learning run whose KL (and loss) jumps by ``size`` times its scale at one step, then recovers."""
+    expect, _, records, rewards, level = healthy(n, seed, onset_frac)
+    at = int(onset_frac * n)
+    kl = records[at]["kl"]
+    records[at]["kl"] = max(kl * size, 1.5)
+    records[at]["loss"] = records[at]["loss"] * size
+    return ("kl", at + 1, records, rewards, "failure") if size >= 1e3 else (None, None, records, rewards, level)
+
+
+def kl_bump(n: int, seed: int, onset_frac: float):
+    """A learning run with one KL bump of 30x its scale: within what healthy runs show, not a blow-up."""
+    return kl_spike(n, seed, onset_frac, size=30.0)
+
+
+def kl_creep_takeoff(n: int, seed: int, onset_frac: float):
+    """KL creeps from the first step (x30 over the run's first part, 0.001 -> 0.03) and takes off at the
+    onset: the blow-up begins at the take-off, not at the first step."""
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    creep = 0.001 * 30.0 ** (sim.t / max(start, 1))
+    kl = creep * np.exp(np.minimum(np.maximum(sim.t - start, 0) / (0.05 * n), 12.0))
+    p = 0.2 + 0.4 * ease(sim.t, 0, start) - 0.3 * ease(sim.t, start + 0.1 * n, 0.1 * n)
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), kl)
+    return "kl", start + 1, assemble(sim, {"correct": sim.bernoulli(np.clip(p, 0.02, 1))}, {"correct": 1.0}, **curves), [], "failure"
+
+
+def fixed_output(n: int, seed: int, onset_frac: float):
+    """No entropy logged: the reward learns to a plateau, and from the onset every completion is the same 4
+    tokens (shortest = longest) while the reward stays there: a collapse, though it looks converged."""
+    sim = Sim(n, seed, spread=0.7)
+    start = int(onset_frac * n)
+    fixed = sim.t >= start
+    p = 0.2 + 0.75 * ease(sim.t, 0, 0.8 * start)
+    curves = _base(sim, np.full(n, 1.0), np.where(fixed, 4.0, 60.0), 0.002 + 0.03 * sim.t / n, cap=256)
+    curves.pop("entropy")
+    for key in ("completions__mean_length", "completions__max_length", "completions__min_length"):
+        curves[key] = np.where(fixed, 4.0, curves[key])
+    return "collapse", start + 1, assemble(sim, {"correct": sim.bernoulli(p)}, {"correct": 1.0}, **curves), [], "failure"
+
+
 def _cfg(weights: dict[str, float]) -> list[dict]:
     return [{"name": k, "weight": v} for k, v in weights.items()]
 
@@ -479,6 +567,14 @@ SCENARIOS: dict[str, Callable] = {
     "tool_calls_gone": tool_calls_gone,
     "shortcut": shortcut,
     "saturated_component": saturated_component,
+    "truncation_most": truncation_most,
+    "truncation_some": truncation_some,
+    "objective_never_pays": objective_never_pays,
+    "objective_immaterial": objective_immaterial,
+    "kl_spike": kl_spike,
+    "kl_bump": kl_bump,
+    "kl_creep_takeoff": kl_creep_takeoff,
+    "fixed_output": fixed_output,
 }
 
 

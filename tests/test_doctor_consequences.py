@@ -36,7 +36,31 @@ def test_tool_misuse_at_the_collapse_is_explained():
     assert findings[1].status == WARNING and "collapse" in findings[1].verdict
 
 
-def test_stall_is_explained_by_a_collapse_whenever_it_began():
-    findings = [_fail("collapse", 80), _fail("stall", 1)]
+def test_a_cause_after_its_effect_explains_nothing():
+    """Issue 20: a stall present from step 1 is not the consequence of a failure first seen much later."""
+    findings = [_fail("instability", 60), _fail("stall", 1)]
     _explain(findings, span=100.0)
-    assert findings[1].status == WARNING
+    assert [f.status for f in findings] == [FAILURE, FAILURE]
+
+
+def _reward_table(rewards):
+    from agentgrpo.doctor.table import MetricTable
+
+    return MetricTable.from_records([{"step": i + 1, "reward": float(r)} for i, r in enumerate(rewards)])
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("n, cause_at", [(100, 60), (300, 120), (60, 40)])
+def test_stall_before_a_later_failure_is_judged_on_the_steps_before_it(seed, n, cause_at):
+    """Flat before the later failure: a stall of its own; rising until it: the failure's consequence."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    noise = rng.normal(0, 0.05, n)
+    flat = _reward_table(0.3 + noise)
+    x = np.arange(n)
+    rose = _reward_table(np.where(x < cause_at, 0.1 + 0.5 * x / cause_at, 0.1) + noise)
+    for table, expected in ((flat, FAILURE), (rose, WARNING)):
+        findings = [_fail("collapse", cause_at), _fail("stall", 1)]
+        _explain(findings, span=float(n - 1), table=table)
+        assert findings[1].status == expected

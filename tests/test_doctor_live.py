@@ -69,3 +69,50 @@ def test_warns_without_stopping_when_not_asked():
 def test_unknown_stop_mode_is_rejected():
     with pytest.raises(ValueError, match="unknown failure mode"):
         LiveDoctorCallback(stop_on=["colapse"])
+
+
+@pytest.mark.parametrize("n", [60, 600])
+def test_a_check_parses_no_rows_and_the_rows_between_checks_are_bounded(n):
+    """The live doctor's cost per check does not grow with the run: each log is parsed once, when it
+    arrives; a check parses nothing (the history's columns are views)."""
+    case = synthetic.make("healthy", n, 0)
+    cb = LiveDoctorCallback(every=10, print_fn=None)
+    parsed_at_checks = []
+    real_check = cb.check
+
+    def counting_check(*args, **kwargs):
+        before = cb.history.rows_parsed
+        report = real_check(*args, **kwargs)
+        assert cb.history.rows_parsed == before  # a check parses no row
+        parsed_at_checks.append(before)
+        return report
+
+    cb.check = counting_check
+    _feed(cb, case, stop=False)
+    between = {b - a for a, b in zip(parsed_at_checks, parsed_at_checks[1:-1])}
+    assert between == {10}, between  # the same 10 new rows per check at step 60 as at step 600
+    assert cb.history.rows_parsed == n
+
+
+def test_follow_reads_each_appended_byte_once(tmp_path):
+    """Watching a run's metrics.jsonl from outside: each poll reads only what was appended."""
+    case = synthetic.make("collapse", 150, 0, 0.4)
+    path = tmp_path / "metrics.jsonl"
+    path.write_text("")
+    cb = LiveDoctorCallback(every=10, print_fn=None)
+    reports = []
+    lines = [json.dumps(r) + "\n" for r in case.records]
+    for i in range(0, len(lines), 7):
+        chunk = "".join(lines[i : i + 7])
+        cut = len(chunk) // 2 if i % 2 else len(chunk)  # sometimes a line is still being written
+        with open(path, "a") as fh:
+            fh.write(chunk[:cut])
+        reports.append(cb.follow(path))
+        with open(path, "a") as fh:
+            fh.write(chunk[cut:])
+    reports.append(cb.follow(path))
+    assert cb._tail.bytes_read == path.stat().st_size  # every byte read once, none twice
+    assert cb._tail.records_parsed == cb.history.rows_parsed == len(case.records)
+    checks = [r for r in reports if r is not None]
+    assert len(checks) >= 10 and checks[-1].verdict == "failure"
+    assert "collapse" in {f.detector for f in checks[-1].failures}

@@ -179,7 +179,7 @@ def test_zero_variance_groups_throughout_are_a_no_signal_failure():
             grad_norm=np.full(n, 0.002),
         )
     )
-    found = report.get("signal")
+    found = report.get("zero_variance")
     assert found.status == FAILURE and found.onset == 1, report.headline
     assert report.get("stall").status != FAILURE  # the stall is its consequence
 
@@ -188,7 +188,7 @@ def test_saturating_healthy_run_keeps_its_signal():
     n = 100
     zero = _learn(n, 0.3, 0.85, 100)
     report = diagnose(_table(n, reward=_noisy(_learn(n, 0.1, 0.9, 60), 0.03), frac_reward_zero_std=zero))
-    assert report.get("signal").status == OK
+    assert report.get("zero_variance").status == OK
     assert not report.failures, report.headline
 
 

@@ -122,19 +122,33 @@ def text_to_html_table(items):
     return html + "  </tbody>\n</table><p>"
 
 
-def _notebook(tmp_path, outputs):
-    nbformat = pytest.importorskip("nbformat")
-    nb = nbformat.v4.new_notebook()
-    cell = nbformat.v4.new_code_cell("trainer.train()")
-    cell.outputs = outputs
-    nb.cells = [nbformat.v4.new_markdown_cell("# GRPO"), cell]
-    path = tmp_path / "train.ipynb"
-    nbformat.write(nb, str(path))
+def _output(kind, **fields):
+    """One cell output as nbformat 4 writes it (multi-line text as a list of lines)."""
+    if kind == "stream":
+        return {"output_type": "stream", "name": fields.get("name", "stdout"), "text": fields["text"].splitlines(True)}
+    if kind == "error":
+        return {"output_type": "error", "ename": fields["ename"], "evalue": fields["evalue"], "traceback": []}
+    return {"output_type": kind, "data": fields["data"], "metadata": {}}
+
+
+def _notebook(tmp_path, outputs, name="train.ipynb"):
+    """A format-4 notebook: a markdown cell and the training cell with ``outputs`` (plain JSON, no nbformat)."""
+    nb = {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {},
+        "cells": [
+            {"cell_type": "markdown", "id": "a", "metadata": {}, "source": ["# GRPO"]},
+            {"cell_type": "code", "id": "b", "metadata": {}, "execution_count": 1, "source": ["trainer.train()"],
+             "outputs": outputs},
+        ],
+    }
+    path = tmp_path / name
+    path.write_text(json.dumps(nb, indent=1), encoding="utf-8")
     return path
 
 
-def test_notebook_progress_table(tmp_path):
-    nbformat = pytest.importorskip("nbformat")
+def _progress_table_notebook(tmp_path):
     header = ["Step", "Training Loss", "reward", "reward_std", "completion_length", "completions / mean_length"]
     header += ["kl", "rewards / correct / mean", "rewards / correct"]
     rows = [
@@ -142,8 +156,11 @@ def test_notebook_progress_table(tmp_path):
         for s in range(1, STEPS + 1)
     ]
     html = "<div><progress value='24' max='24'></progress></div>" + text_to_html_table([header] + rows)
-    path = _notebook(tmp_path, [nbformat.v4.new_output("display_data", data={"text/html": html, "text/plain": "x"})])
-    run = read_run(path)
+    return _notebook(tmp_path, [_output("display_data", data={"text/html": html, "text/plain": "x"})])
+
+
+def test_notebook_progress_table(tmp_path):
+    run = read_run(_progress_table_notebook(tmp_path))
     t = run.table
     assert run.fmt == "notebook (training table)" and t.steps.tolist() == list(range(1, STEPS + 1))
     assert t.components() == ["correct"]  # old and new spellings of one component: one column
@@ -153,11 +170,10 @@ def test_notebook_progress_table(tmp_path):
 
 
 def test_notebook_printed_dicts_and_error(tmp_path):
-    nbformat = pytest.importorskip("nbformat")
     text = "".join(f"{{'loss': 0.1, 'reward': '{0.1 * s}', 'kl': 0.01, 'epoch': {s / 100}}}\n" for s in range(1, 13))
     outputs = [
-        nbformat.v4.new_output("stream", name="stdout", text="Updated tokens: {'pad_token_id': 0}\n" + text),
-        nbformat.v4.new_output("error", ename="OutOfMemoryError", evalue="CUDA out of memory", traceback=[]),
+        _output("stream", text="Updated tokens: {'pad_token_id': 0}\n" + text),
+        _output("error", ename="OutOfMemoryError", evalue="CUDA out of memory"),
     ]
     run = read_run(_notebook(tmp_path, outputs))
     assert run.fmt == "notebook (console log)" and len(run.table) == 12
@@ -166,9 +182,53 @@ def test_notebook_printed_dicts_and_error(tmp_path):
 
 
 def test_notebook_without_metrics(tmp_path):
-    nbformat = pytest.importorskip("nbformat")
-    path = _notebook(tmp_path, [nbformat.v4.new_output("stream", name="stdout", text="hello\n")])
+    path = _notebook(tmp_path, [_output("stream", text="hello\n")])
     with pytest.raises(UserError, match="no training metrics in its outputs"):
+        read_run(path)
+
+
+def test_notebook_reads_with_nbformat_unimportable(tmp_path, monkeypatch):
+    """The default install has no nbformat: a notebook is JSON and reads without it (issue 20)."""
+    monkeypatch.setitem(sys.modules, "nbformat", None)  # `import nbformat` now raises ImportError
+    with pytest.raises(ImportError):
+        import nbformat  # noqa: F401
+    run = read_run(_progress_table_notebook(tmp_path))
+    assert run.fmt == "notebook (training table)" and len(run.table) == STEPS
+    assert np.allclose(run.table["reward"], 0.05 * np.arange(1, STEPS + 1))
+
+
+def test_notebook_written_by_nbformat_reads_the_same(tmp_path):
+    """Oracle: the same outputs written by nbformat itself (when installed) read to the same table."""
+    nbformat = pytest.importorskip("nbformat")
+    ours = _progress_table_notebook(tmp_path)
+    nb = nbformat.reads(ours.read_text(encoding="utf-8"), as_version=4)
+    theirs = tmp_path / "nbformat.ipynb"
+    nbformat.write(nb, str(theirs))
+    a, b = read_run(ours).table, read_run(theirs).table
+    assert a.names() == b.names() and all(np.array_equal(a[k], b[k], equal_nan=True) for k in a.names())
+
+
+def test_notebook_format_3_worksheets(tmp_path):
+    text = "".join(f"{{'loss': 0.1, 'reward': {0.1 * s}, 'epoch': {s / 100}}}\n" for s in range(1, 13))
+    nb = {"nbformat": 3, "worksheets": [{"cells": [{"cell_type": "code", "outputs": [
+        {"output_type": "stream", "stream": "stdout", "text": text.splitlines(True)}]}]}]}
+    path = tmp_path / "old.ipynb"
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    assert len(read_run(path).table) == 12
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ('{"cells": [{"outputs": [', "not a readable Jupyter notebook"),  # cut short
+        ('{"nbformat": 4, "metadata": {}}', "no 'cells' list"),
+        ("[1, 2]", "not a Jupyter notebook"),
+    ],
+)
+def test_broken_notebooks_say_what_is_wrong(tmp_path, content, message):
+    path = tmp_path / "broken.ipynb"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(UserError, match=message):
         read_run(path)
 
 
@@ -423,7 +483,6 @@ def test_console_log_cut_mid_dict(tmp_path):
 @pytest.mark.parametrize(
     "module, name, hint",
     [
-        ("nbformat", "x.ipynb", "pip install nbformat"),
         ("tensorboard", "events.out.tfevents.1", "pip install tensorboard"),
     ],
 )

@@ -25,6 +25,7 @@ Exit status: 0 healthy, converged, saturated or warnings only; 1 when a failure 
   agentgrpo doctor train.ipynb
   agentgrpo doctor trackio://my-project/run-1
   agentgrpo doctor my_loop.jsonl --map reward=score --map completions/mean_length=gen_tokens
+  agentgrpo doctor --score tests/data/real-runs --labels tests/data/real-runs/labels.json --strict
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ HELP = "diagnose a run's curves: hacking, collapse, length gaming, KL blow-up, s
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "path",
+        nargs="?",
         help="run directory, trainer_state.json, metrics.jsonl, CSV, .ipynb, console log, TensorBoard "
         "event file/folder, or trackio://PROJECT/RUN",
     )
@@ -56,6 +58,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the diagnosis as JSON instead of text")
     parser.add_argument("--png", action="store_true", help="also write one PNG per chart (matplotlib)")
     parser.add_argument("--no-report", action="store_true", help="print only; write no files")
+    parser.add_argument(
+        "--score",
+        metavar="DIR",
+        help="score the doctor on a labelled corpus: every file of DIR named in --labels (prints per run and "
+        "totals: recall per mode, failures on healthy runs, onset errors, unreadable files)",
+    )
+    parser.add_argument("--labels", metavar="FILE", help="labels file for --score (default: DIR/labels.json)")
+    parser.add_argument("--markdown", action="store_true", help="with --score: print the table as markdown")
+    parser.add_argument(
+        "--strict", action="store_true", help="with --score: exit 1 when an acceptance bound is missed"
+    )
 
 
 def default_out(path: Path) -> Path:
@@ -66,6 +79,12 @@ def default_out(path: Path) -> Path:
 
 
 def run(args) -> int:
+    from agentgrpo.errors import UserError
+
+    if getattr(args, "score", None):
+        return score(args)
+    if not args.path:
+        raise UserError("agentgrpo doctor: give a PATH to diagnose (or --score DIR --labels FILE)")
     from agentgrpo.doctor.diagnose import diagnose
     from agentgrpo.doctor.readers import read_run
     from agentgrpo.doctor.readers.read import parse_mapping
@@ -88,6 +107,20 @@ def run(args) -> int:
             lines.append(f"\nreport: {path}" + (f" (+ {len(written) - 1} PNGs)" if len(written) > 1 else ""))
         emit("\n".join(lines))
     return report.exit_code
+
+
+def score(args) -> int:
+    """``--score DIR``: the doctor on every labelled run of DIR, per run and in total."""
+    from agentgrpo.doctor import score as scoring
+
+    labels = scoring.load_labels(args.labels or Path(args.score) / "labels.json")
+    rows = scoring.score_dir(args.score, labels)
+    totals = scoring.totals(rows)
+    missed = totals.missed_bounds()
+    lines = [scoring.table(rows, markdown=args.markdown), "", scoring.summary(totals)]
+    lines.append("bounds: " + ("all hold" if not missed else "MISSED: " + "; ".join(missed)))
+    emit("\n".join(lines))
+    return 1 if missed and args.strict else 0
 
 
 def emit(output: str) -> None:

@@ -13,18 +13,21 @@ from agentgrpo.doctor.signals import Signals
 from agentgrpo.doctor.table import MetricTable
 
 # A failure of the key is a consequence of a failure of any of the values (reported, but not as a failure):
-# a collapse, KL blow-up, NaN, crash, truncation or signal-less groups stall the reward; length gaming is how
+# a collapse, KL blow-up, NaN, crash or signal-less groups stall the reward (truncation does not: a run can
+# learn while every completion is truncated, so a stall beside it is a failure of its own); length gaming is how
 # a proxy was hacked; tool calls that vanish while the true objective falls are how it was hacked; a policy
 # that collapses stops calling (or garbles) its tool with everything else; a crash of the reward is what a
 # collapse, a blow-up or a NaN looks like in the reward; a blown-up policy emits identical, truncated text.
 EXPLAINED_BY = {
-    "stall": ("instability", "kl", "collapse", "regression", "signal", "tools", "length"),
+    "stall": ("instability", "kl", "collapse", "regression", "zero_variance", "tools"),
     "regression": ("instability", "kl", "collapse"),
-    "signal": ("instability", "kl", "collapse"),
+    "zero_variance": ("instability", "kl", "collapse"),
     "length": ("instability", "kl", "collapse"),
     "hacking": ("length",),
     "tools": ("hacking", "collapse"),
 }
+# A cause that begins after its effect (by more than CONSEQUENCE_NEAR of the run) explains nothing: a stall
+# present from the first step is not the consequence of an instability first seen 90 steps later.
 # (consequence, cause) pairs that hold only when both begin together: onsets within CONSEQUENCE_NEAR of the
 # run's length (tool misuse or truncation that began well before or after a collapse is a failure of its
 # own; a policy that collapses to one token repeated to the cap truncates with it).
@@ -119,7 +122,7 @@ def diagnose(table: MetricTable, only: tuple[str, ...] | None = None) -> Report:
     signals = Signals(table)
     findings = [d.detect(signals) for d in detectors.DETECTORS if only is None or d.NAME in only]
     steps = table.steps
-    _explain(findings, float(steps[-1] - steps[0]) if len(steps) else 0.0)
+    _explain(findings, float(steps[-1] - steps[0]) if len(steps) else 0.0, table)
     findings.sort(key=lambda f: STATUS_ORDER[f.status])
     return Report(
         findings,
@@ -130,16 +133,35 @@ def diagnose(table: MetricTable, only: tuple[str, ...] | None = None) -> Report:
     )
 
 
-def _explain(findings: list[Finding], span: float) -> None:
+def stalled_before(table: MetricTable, step: float) -> bool:
+    """The reward was already flat before ``step`` (at least ``MIN_POINTS`` logs, trend ``|t| < T_FLAT``, the
+    stall detector's own rule): a stall of its own, not the consequence of a failure that began there."""
+    from agentgrpo.doctor import names, stats
+
+    x, y = table.series(names.REWARD)
+    keep = x < step
+    if keep.sum() < th.MIN_POINTS:
+        return False
+    bx, by = stats.bin_means(x[keep], y[keep])
+    return abs(stats.trend(bx, by).t) < th.T_FLAT
+
+
+def _explain(findings: list[Finding], span: float, table: MetricTable | None = None) -> None:
     failed = {f.detector: f for f in findings if f.status == FAILURE}
+
+    near = th.CONSEQUENCE_NEAR * max(span, 1.0)
 
     def explains(cause: str, f: Finding) -> bool:
         if cause not in failed:
             return False
+        a, b = f.onset, failed[cause].onset
+        if a is not None and b is not None and b > a + near:
+            # a cause never comes after its effect (onsets are known to within `near`). A stall is dated at the
+            # first step by definition: it is the later failure's doing unless the reward was flat before it
+            return f.detector == "stall" and table is not None and not stalled_before(table, b)
         if (f.detector, cause) not in TOGETHER:
             return True
-        a, b = f.onset, failed[cause].onset
-        return a is not None and b is not None and abs(a - b) <= th.CONSEQUENCE_NEAR * max(span, 1.0)
+        return a is not None and b is not None and abs(a - b) <= near
 
     for f in findings:
         causes = [c for c in EXPLAINED_BY.get(f.detector, ()) if explains(c, f)]

@@ -21,45 +21,66 @@ from pathlib import Path
 import numpy as np
 from transformers.trainer_callback import TrainerCallback
 
-from agentgrpo.doctor import detectors, names
+from agentgrpo.doctor import names
 from agentgrpo.doctor.diagnose import Report, diagnose
 from agentgrpo.doctor.finding import FAILURE, WARNING
+from agentgrpo.doctor.modes import resolve
 from agentgrpo.doctor.table import MetricTable, to_float
+from agentgrpo.doctor.tail import JsonlTail
 
 log = logging.getLogger("agentgrpo.doctor")
 
 
 class History:
-    """Logged metrics as growing columns (cheap to turn into a `MetricTable` at every check)."""
+    """Logged metrics as growing numpy columns (capacity doubles as they fill). Each log is parsed once,
+    when it arrives; a check takes views of the filled rows, so it parses nothing and copies nothing:
+    ``rows_parsed`` counts the rows parsed, the measure that a check's cost does not grow with the run."""
 
     def __init__(self):
-        self.steps: list[int] = []
-        self.columns: dict[str, list[float]] = {}
+        self._steps = np.zeros(64, dtype=np.int64)
+        self._columns: dict[str, np.ndarray] = {}
         self._names: dict[str, str] = {}
+        self.n = 0
+        self.rows_parsed = 0
+
+    @property
+    def steps(self) -> list[int]:
+        return self._steps[: self.n].tolist()
+
+    @property
+    def last_step(self) -> int | None:
+        return int(self._steps[self.n - 1]) if self.n else None
+
+    def _grow(self) -> None:
+        size = 2 * len(self._steps)
+        self._steps = np.resize(self._steps, size)
+        for name, col in self._columns.items():
+            grown = np.full(size, math.nan)
+            grown[: len(col)] = col
+            self._columns[name] = grown
 
     def add(self, step: int, logs: Mapping) -> None:
         """Append one log (merged into the last row when it is for the same step, e.g. an eval log)."""
-        if not self.steps or self.steps[-1] != step:
-            self.steps.append(step)
-            for col in self.columns.values():
-                col.append(math.nan)
-        row = len(self.steps) - 1
+        self.rows_parsed += 1
+        if not self.n or self._steps[self.n - 1] != step:
+            if self.n == len(self._steps):
+                self._grow()
+            self._steps[self.n] = step
+            self.n += 1
+        row = self.n - 1
         for key, value in logs.items():
             name = self._names.get(key) or self._names.setdefault(key, names.canonical(key))
             number = to_float(value)
             if number is None or name == "step":
                 continue
-            col = self.columns.get(name)
+            col = self._columns.get(name)
             if col is None:
-                col = self.columns[name] = [math.nan] * len(self.steps)
+                col = self._columns[name] = np.full(len(self._steps), math.nan)
             col[row] = number
 
     def table(self, meta: dict) -> MetricTable:
-        return MetricTable(
-            np.array(self.steps, dtype=np.int64),
-            {k: np.array(v, dtype=float) for k, v in self.columns.items()},
-            dict(meta),
-        )
+        """The history as a `MetricTable` of views (no copy)."""
+        return MetricTable(self._steps[: self.n], {k: v[: self.n] for k, v in self._columns.items()}, dict(meta))
 
 
 class LiveDoctorCallback(TrainerCallback):
@@ -91,7 +112,7 @@ class LiveDoctorCallback(TrainerCallback):
         if every < 1 or patience < 1:
             raise ValueError("every and patience must be >= 1")
         self.every, self.min_steps, self.patience = every, min_steps, patience
-        self.stop_on = {detectors.resolve(s) for s in stop_on}
+        self.stop_on = {resolve(s) for s in stop_on}
         self.run_dir = Path(run_dir) if run_dir is not None else None
         self._weights = dict(reward_weights) if reward_weights is not None else None
         self.meta = {"source": "live", "format": "live"}
@@ -102,24 +123,30 @@ class LiveDoctorCallback(TrainerCallback):
         self._train_logs = 0
         self._seen: set[tuple[str, str]] = set()  # (detector, status) already reported
         self._streak: dict[str, int] = {}  # detector -> consecutive checks it was flagged
+        self._tail: JsonlTail | None = None
 
     # ---- Trainer events -----------------------------------------------------------------------------------
     def on_train_begin(self, args, state, control, **kwargs):
         """Resumed (global_step > 0): start from the run's whole metrics.jsonl, not just the steps to come."""
-        if state.global_step > 0 and self.run_dir is not None and not self.history.steps:
+        if state.global_step > 0 and self.run_dir is not None and not self.history.n:
             self.load_history(int(state.global_step))
         return control
 
     def load_history(self, up_to_step: int) -> int:
         """Feed the records of ``<run_dir>/metrics.jsonl`` up to ``up_to_step`` into the history (a resumed
         run's steps before the resume); returns how many were read."""
-        from agentgrpo.rundir import METRICS, read_jsonl
+        from agentgrpo.rundir import METRICS
 
-        records = read_jsonl(self.run_dir / METRICS)  # up to the last complete line
+        return self.feed(JsonlTail(self.run_dir / METRICS).poll(), up_to_step)
+
+    def feed(self, records: Iterable[Mapping], up_to_step: int | None = None) -> int:
+        """Add records of a metrics.jsonl (with ``step``) to the history; returns how many were added."""
         n = 0
         for record in records:
             step = record.get("step")
-            if not isinstance(step, int | float) or step > up_to_step or names.SUMMARY_KEYS & record.keys():
+            if not isinstance(step, int | float) or names.SUMMARY_KEYS & record.keys():
+                continue
+            if up_to_step is not None and step > up_to_step:
                 continue
             logs = {k: v for k, v in record.items() if k not in ("step", "epoch", "time")}
             self.history.add(int(step), logs)
@@ -127,6 +154,18 @@ class LiveDoctorCallback(TrainerCallback):
                 self._train_logs += 1
             n += 1
         return n
+
+    def follow(self, path: str | Path) -> Report | None:
+        """Watch a run from outside its trainer: read only what was appended to its metrics.jsonl since the
+        last call (`JsonlTail`), and check when ``every`` new training logs have arrived. Returns the
+        report of a check, else None."""
+        if self._tail is None or self._tail.path != Path(path):
+            self._tail = JsonlTail(path)
+        before = self._train_logs
+        self.feed(self._tail.poll())
+        if self._train_logs >= self.min_steps and self._train_logs // self.every > before // self.every:
+            return self.check(self.history.last_step or 0)
+        return None
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         if not logs or names.SUMMARY_KEYS & logs.keys():
@@ -163,7 +202,7 @@ class LiveDoctorCallback(TrainerCallback):
         if final:
             self._write(
                 {"step": step, "event": "final", "verdict": report.verdict, "headline": report.headline,
-                 "steps_seen": len(self.history.steps), "first_step": self.history.steps[0]}
+                 "steps_seen": self.history.n, "first_step": int(self.history.table({}).steps[0])}
             )
         return report
 

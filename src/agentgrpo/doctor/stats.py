@@ -203,3 +203,43 @@ def pearson(a: np.ndarray, b: np.ndarray) -> float:
     a, b = a - a.mean(), b - b.mean()
     denom = math.sqrt(float(a @ a) * float(b @ b))
     return float(a @ b) / denom if denom > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class Hinge:
+    """Best continuous two-slope fit: slope ``before`` up to ``at``, ``before + change`` after it."""
+
+    at: float
+    before: float
+    change: float
+    t: float  # t-statistic of the slope change (autocorrelation-aware)
+
+
+def hinge(x: np.ndarray, y: np.ndarray, grid: int = 60) -> Hinge | None:
+    """Fit y = a + b x + c max(0, x - at), ``at`` searched over a grid of interior steps: where the rate of
+    change itself changed (a regime change), e.g. a KL that creeps from the first step and takes off later.
+    None with fewer than 6 points.
+
+    >>> x = np.arange(100.0); y = 0.01 * x + np.where(x > 70, 0.3 * (x - 70), 0.0)
+    >>> h = hinge(x, y); (abs(h.at - 70) <= 2, round(h.change, 1), h.t > 10)
+    (True, 0.3, True)
+    """
+    n = len(y)
+    if n < 6:
+        return None
+    x = x.astype(float)
+    cand = np.unique(x[np.linspace(2, n - 3, min(n - 4, grid)).astype(int)])
+    best = None
+    for at in cand:
+        design = np.column_stack([np.ones(n), x, np.maximum(0.0, x - at)])
+        coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+        resid = y - design @ coef
+        sse = float(resid @ resid)
+        if best is None or sse < best[0]:
+            best = (sse, at, coef, resid, design)
+    sse, at, coef, resid, design = best
+    s2 = sse / max(n - 3, 1)
+    cov = np.linalg.pinv(design.T @ design)
+    se = math.sqrt(max(s2 * float(cov[2, 2]), 0.0)) * _inflation(resid)
+    t = float(coef[2]) / se if se > 0 else math.copysign(math.inf, float(coef[2])) if coef[2] else 0.0
+    return Hinge(float(at), float(coef[1]), float(coef[2]), t)

@@ -140,7 +140,8 @@ def _raw_columns(records: list[Mapping]) -> tuple[dict[str, np.ndarray], dict[st
     """Every key of the records as a float column (NaN where a record lacks it or holds no number), and per
     key the rows where a NaN was logged as a value (``nan``, ``"NaN"``), not merely absent or non-numeric.
 
-    Records with the same keys in the same order (nearly all of a log) are converted as one 2-D block.
+    Records with the same keys in the same order (nearly all of a log) are converted together, a column at a
+    time (a column with a non-number in it, such as the notebook table's "No log", value by value).
     """
     groups: dict[tuple, list[int]] = {}
     for i, record in enumerate(records):
@@ -149,22 +150,21 @@ def _raw_columns(records: list[Mapping]) -> tuple[dict[str, np.ndarray], dict[st
     logged_nan: dict[str, np.ndarray] = {}
     for keys, rows in groups.items():
         values = [tuple(records[i].values()) for i in rows]
-        try:
-            block = np.array(values, dtype=float).reshape(len(rows), len(keys))
-            nan_block = np.isnan(block)
-        except (TypeError, ValueError):
-            numbers = [[_number(v) for v in row] for row in values]
-            block = np.array(numbers, dtype=float).reshape(len(rows), len(keys))
-            nan_block = np.array([[_is_nan(v) for v in row] for row in values], dtype=bool).reshape(block.shape)
         index = np.array(rows)
-        for j, key in enumerate(keys):
+        for j, (key, raw) in enumerate(zip(keys, zip(*values))):
+            try:  # a column of numbers (or numeric strings) converts in one call
+                block = np.array(raw, dtype=float)
+                nan_block = np.isnan(block)
+            except (TypeError, ValueError):  # some cell is not a number ("No log", a list): one by one
+                block = np.array([_number(v) for v in raw], dtype=float)
+                nan_block = np.array([_is_nan(v) for v in raw], dtype=bool)
             col = out.get(key)
             if col is None:
                 col = out[key] = np.full(len(records), math.nan)
-            col[index] = block[:, j]
-            if nan_block[:, j].any():
+            col[index] = block
+            if nan_block.any():
                 mask = logged_nan.setdefault(key, np.zeros(len(records), dtype=bool))
-                mask[index] = nan_block[:, j]
+                mask[index] = nan_block
     return out, logged_nan
 
 

@@ -26,6 +26,7 @@ DIVERSITY_DROP = 0.4  # late reward_std below 40% of early, or late distinct-com
 ZERO_STD_RISE = 0.3  # frac_reward_zero_std rises by at least 0.3 ...
 ZERO_STD_COLLAPSED = 0.7  # ... to at least 0.7 (late mean)
 LENGTH_COLLAPSE = 0.3  # mean completion length falls below 30% of its early level
+FIXED_OUTPUT = 0.5  # share of late batches whose shortest and longest completion have one length: one output
 ENTROPY_EXPLOSION = 3.0  # late entropy above 3x its early level (a significant rise): sampling degenerated
 
 # --- regression (learned, then crashed) -------------------------------------------------------------------
@@ -41,8 +42,9 @@ LENGTH_RISE = 0.2  # mean length rises by at least 20% of its early level (gamin
 LENGTH_RISE_UNCONFIRMED = 0.5  # ... by at least 50% to be judged without a shadow reward
 LENGTH_REWARD_CORR = 0.6  # correlation of (binned) length and reward curves
 CLIPPED_GAMING = 0.3  # late truncated share that makes rising length a failure even without a shadow
-TRUNCATION_HIGH = 0.5  # late truncated share that earns a truncation warning
-TRUNCATION_FAIL = 0.9  # late truncated share (median) from which completions "never end": a failure
+TRUNCATION_HIGH = 0.5  # late truncated share above which a plateau is not called converged
+TRUNCATION_SOME = 0.2  # late truncated share (mean) that earns a truncation warning (a minority)
+TRUNCATION_FAIL = 0.5  # late truncated share (median) from which MOST completions never end: a failure
 TERMINATED_NONE = 0.02  # mean terminated length below 2% of mean length: (almost) no completion ended
 LENGTH_TOOL_CORR = 0.5  # step-to-step changes of length and tool calls correlate: length follows the calls
 LENGTH_TOOL_RESIDUAL = 0.2  # length growth left once the tool calls' share is removed (share of early length)
@@ -56,9 +58,14 @@ KL_GROWTH = 10.0  # ... and it must be this many times the run's baseline (min o
 KL_HIGH = 0.5  # early KL at or above this that does not grow: "high but flat" (a warning with context)
 SPIKE = 10.0  # a spike: a logged value at least 10x the series' median (KL with grad_norm spikes)
 SPIKES_MIN = 2  # coincident KL + grad_norm spikes that make a blow-up without a sustained level
+KL_SPIKE_HUGE = KL_GROWTH**KL_SMOOTH  # ONE logged KL at least this many times the run's scale (its median;
+#   and >= KL_BLOWUP) is a blow-up event on its own: a sustained blow-up needs KL_SMOOTH logs in a row at
+#   KL_GROWTH x, so one log standing for them needs KL_GROWTH x per log (10^3: three orders of magnitude)
 
 # --- hacking ----------------------------------------------------------------------------------------------
 COMPONENT_SATURATED = 0.9  # a component "saturated": late level in the top 10% of its range ...
+MATERIAL_COMPONENT = 0.2  # an objective component's gain (even at the top of its noise) below this share of
+#                           what the other components gained is immaterial, however significant
 COMPONENT_SAT_STD = 0.25  # ... and its within-batch std fell below 25% of its early std
 
 # --- consequences ----------------------------------------------------------------------------------------

@@ -15,44 +15,15 @@ from agentgrpo.doctor.detectors import (
     kl,
     length,
     regression,
-    signal,
     stall,
     tools,
+    zero_variance,
 )
+from agentgrpo.doctor.modes import ALIASES, MODES, resolve  # noqa: F401 (re-exported)
 
-DETECTORS = (instability, kl, collapse, regression, signal, hacking, length, tools, stall, convergence)
-NAMES = tuple(d.NAME for d in DETECTORS)
+DETECTORS = (instability, kl, collapse, regression, zero_variance, hacking, length, tools, stall, convergence)
+NAMES = tuple(str(d.NAME) for d in DETECTORS)
 
-# Other spellings accepted by --stop_on and the validation suite.
-ALIASES = {
-    "kl_blowup": "kl",
-    "kl-blowup": "kl",
-    "reward_hacking": "hacking",
-    "length_gaming": "length",
-    "length-gaming": "length",
-    "tool_misuse": "tools",
-    "tool-misuse": "tools",
-    "saturation": "convergence",
-    "saturated": "convergence",
-    "truncation": "length",
-    "nan": "instability",
-    "numerical_instability": "instability",
-    "crash": "regression",
-    "no_signal": "signal",
-    "zero_variance": "signal",
-    "zero-variance": "signal",
-    "entropy": "collapse",
-}
-
-
-def resolve(name: str) -> str:
-    """The detector a user-given name means; raises ValueError for an unknown one.
-
-    >>> resolve("length_gaming"), resolve("collapse")
-    ('length', 'collapse')
-    """
-    key = name.strip().lower()
-    key = ALIASES.get(key, key)
-    if key not in NAMES:
-        raise ValueError(f"unknown failure mode {name!r}; choose from {', '.join(NAMES)}")
-    return key
+# One vocabulary (agentgrpo.doctor.modes): the detectors' names are its modes, in its order.
+if NAMES != MODES:  # a detector added without its mode (or out of order)
+    raise ImportError(f"detectors {NAMES} do not match the modes {MODES}")

@@ -5,13 +5,16 @@ Two directions: entropy falls toward zero and groups stop differing (mode collap
 stop differing with the reward below its ceiling (the sampler emits noise; at the ceiling, identical groups
 with rising entropy are what a gamed reward looks like, the hacking and length detectors' case). A run
 whose entropy fell because it *converged* (reward at the top of its range, groups all correct) is reported
-as converged here, not collapsed.
+as converged here, not collapsed. A fixed output is the exception: when most late batches have one
+completion length for every prompt (shortest = longest, below the cap), the policy emits one output whatever
+it is asked; that is a collapse on its own, at its plateau or not, with or without an entropy metric.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from agentgrpo.doctor.modes import Mode
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.regression import crash
@@ -19,7 +22,7 @@ from agentgrpo.doctor.detectors.text import moved, num
 from agentgrpo.doctor.finding import FAILURE, OK, Finding, confidence
 from agentgrpo.doctor.signals import Signals
 
-NAME = "collapse"
+NAME = Mode.COLLAPSE
 FIX = (
     "lower the learning rate; raise the sampling temperature and/or num_generations (group size); "
     "add an entropy bonus or keep beta > 0; resume from a checkpoint before the onset"
@@ -73,10 +76,10 @@ def _uniform(sig: Signals):
         same &= ~(np.nan_to_num(clipped[ok], nan=0.0) >= 0.5)
     x, flags = stats.bin_means(sig.table.steps[ok], same.astype(float))
     early, late = (float(np.mean(w)) for w in stats.windows(flags, th.EDGE_FRAC))
-    if late < 0.5 or early >= late:
+    if late < th.FIXED_OUTPUT:
         return None
     r = stats.ramp(x, flags, +1)
-    onset = r.onset if r is not None and r.t >= th.T_CHANGE else float(x[int(np.argmax(flags > 0))])
+    onset = r.onset if r is not None and r.t >= th.T_CHANGE else float(x[int(np.argmax(flags >= th.FIXED_OUTPUT))])
     length = float(np.median(hi[ok][-max(1, len(flags) // 5) :]))
     ramp = stats.Ramp(onset, onset, early, late, r.t if r is not None else th.T_CHANGE)
     text = (
@@ -113,8 +116,11 @@ def detect(sig: Signals) -> Finding:
     }
     present = [v for v in supports.values() if v]
     has_entropy = sig.curve(names.ENTROPY) is not None
+    fixed = supports[names.MIN_LENGTH]
     if explosion and (facts.fell or crash(sig) or (present and not facts.near_peak)):
         entropy, collapsed = explosion, True
+    elif fixed:
+        collapsed = True
     elif has_entropy:
         collapsed = bool(entropy and present)
     else:  # no entropy logged: groups that stop differing, or two other signs, or one with a falling reward
@@ -136,7 +142,7 @@ def detect(sig: Signals) -> Finding:
     evidence = [text for _, text in signals]
     rf = facts.curve
     exploded = explosion is not None and entropy is explosion
-    if facts.converged and not exploded:
+    if facts.converged and not exploded and not fixed:
         return Finding(
             detector=NAME,
             status=OK,
@@ -154,14 +160,14 @@ def detect(sig: Signals) -> Finding:
         evidence.append(
             f"reward not at a ceiling: {num(rf.early)} early → {num(rf.late)} late (peak {num(facts.peak)})"
         )
-    primary = entropy or min(present, key=lambda v: v[0].onset)
+    primary = fixed or entropy or min(present, key=lambda v: v[0].onset)
     onset = primary[0].onset
     t = abs(primary[0].t)
     share = [bool(v) for metric, v in supports.items() if sig.curve(metric) is not None]
     return Finding(
         detector=NAME,
         status=FAILURE,
-        verdict="collapse: entropy exploded" if exploded else "collapse",
+        verdict="collapse: entropy exploded" if exploded else "collapse: one fixed output" if fixed else "collapse",
         confidence=confidence(t, th.T_CHANGE, share),
         onset=int(round(onset)),
         evidence=evidence,

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from agentgrpo.doctor.modes import Mode
 from agentgrpo.doctor import names
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.text import num, pct, span
 from agentgrpo.doctor.finding import CONVERGED, OK, SATURATED, WARNING, Finding
 from agentgrpo.doctor.signals import Signals
 
-NAME = "convergence"
+NAME = Mode.CONVERGENCE
 FIX_SATURATED = (
     "nothing left to learn from these prompts: stop here (keep the best checkpoint), or move to harder "
     "prompts / a curriculum, or raise num_generations or temperature to restore within-group differences"

@@ -4,25 +4,30 @@ With a shadow reward (weight 0: watched, not trained) the test is direct: over t
 reward rose, did the shadow rise too (trend t >= T_TREND), and did it not fall while the trained reward held?
 Without one, the objective can often be read from the components' names: TRL recipes name the task reward
 ``correctness``/``accuracy``/``answer``/``pass``..., and format rewards ``format``/``xml``/``strict``/
-``soft``/``count``/``tag``. When the trained reward learned and such a task component did not follow what the
-*other* components gained (its slope on their smoothed sum is not significant), the gain came from the
-proxies: reward hacking (a failure whose evidence says the objective was inferred from its name). Otherwise
-the weaker sign is among the trained components: one rises while another falls significantly (a shortcut),
-or all the gain is one saturated component; those are warnings, since only a shadow says which one is the
-objective.
+``soft``/``count``/``tag``; when no component is named as the task but some are named as form, the others
+are the objective (by elimination). When the trained reward learned, the *other* components rose
+significantly, and the objective did not gain materially (its gain, even at the top of its noise, is below
+``MATERIAL_COMPONENT`` of what the others gained: a significant 0.001 -> 0.005 next to a proxy's 0.2 -> 0.7
+is not the objective improving), the gain came from the proxies: reward hacking (a failure whose evidence
+says how the objective was inferred). A task component logged as one constant value on every step (e.g.
+exactly 0: it never paid) is kept for this test: a true objective that never moves while another component
+rises is the strongest hacking evidence there is. Otherwise the weaker sign is among the trained
+components: one rises while another falls significantly (a shortcut), or all the gain is one saturated
+component; those are warnings, since nothing says which one is the objective.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from agentgrpo.doctor.modes import Mode
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.text import moved, span
 from agentgrpo.doctor.finding import FAILURE, OK, WARNING, Finding, confidence, not_judged
 from agentgrpo.doctor.signals import RewardFacts, Signals
 
-NAME = "hacking"
+NAME = Mode.HACKING
 FIX = (
     "inspect samples at the onset; make the proxy reward harder to game (tighter checks, penalties for "
     "the exploit), mix the true objective into the trained reward, keep a shadow reward to watch, and stop "
@@ -43,9 +48,11 @@ def detect(sig: Signals) -> Finding:
         return _with_shadows(sig, facts, shadows)
     trained = [c for c in sig.table.components() if sig.curve(_comp(c)) is not None]
     varying = [c for c in trained if float(sig.curve(_comp(c)).y.std()) > 0]
+    inferred = _inferred_objective(sig, facts, trained) if len(trained) >= 2 else None
+    if inferred is not None:
+        return inferred
     if len(varying) >= 2:
-        inferred = _inferred_objective(sig, facts, varying)
-        return inferred if inferred is not None else _shortcut(sig, varying)
+        return _shortcut(sig, varying)
     return not_judged(NAME, "a shadow reward (a config reward with weight 0) or several reward components")
 
 
@@ -157,9 +164,35 @@ def is_task(name: str) -> bool:
     return any(w in low for w in TASK_WORDS) and not any(w in low for w in FORMAT_WORDS)
 
 
-def _inferred_objective(sig: Signals, facts: RewardFacts, comps: list[str]) -> Finding | None:
-    """Reward hacking judged against task components named as such; None when there are none or they follow."""
+def is_form(name: str) -> bool:
+    """A component whose name says it scores the form (format, tags, length, ...).
+
+    >>> is_form("cleaning_json_format_reward"), is_form("cleaning_env_reward")
+    (True, False)
+    """
+    return any(w in name.lower() for w in FORMAT_WORDS)
+
+
+def objectives(comps: list[str]) -> tuple[list[str], str]:
+    """The components taken as the objective, and how: named as the task, else (when some are named as
+    form) the components not named as form; ([], "") when names say nothing.
+
+    >>> objectives(["xmlcount", "correctness"]), objectives(["env_reward", "json_format"])
+    ((['correctness'], 'its name'), (['env_reward'], 'elimination: the other components are named as form'))
+    """
     tasks = [c for c in comps if is_task(c)]
+    if tasks:
+        return tasks, "its name"
+    forms = [c for c in comps if is_form(c)]
+    if forms and len(forms) < len(comps):
+        return [c for c in comps if c not in forms], "elimination: the other components are named as form"
+    return [], ""
+
+
+def _inferred_objective(sig: Signals, facts: RewardFacts, comps: list[str]) -> Finding | None:
+    """Reward hacking judged against the components the names say are the objective; None when names say
+    nothing, or the objective followed the others' gain materially."""
+    tasks, how = objectives(comps)
     proxies = [c for c in comps if c not in tasks]
     if not tasks or not proxies or not facts.learned:
         return None
@@ -175,26 +208,56 @@ def _inferred_objective(sig: Signals, facts: RewardFacts, comps: list[str]) -> F
         rise = stats.ramp(x, gained, +1)
         if rise is None or rise.t < th.T_CHANGE:
             continue  # the other components did not gain: nothing to have hacked with
-        follow = stats.trend(_smooth(gained), true)
-        if follow.t >= th.T_TREND:
+        judged = immaterial_gain(true, gained)
+        if judged is None:
             continue
+        gain, bound, others = judged
         early, late = stats.windows(true, th.EDGE_FRAC)
+        moved_text = span("", stats.level(early), stats.level(late)).strip()
+        if float(np.ptp(true)) == 0.0:
+            why = f"{task} never moved: {true[0]:.3g} on every logged step (it never paid)"
+        else:
+            why = (
+                f"{task} did not gain materially: {moved_text}, a gain of {gain:.3g} (at most {bound:.3g} "
+                f"allowing for its noise), under {th.MATERIAL_COMPONENT:g} x the others' gain {others:.3g}"
+            )
         return Finding(
             detector=NAME,
             status=FAILURE,
             verdict=f"reward hacking: the gain came from {', '.join(proxies)}, not {task}",
-            confidence=confidence(rise.t, th.T_CHANGE, [follow.t < 0]),
+            confidence=confidence(rise.t, th.T_CHANGE, [gain <= 0]),
             onset=int(round(rise.onset)),
             evidence=[
                 moved(f"the other components ({', '.join(proxies)})", rise),
-                f"{task} did not follow: {span('', stats.level(early), stats.level(late)).strip()} "
-                f"(slope on the others' gain t = {follow.t:.1f}, needs {th.T_TREND:.0f})",
-                f"{task} taken as the objective from its name (no shadow reward logged)",
+                why,
+                f"{task} taken as the objective by {how} (no shadow reward logged)",
             ],
             fix=FIX,
             metrics=[names.REWARD, _comp(task)] + [_comp(c) for c in proxies],
         )
     return None
+
+
+def immaterial_gain(true: np.ndarray, gained: np.ndarray) -> tuple[float, float, float] | None:
+    """(gain, its upper bound, the others' gain) when the objective's gain, even at the top of its noise
+    (two standard errors of the difference of its early and late levels), is below ``MATERIAL_COMPONENT``
+    of what the other components gained over the same steps (the same units: components add up to the
+    reward); None when it may be material. A gain that is significant but a sliver of the others' is not
+    the objective improving; a flat or falling objective next to a rising proxy is the clearest case.
+
+    >>> x = np.arange(40.0); proxy = 0.2 + 0.5 * x / 40
+    >>> immaterial_gain(0.001 + 0.0001 * x, proxy) is not None, immaterial_gain(0.1 + 0.4 * x / 40, proxy)
+    (True, None)
+    """
+    early, late = stats.windows(true, th.EDGE_FRAC)
+    e_other, l_other = stats.windows(gained, th.EDGE_FRAC)
+    others = stats.level(l_other) - stats.level(e_other)
+    if others <= 0:
+        return None
+    gain = stats.level(late) - stats.level(early)
+    se = 1.2533 * stats.noise(true) * (1 / len(early) + 1 / len(late)) ** 0.5  # medians: sqrt(pi/2) x mean's
+    bound = gain + 2.0 * se
+    return (gain, bound, others) if bound < th.MATERIAL_COMPONENT * others else None
 
 
 def _shortcut(sig: Signals, comps: list[str]) -> Finding:

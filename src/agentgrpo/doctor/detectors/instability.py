@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from agentgrpo.doctor.modes import Mode
 from agentgrpo.doctor import names
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.text import num
 from agentgrpo.doctor.finding import FAILURE, OK, Finding, confidence, not_judged
 from agentgrpo.doctor.signals import Signals
 
-NAME = "instability"
+NAME = Mode.INSTABILITY
 WATCHED = (names.GRAD_NORM, names.LOSS, names.KL, names.REWARD, names.ENTROPY)
 FIX = (
     "resume from a checkpoint before the onset with a lower learning rate, gradient clipping "

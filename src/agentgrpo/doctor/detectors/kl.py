@@ -6,7 +6,14 @@ differs between recipes, so a fixed limit alone says nothing. A blow-up is eithe
 * a sustained level (rolling median of ``KL_SMOOTH`` logs) of at least ``KL_BLOWUP`` that is at least
   ``KL_GROWTH`` times the run's baseline (the smaller of its early level and its median): the early level
   catches growth, the median catches a run whose first logs are already the explosion; or
-* at least ``SPIKES_MIN`` logged steps where KL and grad_norm both spike (``SPIKE`` times their medians).
+* at least ``SPIKES_MIN`` logged steps where KL and grad_norm both spike (``SPIKE`` times their medians); or
+* one isolated huge spike: a logged KL of at least ``KL_BLOWUP`` and ``KL_SPIKE_HUGE`` times the run's own
+  scale (its median KL), an event the rolling median would smooth away even when it is 10^9 times the
+  scale; reported with its step and size, and the loss and grad_norm at that step against their medians.
+
+The onset is the change of regime: where the rate of growth of log KL increased (a hinge fit) before the
+first crossing, so a KL that creeps from the first step and takes off later is dated at the take-off; else
+the start of the rise (a flat-ramp-flat fit), else the first crossing; for spikes, the first spike.
 
 KL that is high from the start but flat is a warning with context, not a blow-up, and explains nothing else.
 """
@@ -15,13 +22,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from agentgrpo.doctor.modes import Mode
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.text import num
 from agentgrpo.doctor.finding import FAILURE, OK, WARNING, Finding, confidence, not_judged
 from agentgrpo.doctor.signals import Signals
 
-NAME = "kl"
+NAME = Mode.KL
 FIX = (
     "lower the learning rate (or warm it up), clip gradients (max_grad_norm), raise beta to hold the "
     "policy near the reference; check generation settings (a broken sampler or grammar constraint can "
@@ -34,14 +42,17 @@ FIX_HIGH = (
 
 
 def rolling_median(y: np.ndarray, k: int) -> np.ndarray:
-    """Median of each point with its neighbours (window k, edges padded).
+    """Median of each point with its neighbours (window k; edges mirrored, so a value at the edge is not
+    counted twice and a single spike never makes the median).
 
     >>> rolling_median(np.array([0.1, 0.1, 9.0, 0.1, 0.1]), 3).tolist()
     [0.1, 0.1, 0.1, 0.1, 0.1]
+    >>> rolling_median(np.array([9.0, 0.5, 0.1, 0.1]), 3).tolist()
+    [0.5, 0.5, 0.1, 0.1]
     """
     if len(y) < k:
         return y.copy()
-    pad = np.pad(y, k // 2, mode="edge")
+    pad = np.pad(y, k // 2, mode="reflect")
     return np.median(np.lib.stride_tricks.sliding_window_view(pad, k), axis=1)
 
 
@@ -64,6 +75,43 @@ def _spikes(sig: Signals, base: float) -> list[int]:
     return [int(s) for s in x[hot]]
 
 
+def huge_spikes(sig: Signals) -> list[tuple[int, float, float]]:
+    """(step, value, times the run's median) of each logged KL >= KL_BLOWUP and >= KL_SPIKE_HUGE x the
+    median of the run's KL: isolated events judged by their size against the run's own scale."""
+    x, y = sig.table.series(names.KL)
+    y = np.where(np.isfinite(y), y, np.nan)
+    ok = np.isfinite(y)
+    if ok.sum() < th.MIN_POINTS:
+        return []
+    scale = max(float(np.median(y[ok])), 1e-12)
+    hot = ok & (np.nan_to_num(y) >= th.KL_BLOWUP) & (np.nan_to_num(y) >= th.KL_SPIKE_HUGE * scale)
+    return [(int(s), float(v), float(v) / scale) for s, v in zip(x[hot], y[hot])]
+
+
+def _at_step(sig: Signals, metric: str, step: int) -> str | None:
+    """'metric V at that step (N x its median M)' when the metric is logged there."""
+    x, y = sig.table.series(metric)
+    hit = np.flatnonzero(x == step)
+    if not len(hit) or len(y) < th.MIN_POINTS:
+        return None
+    typical = float(np.median(np.abs(y))) or 1e-12
+    value = float(y[hit[0]])
+    return f"{metric} {num(value)} at that step ({abs(value) / typical:.3g}x its median {num(typical)})"
+
+
+def takeoff(x: np.ndarray, y: np.ndarray) -> float | None:
+    """Where the growth of log10(y) sped up (a significant hinge), else where its rise began (a ramp)."""
+    pos = y > 0  # a KL of exactly 0 (before the first update) has no logarithm to fit
+    if pos.sum() < 6:
+        return None
+    lx, ly = x[pos], np.log10(y[pos])
+    h = stats.hinge(lx, ly)
+    if h is not None and h.change > 0 and h.t >= th.T_CHANGE and h.change > abs(h.before):
+        return h.at
+    rise = stats.ramp(lx, ly, +1)
+    return rise.onset if rise is not None and rise.t >= th.T_CHANGE else None
+
+
 def detect(sig: Signals) -> Finding:
     if not sig.table.has(names.KL):
         return not_judged(NAME, "kl (TRL logs it only when beta > 0)")
@@ -81,7 +129,8 @@ def detect(sig: Signals) -> Finding:
     )
     grown = smooth[peak] >= th.KL_BLOWUP and smooth[peak] >= th.KL_GROWTH * base
     spikes = _spikes(sig, base)
-    if not grown and len(spikes) < th.SPIKES_MIN:
+    huge = huge_spikes(sig)
+    if not grown and len(spikes) < th.SPIKES_MIN and not huge:
         if curve.early >= th.KL_HIGH:
             return Finding(
                 detector=NAME,
@@ -104,17 +153,24 @@ def detect(sig: Signals) -> Finding:
             metrics=[names.KL],
         )
     evidence = [quoted]
+    onsets = []
     if grown:
         first = int(np.argmax((smooth >= th.KL_BLOWUP) & (smooth >= th.KL_GROWTH * base)))
-        onset = float(x[first])
-        pos = y[: first + 1] > 0  # a KL of exactly 0 (before the first update) has no logarithm to fit
-        if pos.sum() >= 4:
-            rise = stats.ramp(x[: first + 1][pos], np.log10(y[: first + 1][pos]), +1)
-            if rise is not None and rise.t >= th.T_CHANGE:
-                onset = rise.onset
+        began = takeoff(x[: first + 1], y[: first + 1])
+        onsets.append(float(x[first]) if began is None else began)
         evidence.append(f"sustained kl {smooth[peak] / base:.0f}x the run's baseline {num(base)}")
-    else:
-        onset = float(spikes[0])
+    if len(spikes) >= th.SPIKES_MIN:
+        onsets.append(float(spikes[0]))
+    if huge:
+        onsets.append(float(huge[0][0]))
+        step, value, times = max(huge, key=lambda h: h[2])
+        more = f" ({len(huge)} such spikes, the first at step {huge[0][0]})" if len(huge) > 1 else ""
+        evidence.append(f"kl spiked to {num(value)} at step {step}: {times:.3g}x the run's median kl{more}")
+        evidence += [t for t in (_at_step(sig, m, step) for m in (names.LOSS, names.GRAD_NORM)) if t]
+        after = y[x > step]
+        if len(after) >= 3 and float(np.median(after)) < th.KL_BLOWUP:
+            evidence.append(f"kl back to a median {num(float(np.median(after)))} after it: an event, not a trend")
+    onset = min(onsets)
     if spikes:
         evidence.append(
             f"kl and grad_norm spiked together ({th.SPIKE:.0f}x their medians) at steps "
@@ -131,11 +187,11 @@ def detect(sig: Signals) -> Finding:
             supports.append(spiked)
             if spiked:
                 evidence.append(f"{metric} peaked at {num(top)} (median {num(typical)})")
-    ratio = max(smooth[peak], raw if spikes else 0.0) / max(base * th.KL_GROWTH, 1e-12)
+    ratio = max(smooth[peak], raw if spikes or huge else 0.0) / max(base * th.KL_GROWTH, 1e-12)
     return Finding(
         detector=NAME,
         status=FAILURE,
-        verdict="KL blow-up",
+        verdict="KL blow-up" if grown or len(spikes) >= th.SPIKES_MIN else "KL blow-up: isolated huge spike",
         confidence=confidence(3.0 * min(max(ratio, 1.0), 10.0) ** 0.5, 3.0, supports),
         onset=int(round(onset)),
         evidence=evidence,

@@ -8,20 +8,22 @@ completions get longer; the length then moves with the call rate step by step, a
 calls' share does not grow. Separately, truncation: a run whose completions (almost) all hit the length
 cap late in the run (clipped share >= ``TRUNCATION_FAIL``, or a mean terminated length of ~0) is a failure,
 whether or not the reward rises (it may be earned by text that never ends) and also when it holds from the
-first step; a run where most (not all) completions hit the cap gets a truncation warning.
+first step: most of the reward is then computed on unfinished text, and the limits must change (the
+severity rule of docs/doctor.md); a run where a minority (``TRUNCATION_SOME``) hits the cap gets a warning.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from agentgrpo.doctor.modes import Mode
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.text import moved, num, pct
 from agentgrpo.doctor.finding import FAILURE, OK, WARNING, Finding, confidence, not_judged
 from agentgrpo.doctor.signals import Signals
 
-NAME = "length"
+NAME = Mode.LENGTH
 FIX = (
     "add a length penalty or cap (e.g. a soft overlong penalty), lower max_completion_length, "
     "reward correctness rather than effort, and watch a correctness shadow reward"
@@ -51,11 +53,11 @@ def detect(sig: Signals) -> Finding:
         return never
     if grew and found is not None:
         return found
-    if clipped is not None and clipped.late_mean >= th.TRUNCATION_HIGH:
+    if clipped is not None and clipped.late_mean >= th.TRUNCATION_SOME:
         return Finding(
             detector=NAME,
             status=WARNING,
-            verdict="truncation: most completions hit the length cap",
+            verdict="truncation: many completions hit the length cap",
             confidence=0.8,
             onset=_truncation_onset(clipped),
             evidence=[f"{pct(clipped.late_mean)} of late completions truncated (mean length {num(length.late)})"],
@@ -203,7 +205,7 @@ def _never_end(sig: Signals, length, clipped) -> Finding | None:
     return Finding(
         detector=NAME,
         status=FAILURE,
-        verdict="truncation: (almost) every completion hits the length cap",
+        verdict="truncation: most completions hit the length cap",
         confidence=confidence(
             2.0 * min(clipped.late if clipped is not None else 1.0, 1.0) / th.TRUNCATION_FAIL, 2.0, [term is not None]
         ),

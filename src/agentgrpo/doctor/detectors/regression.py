@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from agentgrpo.doctor.modes import Mode
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.text import moved
 from agentgrpo.doctor.finding import FAILURE, OK, Finding, confidence
 from agentgrpo.doctor.signals import Signals
 
-NAME = "regression"
+NAME = Mode.REGRESSION
 FIX = (
     "resume from the checkpoint at the reward's peak (before the onset) with a lower learning rate or a "
     "larger beta; check entropy and samples at the onset for degenerate output"

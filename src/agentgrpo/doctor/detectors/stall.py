@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from agentgrpo.doctor.modes import Mode
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.text import num, pct, span
 from agentgrpo.doctor.finding import FAILURE, OK, WARNING, Finding, confidence
 from agentgrpo.doctor.signals import Signals
 
-NAME = "stall"
+NAME = Mode.STALL
 FIX_FLAT = (
     "raise the learning rate or train longer; check the reward actually separates good from bad completions "
     "(look at samples); a larger group (num_generations) or higher temperature gives more signal"

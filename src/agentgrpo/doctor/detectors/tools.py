@@ -3,13 +3,14 @@ not healthy), or tool calls collapse toward zero (the policy stops using tools).
 
 from __future__ import annotations
 
+from agentgrpo.doctor.modes import Mode
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.text import moved, num, pct
 from agentgrpo.doctor.finding import FAILURE, OK, Finding, confidence, not_judged
 from agentgrpo.doctor.signals import Signals
 
-NAME = "tools"
+NAME = Mode.TOOLS
 FIX_FAIL = (
     "look at failing calls in the samples; reward valid calls (or penalise failed ones), show the tool's "
     "schema and an example call in the prompt, return clearer tool errors"

@@ -14,12 +14,14 @@ import json
 import re
 
 from agentgrpo.doctor import names
+from agentgrpo.doctor.readers import fastjson
 
 _DICT_START = re.compile(r"\{\s*['\"]")
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?i:nan|inf(?:inity)?)"
 _PAIR = re.compile(r"['\"]([^'\"]+)['\"]\s*:\s*(?:[A-Za-z_.]+\()?['\"]?(" + _NUMBER + r")")
 _TQDM = re.compile(r"(?<!\d)(\d+)/(\d+) \[")
 _LOGGING_STEPS = re.compile(r"logging_steps\s*[=:]\s*(\d+)")
+_BARE_NUMBER = re.compile(r"(?<=[:\s])(-?(?:nan|inf))(?=\s*[,}])")
 _MAX_WRAPPED_LINES = 40
 
 
@@ -28,12 +30,15 @@ def parse_dict(text: str) -> dict | None:
     wrapped as ``tensor(...)``), else the whole dict as a Python literal or JSON.
 
     >>> parse_dict("{'loss': 0.1, 'reward': '0.5'}")
-    {'loss': '0.1', 'reward': '0.5'}
+    {'loss': 0.1, 'reward': '0.5'}
     >>> parse_dict("{'kl': tensor(0.25, device='cuda:0'), 'step': 3}")
     {'kl': '0.25', 'step': '3'}
     >>> parse_dict("{'grad_norm': nan, 'kl': inf, 'reward': -0.5, 'mode': 'train'}")
-    {'grad_norm': 'nan', 'kl': 'inf', 'reward': '-0.5'}
+    {'grad_norm': 'nan', 'kl': 'inf', 'reward': -0.5}
     """
+    fast = _as_json(text)
+    if fast is not None:
+        return fast
     pairs = _PAIR.findall(text)
     if pairs:
         return dict(pairs)
@@ -45,6 +50,30 @@ def parse_dict(text: str) -> dict | None:
         except json.JSONDecodeError:
             return None
     return value if isinstance(value, dict) else None
+
+
+def _as_json(text: str) -> dict | None:
+    """The common case fast: a flat dict of plain numbers printed by Python (single quotes, bare nan/inf)
+    read as JSON in one call. None when it is anything else (``tensor(...)``, nesting, a boolean), which
+    the general path reads."""
+    if "(" in text or "\\" in text:
+        return None
+    try:
+        value = fastjson.loads(_BARE_NUMBER.sub(r'"\1"', text.replace("'", '"')))
+    except (ValueError, TypeError):
+        return None
+    if not isinstance(value, dict) or not value:
+        return None
+    kinds = set(map(type, value.values()))
+    if kinds <= {int, float}:
+        return value  # numbers as numbers (the general path gives strings; the table reads both)
+    if bool in kinds or not kinds <= {int, float, str}:
+        return None
+    # a non-numeric string value ('mode': 'train') is skipped, as the general path skips it
+    return {k: v for k, v in value.items() if not isinstance(v, str) or _NUMBER_ONLY.fullmatch(v)}
+
+
+_NUMBER_ONLY = re.compile(_NUMBER)
 
 
 def is_metric_record(record: dict) -> bool:

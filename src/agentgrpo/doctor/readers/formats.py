@@ -6,17 +6,15 @@ values (numbers or text), with a step where the log gives one.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import zlib
 from pathlib import Path
 
 from agentgrpo.doctor import names
-from agentgrpo.doctor.readers.console import read_console
-from agentgrpo.doctor.readers.jsontext import read_jsonl, recover_log_history
-from agentgrpo.doctor.readers.steplines import read_step_lines
-from agentgrpo.doctor.readers.texttable import read_text_tables
+from agentgrpo.doctor.readers import fastjson
+from agentgrpo.doctor.readers.jsontext import recover_log_history
+from agentgrpo.doctor.readers.notebook import read_notebook
+from agentgrpo.doctor.readers.textlog import one_json_value, parse_text, read_csv
 from agentgrpo.errors import UserError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -70,75 +68,19 @@ def parse_file(path: Path, text: str) -> tuple[list[dict], list[str], str]:
     stripped = text.lstrip()
     suffix = path.suffix.lower()
     if suffix == ".ipynb" or (stripped.startswith("{") and '"cells"' in text[:4096] and '"nbformat"' in text):
-        from agentgrpo.doctor.readers.notebook import read_notebook
-
         return read_notebook(text, path)
     if suffix in {".csv", ".tsv"}:
         records, notes = read_csv(text, "\t" if suffix == ".tsv" else ",")
         return records, notes, "csv"
-    if suffix == ".json" or (stripped[:1] in "[{" and suffix != ".jsonl" and _one_json_value(stripped)):
+    if suffix == ".json" or (stripped[:1] in "[{" and suffix != ".jsonl" and one_json_value(stripped)):
         return read_json(path, text)
     return parse_text(text)
-
-
-def _one_json_value(text: str) -> bool:
-    try:
-        json.loads(text)
-    except json.JSONDecodeError:
-        return False
-    return True
-
-
-def parse_text(text: str) -> tuple[list[dict], list[str], str]:
-    """JSON Lines, console output with metric dicts, plain step lines, or a headed CSV: whichever reads most."""
-    lines = [line for line in text.splitlines() if line.strip()]
-    if _mostly_json(lines[:50]):
-        records, notes = read_jsonl(text)
-        if records and len(records) >= len(lines) // 2:
-            return records, notes, "metrics.jsonl"
-    candidates = [
-        (*read_console(text), "console log"),
-        (*read_step_lines(text), "text step lines"),
-        (*read_text_tables(text), "text table"),
-    ]
-    if lines and _looks_like_csv(lines[0]):
-        candidates.append((*read_csv(text, ","), "csv"))
-    records, notes, fmt = max(candidates, key=lambda c: len(c[0]))
-    return records, notes, fmt
-
-
-def _mostly_json(sample: list[str]) -> bool:
-    """True when at least half of the sampled lines are JSON objects."""
-    return sum(_one_json_value(line) and line.lstrip().startswith("{") for line in sample) * 2 >= len(sample) > 0
-
-
-def _looks_like_csv(header: str) -> bool:
-    fields = [f.strip() for f in header.split(",")]
-    return len(fields) >= 2 and any(names.canonical(f) == "step" for f in fields)
-
-
-def read_csv(text: str, delimiter: str) -> tuple[list[dict], list[str]]:
-    """Rows of a headed CSV/TSV; blank cells are missing values, short rows are skipped with a note."""
-    rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
-    if len(rows) < 2:
-        return [], ["CSV has a header but no rows"]
-    header = rows[0]
-    keep = [i for i, h in enumerate(header) if not names.is_tracker_extra(h)]
-    records, notes = [], []
-    for number, row in enumerate(rows[1:], start=2):
-        if not row:
-            continue
-        if len(row) != len(header):
-            notes.append(f"CSV row {number} has {len(row)} fields, header has {len(header)}: skipped")
-            continue
-        records.append({header[i]: row[i] for i in keep if row[i].strip() != ""})
-    return records, notes
 
 
 def read_json(path: Path, text: str) -> tuple[list[dict], list[str], str]:
     """A trainer_state.json, a JSON array of step records, an object holding one, or columns of lists."""
     try:
-        data = json.loads(text)
+        data = fastjson.loads(text)
     except json.JSONDecodeError:
         records, why = recover_log_history(text)
         if records is None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 
+from agentgrpo.doctor.readers import fastjson
+
 _DECODER = json.JSONDecoder()
 _WS_COMMA = re.compile(r"[\s,]*")
 
@@ -22,11 +24,15 @@ def read_jsonl(text: str) -> tuple[list[dict], list[str]]:
     bad: list[int] = []
     lines = text.splitlines()
     last = len(lines)
+    filled = [line for line in lines if line.strip()]
+    whole = fastjson.loads_lines(filled)  # the common case, every line whole: one decode
+    if whole is not None and all(isinstance(v, dict) for v in whole):
+        return whole, []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = fastjson.loads(line)
         except json.JSONDecodeError:
             bad.append(number)
             continue

@@ -3,42 +3,95 @@
 The Trainer's notebook progress callback displays an HTML table (``Step``, ``Training Loss``, ``reward``,
 ``rewards / f / mean``, ... with values as text); that is read first. Without such a table, the printed
 metric dicts and step lines of the cells' stream outputs are read as a console log. Cells that raised are
-noted. Needs ``nbformat`` (``pip install nbformat``, or ``pip install 'agentgrpo[notebook]'``).
+noted. A notebook is JSON: it is read with ``json`` alone (nbformat 4 and the older 3, whose cells sit in
+``worksheets``), so the default install reads notebooks; ``nbformat`` is not needed.
 """
 
 from __future__ import annotations
 
+import json
 import re
-import warnings
 from html import unescape
 
 from agentgrpo.doctor import names
+from agentgrpo.doctor.readers import fastjson
+from agentgrpo.doctor.readers.textlog import parse_text
 from agentgrpo.errors import UserError
 
-INSTALL_HINT = "pip install nbformat  (or: pip install 'agentgrpo[notebook]')"
 
-
-_TABLE = re.compile(r"<table\b.*?</table>", re.IGNORECASE | re.DOTALL)
-_ROW = re.compile(r"<tr\b[^>]*>(.*?)</tr>", re.IGNORECASE | re.DOTALL)
-_CELL = re.compile(r"<t[hd]\b[^>]*>(.*?)</t[hd]>", re.IGNORECASE | re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
+
+
+_ROW_END = re.compile(r"</tr\s*>", re.IGNORECASE)
+_CELL_END = re.compile(r"</t[hd]\s*>", re.IGNORECASE)
+_SPACE = re.compile(r"\s+")
+_ROW_SEP, _CELL_SEP = "\ue000", "\ue001"  # private-use characters: never in a table, and not whitespace
 
 
 def html_tables(html: str) -> list[list[list[str]]]:
     """Rows of cell texts of each table in ``html`` (the regular tables pandas and the Trainer print).
 
+    Each table is processed as one string (cell and row ends marked, tags stripped and entities unescaped
+    once), so a 100,000-row table costs a few passes, not a regex per cell.
+
     >>> html_tables("<table><tr><th>Step</th><th>reward</th></tr><tr><td>1</td><td>&minus;0.5</td></tr></table>")
     [[['Step', 'reward'], ['1', '−0.5']]]
+    >>> html_tables("<table><thead><tr><th> a  b </th></tr></thead><tbody>\\n<tr><td><b>1</b></td></tr></tbody></table>")
+    [[['a b'], ['1']]]
     """
     tables = []
-    for table in _TABLE.finditer(html):
+    for table in _tables(html):
+        simple = _simple_table(table)
+        if simple is not None:
+            tables.append(simple)
+            continue
+        text = _CELL_END.sub(_CELL_SEP, _ROW_END.sub(_ROW_SEP, table))
+        text = _TAG.sub("", text)
+        if "&" in text:
+            text = unescape(text)
+        text = _SPACE.sub(" ", text)
         rows = []
-        for row in _ROW.findall(table.group(0)):
-            cells = [" ".join(unescape(_TAG.sub("", c)).split()) for c in _CELL.findall(row)]
+        for row in text.split(_ROW_SEP):
+            cells = row.split(_CELL_SEP)[:-1]  # what follows the last cell's end is not a cell
             if cells:
-                rows.append(cells)
+                rows.append([c.strip() for c in cells])
         tables.append(rows)
     return tables
+
+
+def _tables(html: str) -> list[str]:
+    """Each ``<table ...> ... </table>`` of ``html`` (found with str.find: a lazy regex over a 50 MB output
+    backtracks at every character)."""
+    low = html.lower()
+    out, pos = [], 0
+    while True:
+        start = low.find("<table", pos)
+        if start < 0:
+            return out
+        end = low.find("</table>", start)
+        if end < 0:
+            return out
+        out.append(html[start : end + len("</table>")])
+        pos = end + len("</table>")
+
+
+_SIMPLE_CELL = re.compile(r"<t[hd](?:\s[^>]*)?>([^<&]*)</t[hd]\s*>")
+
+
+def _simple_table(table: str) -> list[list[str]] | None:
+    """The rows of a table whose cells hold plain text and whose rows all have the header's width (the
+    Trainer's table): one regex pass, no per-cell work; None for any other table."""
+    if any(tag in table for tag in ("<TD", "<TH", "<TR", "</T")):  # upper-case tags: the general path
+        return None
+    cells = _SIMPLE_CELL.findall(table)
+    rows = table.count("<tr>") + table.count("<tr ")
+    opened = table.count("<td") + table.count("<th") - table.count("<thead")
+    if not rows or len(cells) % rows or opened != len(cells):
+        return None
+    width = len(cells) // rows
+    if any(c != c.strip() or "  " in c for c in cells[:width]):  # header needs the general path's spacing
+        return None
+    return [cells[i : i + width] for i in range(0, len(cells), width)]
 
 
 def metric_records(table: list[list[str]]) -> list[dict]:
@@ -56,35 +109,54 @@ def _text(value) -> str:
     return "".join(value) if isinstance(value, list) else str(value or "")
 
 
+def _cells(text: str, source) -> list[dict]:
+    """The cells of a notebook's JSON (format 4, or format 3's worksheets); a UserError when it is not one."""
+    try:
+        nb = fastjson.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(
+            f"{source}: not a readable Jupyter notebook (invalid JSON: {exc}); was it saved completely? "
+            "Re-save it from Jupyter, or pass the training log itself."
+        ) from None
+    if not isinstance(nb, dict):
+        raise UserError(f"{source}: not a Jupyter notebook (its JSON is a {type(nb).__name__}, not an object)")
+    cells = nb.get("cells")
+    if cells is None and isinstance(nb.get("worksheets"), list):  # nbformat 3
+        cells = [c for ws in nb["worksheets"] if isinstance(ws, dict) for c in ws.get("cells") or []]
+    if not isinstance(cells, list):
+        raise UserError(f"{source}: not a Jupyter notebook (no 'cells' list); pass the training log itself")
+    return [c for c in cells if isinstance(c, dict)]
+
+
+def _html(output: dict) -> str:
+    data = output.get("data") if isinstance(output.get("data"), dict) else output  # format 3: keys at the top
+    return _text(data.get("text/html", data.get("html")))
+
+
+def _plain(output: dict) -> str | None:
+    data = output.get("data") if isinstance(output.get("data"), dict) else output
+    value = data.get("text/plain", data.get("text"))
+    return None if value is None else _text(value)
+
+
 def read_notebook(text: str, source) -> tuple[list[dict], list[str], str]:
     """(records, notes, format) from a notebook's JSON text."""
-    try:
-        import nbformat
-    except ImportError:
-        raise UserError(f"{source}: reading a Jupyter notebook needs nbformat: {INSTALL_HINT}") from None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            nb = nbformat.reads(text, as_version=4)
-    except Exception as exc:  # nbformat raises json, validation and version errors of several types
-        raise UserError(
-            f"{source}: not a readable Jupyter notebook ({type(exc).__name__}: {str(exc)[:200]}); "
-            "was it saved completely? Re-save it from Jupyter, or pass the training log itself."
-        ) from None
+    cells = _cells(text, source)
     table_records, streams, notes = [], [], []
-    for number, cell in enumerate(nb.get("cells", []), start=1):
-        for output in cell.get("outputs", []) or []:
+    for number, cell in enumerate(cells, start=1):
+        for output in cell.get("outputs") or []:
+            if not isinstance(output, dict):
+                continue
             kind = output.get("output_type")
             if kind == "stream":
                 streams.append(_text(output.get("text")))
-            elif kind in ("display_data", "execute_result", "update_display_data"):
-                data = output.get("data", {}) or {}
-                html = _text(data.get("text/html"))
+            elif kind in ("display_data", "execute_result", "update_display_data", "pyout"):
+                html = _html(output)
                 if "<table" in html:
                     for table in html_tables(html):
                         table_records += metric_records(table)
-                elif "text/plain" in data:
-                    streams.append(_text(data.get("text/plain")))
+                elif _plain(output) is not None:
+                    streams.append(_plain(output))
             elif kind == "error":
                 notes.append(
                     f"notebook cell {number} raised {output.get('ename', 'an error')}: "
@@ -92,8 +164,6 @@ def read_notebook(text: str, source) -> tuple[list[dict], list[str], str]:
                 )
     if table_records:
         return table_records, notes, "notebook (training table)"
-    from agentgrpo.doctor.readers.formats import parse_text
-
     records, text_notes, fmt = parse_text("\n".join(streams))
     if not records:
         raise UserError(

@@ -199,7 +199,13 @@ def records_to_table(
     notes += restart_notes
     table = MetricTable.from_records(steps_rows, meta={"source": str(source), "format": fmt}, rename=rename)
     if len(table) == 0:
-        raise UserError(f"{source}: {len(steps_rows)} records, none with a numeric step")
+        sample = next((f"{k}={r[k]!r}" for r in steps_rows for k in r if names.canonical(str(k)) == "step"), None)
+        raise UserError(
+            f"{source}: {len(steps_rows)} records, none with a numeric step"
+            + (f" (e.g. {sample})" if sample else "")
+            + "; the step must be a number (a numeric string like '12' is read); pass --map step=KEY to name "
+            "the key that holds it"
+        )
     if len(table) < len(steps_rows) and not restart_notes:
         notes.append(f"{len(steps_rows) - len(table)} record(s) repeat a logged step: merged, later values win")
     _note_non_finite(table, notes)
@@ -210,6 +216,14 @@ def records_to_table(
         _reward_from_components(table, notes)
     if not table.has(names.REWARD):
         found = ", ".join(table.names()[:12]) or "nothing numeric"
+        text = next(
+            (f"{k}={r[k]!r}" for r in steps_rows[:50] for k in r if names.canonical(str(k)) == names.REWARD), None
+        )
+        if text is not None:
+            raise UserError(
+                f"{source}: the reward is logged, but not as a number on any of the {len(table)} steps (e.g. "
+                f"{text}); the doctor needs numeric rewards (numbers, or numeric strings like '0.5')"
+            )
         raise UserError(
             f"{source}: {len(table)} logged steps but no reward metric (looked for reward, rewards/<f>/mean, "
             f"rewards/<f>, train/reward, reward_mean, mean_reward, ...); found: {found}. Is this a GRPO run? "

@@ -38,6 +38,22 @@ def step_of(record: dict) -> float | None:
     return None
 
 
+def steps_of(records: list[dict]) -> list[float | None]:
+    """``step_of`` of every record; one key lookup per record when they all carry the same numeric step key
+    (nearly every log), the full search otherwise."""
+    first = next((k for k in names.STEP_KEYS if records and k in records[0]), None)
+    if first is not None:
+        try:
+            values = [r[first] for r in records]
+            steps = np.asarray(values, dtype=float)
+        except (KeyError, TypeError, ValueError):
+            steps = None
+        if steps is not None and np.isfinite(steps).all():
+            if not any(k in records[0] for k in names.STEP_KEYS[: names.STEP_KEYS.index(first)]):
+                return steps.tolist()
+    return [step_of(r) for r in records]
+
+
 def drop_superseded(records: list[dict]) -> tuple[list[dict], list[str]]:
     """Records with restarted steps resolved: each step's last run kept, in file order.
 
@@ -45,7 +61,9 @@ def drop_superseded(records: list[dict]) -> tuple[list[dict], list[str]]:
     >>> [r["step"] for r in recs], notes[0][:47]
     ([1, 2, 3, 4], 'steps restart once (at record 4: step 3 then 2)')
     """
-    steps = [step_of(r) for r in records]
+    steps = steps_of(records)
+    if all(isinstance(s, float) for s in steps) and np.all(np.diff(np.asarray(steps, dtype=float)) >= 0):
+        return records, []  # steps never go back: nothing superseded
     restarts = [i for i in range(1, len(steps)) if _lt(steps[i], _prev(steps, i))]
     if not restarts:
         return records, []

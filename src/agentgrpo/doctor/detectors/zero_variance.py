@@ -2,7 +2,8 @@
 
 GRPO's advantage is a reward minus its group's mean: when all completions of a prompt score the same, the
 prompt contributes no gradient. The share of identical groups (``frac_reward_zero_std``; when that is not
-logged, the share of steps whose batch ``reward_std`` is 0) at or above ``NO_SIGNAL_ZERO_STD`` in the first
+logged, the share of steps whose batch ``reward_std`` is 0; without either, a reward exactly constant on
+every logged step, which no batch of differing samples gives) at or above ``NO_SIGNAL_ZERO_STD`` in the first
 and in the last ``EDGE_FRAC`` of the run and over the whole run is a failure: the run never had anything to
 learn from. (A run that learned first and then saturated is the convergence detector's "saturated" warning.)
 """
@@ -14,10 +15,11 @@ import numpy as np
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.text import num, pct
+from agentgrpo.doctor.modes import Mode
 from agentgrpo.doctor.finding import FAILURE, OK, Finding, confidence
 from agentgrpo.doctor.signals import Signals
 
-NAME = "signal"
+NAME = Mode.ZERO_VARIANCE
 FIX = (
     "the groups are identical, so advantages are zero: the task is too hard (all fail) or too easy "
     "(all pass) for the model, or generation is degenerate; make the reward denser (partial credit), adjust "
@@ -33,6 +35,10 @@ def _silent(sig: Signals) -> tuple[np.ndarray, np.ndarray, str] | None:
     x, s = sig.table.series(names.REWARD_STD)
     if len(s) >= th.MIN_POINTS:
         return x, (np.abs(s) <= 1e-9).astype(float), "steps with reward_std = 0 (every completion scored the same)"
+    x, r = sig.table.series(names.REWARD)
+    if len(r) >= th.MIN_POINTS and float(np.ptp(r)) == 0.0:
+        # a batch mean that never changes by a single bit, step after step: every sample scored the same
+        return x, np.ones(len(r)), f"steps whose mean reward is exactly {r[0]:.6g}, as on every other step"
     return None
 
 

@@ -1,0 +1,72 @@
+"""Plain-text logs: JSON Lines, console output with metric dicts, step lines, printed tables, headed CSV.
+
+``parse_text`` tries each and keeps whichever reads the most records. Used for text files and for the
+text outputs of a notebook's cells.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from agentgrpo.doctor import names
+from agentgrpo.doctor.readers import fastjson
+from agentgrpo.doctor.readers.console import read_console
+from agentgrpo.doctor.readers.jsontext import read_jsonl
+from agentgrpo.doctor.readers.steplines import read_step_lines
+from agentgrpo.doctor.readers.texttable import read_text_tables
+
+
+def one_json_value(text: str) -> bool:
+    try:
+        fastjson.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
+def parse_text(text: str) -> tuple[list[dict], list[str], str]:
+    """JSON Lines, console output with metric dicts, plain step lines, or a headed CSV: whichever reads most."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if _mostly_json(lines[:50]):
+        records, notes = read_jsonl(text)
+        if records and len(records) >= len(lines) // 2:
+            return records, notes, "metrics.jsonl"
+    candidates = [
+        (*read_console(text), "console log"),
+        (*read_step_lines(text), "text step lines"),
+        (*read_text_tables(text), "text table"),
+    ]
+    if lines and _looks_like_csv(lines[0]):
+        candidates.append((*read_csv(text, ","), "csv"))
+    records, notes, fmt = max(candidates, key=lambda c: len(c[0]))
+    return records, notes, fmt
+
+
+def _mostly_json(sample: list[str]) -> bool:
+    """True when at least half of the sampled lines are JSON objects."""
+    return sum(one_json_value(line) and line.lstrip().startswith("{") for line in sample) * 2 >= len(sample) > 0
+
+
+def _looks_like_csv(header: str) -> bool:
+    fields = [f.strip() for f in header.split(",")]
+    return len(fields) >= 2 and any(names.canonical(f) == "step" for f in fields)
+
+
+def read_csv(text: str, delimiter: str) -> tuple[list[dict], list[str]]:
+    """Rows of a headed CSV/TSV; blank cells are missing values, short rows are skipped with a note."""
+    rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
+    if len(rows) < 2:
+        return [], ["CSV has a header but no rows"]
+    header = rows[0]
+    keep = [i for i, h in enumerate(header) if not names.is_tracker_extra(h)]
+    records, notes = [], []
+    for number, row in enumerate(rows[1:], start=2):
+        if not row:
+            continue
+        if len(row) != len(header):
+            notes.append(f"CSV row {number} has {len(row)} fields, header has {len(header)}: skipped")
+            continue
+        records.append({header[i]: row[i] for i in keep if row[i].strip() != ""})
+    return records, notes

@@ -1,0 +1,103 @@
+"""Issue 20's principles, each on generated runs of several lengths, seeds (noise) and onsets: severity
+(most completions truncated is a failure, a minority a warning), a true objective that never pays or rises
+immaterially next to a rising proxy is hacking, an isolated huge KL spike is an event (a 30x bump is not),
+a fixed output without entropy is a collapse, and onsets date the change of regime (a KL take-off after a
+creep; a cause never explains an effect that began before it). Healthy runs stay clean throughout."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agentgrpo.doctor.diagnose import diagnose
+from agentgrpo.doctor.finding import FAILURE, WARNING
+from agentgrpo.doctor.readers import read_run
+from agentgrpo.doctor.table import MetricTable
+from benchmarks import doctor_synthetic as synthetic
+
+PRINCIPLES = [
+    "truncation_most",
+    "truncation_some",
+    "objective_never_pays",
+    "objective_immaterial",
+    "kl_spike",
+    "kl_bump",
+    "kl_creep_takeoff",
+    "fixed_output",
+]
+CASES = [
+    synthetic.make(name, n, seed, onset)
+    for name in PRINCIPLES
+    for n in (80, 300, 1000)
+    for seed in (1, 2)
+    for onset in (0.35, 0.6)
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_principle_on_generated_runs(case, tmp_path):
+    report = diagnose(read_run(case.write(tmp_path)).table)
+    failures = {str(f.detector): f for f in report.failures}
+    if case.expect is None:
+        assert not failures, report.headline
+        return
+    if case.level == WARNING:
+        assert case.expect not in failures, report.headline
+        assert report.get(case.expect).status == WARNING, report.headline
+        return
+    assert case.expect in failures, report.headline
+    error = abs(failures[case.expect].onset - case.onset) / (report.last_step - report.first_step)
+    assert error <= 0.12, (failures[case.expect].onset, case.onset, report.headline)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("n", [60, 300, 1000])
+@pytest.mark.parametrize("scenario", ["healthy", "healthy_noisy", "converged", "tool_adoption"])
+def test_healthy_runs_stay_clean(scenario, n, seed, tmp_path):
+    report = diagnose(read_run(synthetic.make(scenario, n, seed).write(tmp_path)).table)
+    assert not report.failures, report.headline
+
+
+def test_the_spike_is_reported_with_its_step_and_size(tmp_path):
+    case = synthetic.make("kl_spike", 400, 3, 0.7)
+    kl = report = diagnose(read_run(case.write(tmp_path)).table).get("kl")
+    assert kl.status == FAILURE and kl.onset == case.onset, report.verdict
+    text = " ".join(kl.evidence)
+    assert f"at step {case.onset}" in text and "the run's median kl" in text and "loss" in text
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("n, nan_at", [(150, 88), (400, 300)])
+def test_stall_from_the_start_is_not_a_consequence_of_a_later_nan(seed, n, nan_at):
+    rng = np.random.default_rng(seed)
+    records = [
+        {"step": i, "reward": 0.47 + rng.normal(0, 0.03), "reward_std": 0.3, "grad_norm": 0.2 + rng.normal(0, 0.02)}
+        for i in range(1, n + 1)
+    ]
+    records[nan_at - 1]["grad_norm"] = float("nan")
+    report = diagnose(MetricTable.from_records(records))
+    assert {str(f.detector) for f in report.failures} == {"stall", "instability"}, report.headline
+    assert report.get("stall").onset == 1 and not report.get("stall").explained_by
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_format_reward_saturating_beside_a_flat_unnamed_objective_is_hacking(seed):
+    """By elimination: components named as form are proxies; the others (here an environment's score that
+    never moves) are the objective."""
+    rng = np.random.default_rng(seed)
+    n = 190
+    x = np.arange(n)
+    fmt = np.clip(0.1 + 0.9 * (x - 35) / 55, 0.1, 1.0) + rng.normal(0, 0.02, n)
+    env = 0.962 + rng.normal(0, 0.001, n)
+    records = [
+        {
+            "step": int(i + 1),
+            "reward": float(fmt[i] + env[i]),
+            "reward_std": 0.3 if i < 90 else 0.003,
+            "rewards/env_reward/mean": float(env[i]),
+            "rewards/json_format_reward/mean": float(fmt[i]),
+        }
+        for i in range(n)
+    ]
+    hacking = diagnose(MetricTable.from_records(records)).get("hacking")
+    assert hacking.status == FAILURE and "elimination" in " ".join(hacking.evidence), hacking.verdict
