@@ -1,0 +1,169 @@
+"""Wave 3, class B (issue 21): everything the job sends is hostile input.
+
+Each program is *wrong* (its tests should fail) and tries, through what it sends back, to turn its likely-0
+reward into ``sandbox_error`` (no score), to stall or kill the worker, or to get its own text believed.
+Contained means: the verdict is neither ``passed`` nor ``sandbox_error``, it came within the job's own
+deadline (plus a margin), the reason is short, the workers that ran it are the same processes afterwards
+(none was lost or replaced), and the pool answers correctly right after.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from agentgrpo.sandbox import PASSED, SANDBOX_ERROR, Limits, Sandbox
+
+LIMITS = Limits(wall_s=4.0, cpu_s=3.0, memory_mb=512, max_processes=16)
+MARGIN_S = 3.0
+
+# a frame writer the program carries: what a hostile job can put on its reply pipe (fd 4) by hand
+FORGE = '''
+import os
+def _e(x):
+    if x is None: return b"N"
+    if x is True: return b"T"
+    if x is False: return b"F"
+    if type(x) is int:
+        t = str(x).encode(); return b"i" + len(t).to_bytes(4, "big") + t
+    if type(x) is str:
+        t = x.encode(); return b"s" + len(t).to_bytes(4, "big") + t
+    if type(x) is bytes: return x
+    tag = {list: b"l", tuple: b"t"}[type(x)]
+    return tag + len(x).to_bytes(4, "big") + b"".join(_e(v) for v in x)
+def _frame(x):
+    raw = _e(x)
+    os.write(4, len(raw).to_bytes(4, "big") + raw)
+'''
+
+COLLIDING = """
+M = 2**61 - 1
+N = (30000).to_bytes(4, "big")
+KEYS = b"".join(_e(M * i) for i in range(1, 30001))
+KEYS_0 = b"".join(_e(M * i) + b"N" for i in range(1, 30001))
+"""
+
+ATTACKS = [
+    # a set of ints that all hash alike: building it on the trusted side is quadratic
+    # (sent by hand: building it in the job would cost the job the same quadratic time)
+    ("colliding_hash_set", FORGE + COLLIDING + "_frame(('ready', [('value', b'S' + N + KEYS)]))\nos._exit(0)"),
+    # the same as dict keys
+    ("colliding_hash_dict", FORGE + COLLIDING + "_frame(('ready', [('value', b'd' + N + KEYS_0)]))\nos._exit(0)"),
+    # the same set as the answer to a planned call (the job runs on, the worker decodes in the middle)
+    (
+        "colliding_hash_set_in_group",
+        FORGE + COLLIDING + "def add(a, b):\n    return 0\n"
+        "_frame(('ready', [('value', 0)]))\n_frame(('group', [('ok', b'S' + N + KEYS, [])]))\nimport time\n"
+        "time.sleep(60)",
+    ),
+    # a list is cheap to decode; the test's own set() on it is where the time goes
+    ("colliding_list_for_set_in_test", "M = 2**61 - 1\ndef add(a, b):\n    return [M * i for i in range(1, 30000)]"),
+    # a handle as a dict key in what the tests read first (the issue's `f = {len: 1}`)
+    ("handle_as_dict_key", "add = {len: 1}"),
+    # a handle inside a set, returned by a call
+    ("handle_in_set", "def add(a, b):\n    return {len, print}"),
+    # an object whose __hash__ raises, as a dict key and a set member
+    (
+        "raising_hash_key",
+        "class K:\n    def __hash__(self):\n        raise RuntimeError('no')\n"
+        "def add(a, b):\n    return [K()]",
+    ),
+    # forged first reply: "setup failed" with a megabyte of text (believed: sandbox_error, text copied)
+    ("forged_setup_failed", FORGE + "_frame(('setup_failed', 'S' * 1_000_000))\nos._exit(0)"),
+    # forged first reply: "setup failed" with a non-text reason
+    ("forged_setup_failed_odd", FORGE + "_frame(('setup_failed', [1, [2]]))\nos._exit(0)"),
+    # forged "ready" whose items are not (kind, value) tuples
+    ("forged_ready_not_tuples", FORGE + "_frame(('ready', [5]))\nos._exit(0)"),
+    ("forged_ready_short_item", FORGE + "_frame(('ready', [('value',)]))\nos._exit(0)"),
+    ("forged_ready_short_module", FORGE + "_frame(('ready', [('module',)]))\nos._exit(0)"),
+    ("forged_ready_unknown_kind", FORGE + "_frame(('ready', [('zzz', 1, 2)]))\nos._exit(0)"),
+    # forged "ready" with a megabyte-long kind and a hand-built reply nested far deeper than any cap
+    ("forged_kind_huge", FORGE + "_frame(('K' * 900_000,))\nos._exit(0)"),
+    ("forged_deep_nesting", FORGE + "_frame(b'l\\x00\\x00\\x00\\x01' * 200_000 + b'N')\nos._exit(0)"),
+    # a hand-built int of a million digits and a float that is not one
+    ("forged_giant_int", FORGE + "_frame(b'i' + (900_000).to_bytes(4, 'big') + b'9' * 900_000)\nos._exit(0)"),
+    # forged "error" with a megabyte of text: it may be believed as the program's error, but not copied whole
+    ("forged_error_huge_text", FORGE + "_frame(('error', 'E' * 1_000_000))\nos._exit(0)"),
+    # a real exception whose message is a megabyte and whose __str__/__repr__ raise
+    (
+        "exception_text_bombs",
+        "class X(Exception):\n    def __str__(self):\n        raise RuntimeError('no')\n"
+        "    __repr__ = __str__\n"
+        "def add(a, b):\n    raise X('x' * 1_000_000)",
+    ),
+    # a type name of a megabyte on the handle
+    (
+        "huge_type_name",
+        "C = type('C' * 1_000_000, (), {})\ndef add(a, b):\n    return C()",
+    ),
+    # the most items the caps allow, as the slowest thing to decode (empty containers cost one byte each)
+    ("decoder_timing_bomb", "def add(a, b):\n    return [[] for _ in range(99_000)]"),
+    ("decoder_timing_dict", "def add(a, b):\n    return {i: [] for i in range(99_000)}"),
+    # a value that makes the test's comparison recurse: lists nested as deep as the encoder allows
+    (
+        "deep_comparison",
+        "def add(a, b):\n    x = []\n    for _ in range(60):\n        x = [x, x]\n    return x",
+    ),
+    # a planned-calls answer of the wrong shape: more answers than calls, garbage entries
+    (
+        "forged_group_answers",
+        FORGE + "_frame(('ready', [('value', 0)]))\n_frame(('group', [5, ('ok',), 'x', None]))\nos._exit(0)",
+    ),
+    # a reply to a call whose "ok" has no value
+    ("forged_ok_without_value", FORGE + "_frame(('ready', [('value', 0)]))\n_frame(('ok',))\nos._exit(0)"),
+]
+# tests that read the name ``add`` (plannable: one plain assert of a call with literal arguments) and a
+# test shape that is not plannable (the worker asks call by call and uses set() on the result)
+TESTS = ["assert add(1, 2) == 3", "assert set(add(2, 2)) == {4}", "assert add == add and add(0, 0) == 0"]
+
+
+@pytest.fixture(scope="module")
+def box():
+    with Sandbox(workers=2, limits=LIMITS) as sandbox:
+        yield sandbox
+
+
+def _still_serves(box):
+    good = ("def f(x):\n    return x + 1", ["assert f(1) == 2", "assert f(2) == 3"])
+    bad = ("def f(x):\n    return x", ["assert f(1) == 2", "assert f(2) == 2"])
+    verdicts = box.run_many([good, bad, good, bad])
+    assert [(v.status, v.passed) for v in verdicts] == [(PASSED, 2), (SANDBOX_STATUS_FAILED, 1)] * 2, verdicts
+
+
+SANDBOX_STATUS_FAILED = "failed"
+
+
+# not contained at the commit that added this wave (as root): marked until the fix lands
+_FAILING_TODAY = {
+    "colliding_hash_set", "colliding_hash_dict", "colliding_list_for_set_in_test", "handle_as_dict_key",
+    "forged_setup_failed", "forged_setup_failed_odd", "forged_ready_not_tuples", "forged_ready_short_item",
+    "forged_ready_short_module", "forged_error_huge_text",
+}
+_CASES = [
+    pytest.param(n, p, id=n, marks=[pytest.mark.xfail(strict=True, reason="issue 21 B")] if n in _FAILING_TODAY else [])
+    for n, p in ATTACKS
+]
+
+
+@pytest.mark.parametrize("name,program", _CASES)
+def test_b_whatever_the_job_sends_fails_only_that_job(box, name, program):
+    box.start()
+    workers = sorted(box.pids())
+    started = time.monotonic()
+    verdicts = box.run_many([(program, TESTS)] * 2)
+    elapsed = time.monotonic() - started
+    for verdict in verdicts:
+        assert verdict.status not in (PASSED, SANDBOX_ERROR), verdict
+        assert verdict.passed == 0, verdict
+        assert len(verdict.reason) <= 1000 and all(len(t) <= 1000 for t in verdict.tests), verdict.reason[:200]
+    assert elapsed < 2 * (LIMITS.wall_s + MARGIN_S), f"took {elapsed:.1f}s"
+    assert sorted(box.pids()) == workers, "a worker was lost or replaced"
+    _still_serves(box)
+
+
+def test_b_control_a_forged_frame_reaches_the_worker(box):
+    """The frame writer works: a job that forges a well-formed "ready" for a value gets it used."""
+    program = FORGE + "_frame(('ready', [('value', 3)]))\nos._exit(0)"
+    verdict = box.run(program, ["assert add == 3"])
+    assert verdict.status == PASSED, verdict  # the job chose its value; the comparison was still ours
