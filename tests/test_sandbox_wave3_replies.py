@@ -2,6 +2,8 @@
 
 Each program is *wrong* (its tests should fail) and tries, through what it sends back, to turn its likely-0
 reward into ``sandbox_error`` (no score), to stall or kill the worker, or to get its own text believed.
+At the commit that added this wave, 14 of 24 were contained as root (the colliding sets and dicts, a
+handle as a dict key, every forged first reply but the plain ones, and the megabyte error text were not).
 Contained means: the verdict is neither ``passed`` nor ``sandbox_error``, it came within the job's own
 deadline (plus a margin), the reason is short, the workers that ran it are the same processes afterwards
 (none was lost or replaced), and the pool answers correctly right after.
@@ -26,7 +28,7 @@ def _e(x):
     if x is True: return b"T"
     if x is False: return b"F"
     if type(x) is int:
-        t = str(x).encode(); return b"i" + len(t).to_bytes(4, "big") + t
+        t = x.to_bytes(x.bit_length() // 8 + 1, "big", signed=True); return b"i" + len(t).to_bytes(4, "big") + t
     if type(x) is str:
         t = x.encode(); return b"s" + len(t).to_bytes(4, "big") + t
     if type(x) is bytes: return x
@@ -134,19 +136,7 @@ def _still_serves(box):
 SANDBOX_STATUS_FAILED = "failed"
 
 
-# not contained at the commit that added this wave (as root): marked until the fix lands
-_FAILING_TODAY = {
-    "colliding_hash_set", "colliding_hash_dict", "colliding_list_for_set_in_test", "handle_as_dict_key",
-    "forged_setup_failed", "forged_setup_failed_odd", "forged_ready_not_tuples", "forged_ready_short_item",
-    "forged_ready_short_module", "forged_error_huge_text",
-}
-_CASES = [
-    pytest.param(n, p, id=n, marks=[pytest.mark.xfail(strict=True, reason="issue 21 B")] if n in _FAILING_TODAY else [])
-    for n, p in ATTACKS
-]
-
-
-@pytest.mark.parametrize("name,program", _CASES)
+@pytest.mark.parametrize("name,program", ATTACKS, ids=[a[0] for a in ATTACKS])
 def test_b_whatever_the_job_sends_fails_only_that_job(box, name, program):
     box.start()
     workers = sorted(box.pids())

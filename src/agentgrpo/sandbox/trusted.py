@@ -22,7 +22,7 @@ import importlib
 import marshal
 import sys
 
-from agentgrpo.sandbox import wire
+from agentgrpo.sandbox import mirrors, values, wire
 from agentgrpo.sandbox.harness import describe
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
@@ -183,9 +183,10 @@ def _plannable(node: ast.expr, calls: list) -> bool:
 
 
 class Remote:
-    """An object that lives in the job. Only calls, attribute reads and iteration are forwarded."""
+    """An object that lives in the job and is not a value (a function, a generator, a file). Calls, attribute
+    reads, iteration, ``len``, indexing and truth are forwarded; it equals only itself (interned per job id)."""
 
-    __slots__ = ("_handle", "_session", "_name")
+    __slots__ = ("_handle", "_session", "_name", "__weakref__")
 
     def __init__(self, handle: wire.Handle, session, name: str = ""):
         object.__setattr__(self, "_handle", handle)
@@ -194,7 +195,8 @@ class Remote:
 
     def __call__(self, *args, **kwargs):
         reply = self._session.ask(("call", self._handle.id, list(args), kwargs), self._name)
-        for arg, new in zip(args, reply[2], strict=False):
+        changed = reply[2] if len(reply) > 2 and type(reply[2]) is list else []
+        for arg, new in zip(args, changed, strict=False):
             _write_back(arg, new)
         return reply[1]
 
@@ -209,17 +211,36 @@ class Remote:
     def __next__(self):
         return self._session.ask(("next", self._handle.id))[1]
 
+    def __bool__(self):
+        return self._session.ask(("truth", self._handle.id))[1] is True
+
+    def __len__(self):
+        n = self._session.ask(("len", self._handle.id))[1]
+        if type(n) is not int:
+            raise TypeError("len() of the program's object did not return an int")
+        return n
+
+    def __getitem__(self, key):
+        return self._session.ask(("getitem", self._handle.id, key))[1]
+
     def __repr__(self) -> str:
         return f"<{self._handle.type_name} object in the sandbox>"
 
     def _refuse(self, *_args):
         raise TypeError(
-            f"the program returned a {self._handle.type_name} object, not a builtin value "
-            "(int, float, str, bytes, bool, None, list, tuple, dict, set): it cannot be compared here"
+            f"the program returned a {self._handle.type_name} object, not a value: it cannot be compared or "
+            "converted here (only builtin values, standard-library values and objects of the program's "
+            "own classes can)"
         )
 
-    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _refuse
-    __bool__ = __len__ = __contains__ = __getitem__ = __hash__ = _refuse
+    def __eq__(self, other):
+        return self is other
+
+    def __ne__(self, other):
+        return self is not other
+
+    __hash__ = object.__hash__
+    __lt__ = __le__ = __gt__ = __ge__ = __contains__ = _refuse
     __int__ = __float__ = __index__ = __complex__ = __setattr__ = _refuse
 
 
@@ -234,36 +255,92 @@ def _write_back(arg, new) -> None:
         arg.update(new)
 
 
-def to_handle(obj) -> wire.Handle:
-    """How a test's argument travels when it is not a value: only handles of the job's own objects do."""
+def to_handle(obj):
+    """How a test's argument travels when it is not a builtin value: the job's own objects as handles,
+    standard-library values described."""
     if type(obj) is Remote:
         return obj._handle
+    found = _MIRRORS[0].ref(obj) if _MIRRORS else None
+    if found is not None:
+        return wire.Handle(found, "object")
+    described = values.describe(obj)
+    if described is not None:
+        return described
     raise Unsplittable(
-        f"the test passes a {type(obj).__name__} to the program, and only builtin values can cross into "
-        "the sandbox; use comparison='auto' or 'in_process' for such tests (forgeable)"
+        f"the test passes a {type(obj).__name__} to the program, and only values and the program's own "
+        "objects can cross into the sandbox; use comparison='auto' or 'in_process' for such tests (forgeable)"
     )
 
 
+_MIRRORS: list = []  # [the Mirrors of the job being evaluated]
+
+
+def begin(session) -> None:
+    """A new job's session: its mirrors and handles start empty."""
+    _mirrors(session)
+
+
+def _mirrors(session) -> mirrors.Mirrors:
+    if not _MIRRORS or _MIRRORS[0].session is not session:
+        _MIRRORS[:] = [mirrors.Mirrors(session)]
+        session_remotes.clear()
+    return _MIRRORS[0]
+
+
+session_remotes: dict[int, Remote] = {}
+
+
 def localize(value, session):
-    """The decoded reply with every handle turned into a `Remote` bound to ``session``."""
+    """The decoded reply as objects of this interpreter: handles become `Remote`s, descriptions the values
+    or mirrors they describe (one object per job id). Never raises for what the job sent: what cannot be
+    rebuilt becomes a `mirrors.Unavailable` that fails the test using it."""
     t = type(value)
     if t is wire.Handle:
-        return Remote(value, session)
-    if t in (list, tuple):
-        return t(localize(v, session) for v in value)
-    if t is dict:
-        return {localize(k, session): localize(v, session) for k, v in value.items()}
-    if t in (set, frozenset):
-        return t(localize(v, session) for v in value)
+        _mirrors(session)
+        found = session_remotes.get(value.id)
+        if found is None:
+            found = session_remotes[value.id] = Remote(value, session)
+        return found
+    if t is wire.Ext:
+        return _rebuild(value, session)
+    if t is list or t is tuple:
+        return t([localize(v, session) for v in value])
+    try:
+        if t is dict:
+            return {localize(k, session): localize(v, session) for k, v in value.items()}
+        if t is set or t is frozenset:
+            return t([localize(v, session) for v in value])
+    except TypeError as exc:  # e.g. a dataclass without a hash as a key
+        return mirrors.Unavailable(f"a {t.__name__} whose members cannot be rebuilt here ({str(exc)[:100]})")
     return value
 
 
+def _rebuild(ext: wire.Ext, session):
+    table = _mirrors(session)
+
+    def convert(part):
+        return localize(part, session)
+
+    try:
+        if ext.kind == "class":
+            return table.klass(ext.payload, convert)
+        if ext.kind == "object":
+            return table.instance(ext.payload, convert)
+        return values.rebuild(ext, convert)
+    except (TypeError, ValueError, OverflowError, ArithmeticError, ImportError, AttributeError) as exc:
+        return mirrors.Unavailable(f"a {ext.kind[:40]} that cannot be rebuilt here ({type(exc).__name__}: {str(exc)[:100]})")
+
+
 def raise_for(reply: tuple):
-    """Raise what the program's function raised, as the builtin exception it is (or `ProgramError`)."""
+    """Raise what the program's function raised: its exception rebuilt here (a builtin exception, or a
+    mirror of the program's own exception class), else the builtin exception it derives from."""
     if reply[0] == "stop":
         raise StopIteration
-    name, message = reply[1], reply[2]
-    cls = getattr(builtins, name, None) if name else None
+    name, message = reply[1], str(reply[2])[:1000]
+    rebuilt = localize(reply[3], None if not _MIRRORS else _MIRRORS[0].session) if len(reply) > 3 else None
+    if isinstance(rebuilt, Exception) and not isinstance(rebuilt, StopIteration):
+        raise rebuilt
+    cls = getattr(builtins, name, None) if type(name) is str else None
     if isinstance(cls, type) and issubclass(cls, Exception) and cls is not StopIteration:
         raise cls(f"(raised in the program) {message}")
     raise ProgramError(message)
@@ -271,16 +348,27 @@ def raise_for(reply: tuple):
 
 def bindings(items: list, names: list[str]) -> dict:
     """The test globals taken from the program (``items``: the job's answer for each of ``names``):
-    values, handles, or the worker's own copy of a standard-library module."""
+    values, mirrors, handles, or the worker's own copy of a standard-library module. An answer of the
+    wrong shape is a `BadReply`."""
     out = {}
     for name, item in zip(names, items, strict=True):
-        if item[0] == "value":
+        if type(item) is not tuple or not item or item[0] not in ("value", "module", "missing"):
+            raise BadReply(f"a malformed answer for the name {name!r}")
+        if item[0] == "value" and len(item) == 2:
             value = item[1]
-            out[name] = Remote(value._handle, value._session, name) if type(value) is Remote else value
-        elif item[0] == "module":
+            if type(value) is Remote and not value._name:
+                object.__setattr__(value, "_name", name)  # planned calls are matched by the name used
+            out[name] = value
+        elif item[0] == "module" and len(item) == 3:
             module = _own_module(item[1], name)
             out[name] = module if module is not None else item[2]
+        elif item[0] != "missing":
+            raise BadReply(f"a malformed answer for the name {name!r}")
     return out
+
+
+class BadReply(Exception):
+    """The job's reply has the wrong shape (its status is the job's fault: crashed)."""
 
 
 def _own_module(reported: str, name: str):
