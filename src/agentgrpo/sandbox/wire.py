@@ -190,7 +190,11 @@ def _guard(keys: list, what: str) -> None:
     """Refuse more than `MAX_COLLISIONS` distinct ``keys`` with one hash (before they are put in a set)."""
     if len(keys) <= MAX_COLLISIONS:
         return
-    hashes = list(map(hash, keys))
+    try:
+        hashes = list(map(hash, keys))
+    except TypeError:  # a description's tuple holding a dict: only what can be hashed can collide
+        keys = [k for k in keys if _hashable(k)]
+        hashes = list(map(hash, keys))
     for h, n in Counter(hashes).items():
         if n <= MAX_COLLISIONS:
             continue
@@ -203,6 +207,14 @@ def _guard(keys: list, what: str) -> None:
                         f"more than {MAX_COLLISIONS} distinct {what} with one hash (built to make sets and "
                         "dicts take quadratic time)"
                     )
+
+
+def _hashable(key) -> bool:
+    try:
+        hash(key)
+    except TypeError:
+        return False
+    return True
 
 
 _U32 = struct.Struct(">I").unpack_from
