@@ -286,12 +286,17 @@ def _is_builtin(cls) -> bool:
     return getattr(cls, "__module__", None) == "builtins" and getattr(builtins, cls.__name__, None) is cls
 
 
-def _text(obj) -> str:
-    try:
-        text = str(obj) if isinstance(obj, BaseException) else repr(obj)
-    except BaseException:
-        text = f"<{wire._type_name(obj)} object>"
-    return str.__str__(text)[:_TEXT_CAP] if isinstance(text, str) else ""
+def _text(obj) -> tuple[str, str]:
+    """The object's ``repr`` and ``str``, each capped (text for messages and ``str()``; never a status)."""
+    out = []
+    for show in (repr, str):
+        try:
+            text = show(obj)
+            text = str.__str__(text)[:_TEXT_CAP] if isinstance(text, str) else ""
+        except BaseException:
+            text = f"<{wire._type_name(obj)} object>"
+        out.append(text)
+    return out[0], out[1]
 
 
 def _fields(obj) -> tuple:

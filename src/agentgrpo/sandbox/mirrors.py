@@ -27,6 +27,12 @@ from agentgrpo.sandbox import values, wire
 _VALUE_BASES = {t.__name__: t for t in (int, float, complex, str, bytes, tuple, list, dict, set, frozenset)}
 _IMMUTABLE = (int, float, complex, str, bytes, tuple, frozenset)
 _ORDER = ("__lt__", "__le__", "__gt__", "__ge__")
+# what a class's traits may name (anything else the job sends there is ignored)
+_REFUSABLE = frozenset(("__contains__", "__add__", "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__",
+                        "__pow__", "__neg__", "__pos__", "__abs__", "__radd__", "__rsub__", "__rmul__", "__rtruediv__",
+                        "__matmul__", "__and__", "__or__", "__xor__", "__invert__", "__round__", "__int__",
+                        "__float__", "__index__"))
+MAX_CLASSES = 1000  # mirrored classes per job: each costs a type() here
 
 
 class Unavailable:
@@ -70,6 +76,8 @@ class Mirrors:
             found = found if isinstance(found, type) else Unavailable(f"a class {str(name)[:40]!r}")
         elif kind == "stdlib":
             found = values.std_class(name)
+        elif len(self.classes) >= MAX_CLASSES:
+            found = Unavailable(f"more than {MAX_CLASSES} classes from one program")
         else:
             found = self._mirror_class(ident, str(name)[:100], traits, localize)
         self.classes[ident] = found
@@ -101,16 +109,18 @@ class Mirrors:
         if found is not None:
             return found
         cls = localize(described) if type(described) is wire.Ext else None
-        text = text[:1000] if type(text) is str else ""
+        if type(text) is not tuple or len(text) != 2 or not all(type(t) is str for t in text):
+            text = ("", "")
+        text = (text[0][:1000], text[1][:1000])
         try:
             found = self._build(cls, localize(value), localize(args), text)
         except (TypeError, ValueError, AttributeError) as exc:
-            found = Unavailable(f"{text[:80] or 'an object'} ({type(exc).__name__}: {str(exc)[:100]})")
+            found = Unavailable(f"{text[0][:80] or 'an object'} ({type(exc).__name__}: {str(exc)[:100]})")
         self.objects[ident] = found
         self.ids[id(found)] = ident
         return found
 
-    def _build(self, cls, value, args, text: str):
+    def _build(self, cls, value, args, text: tuple):
         if not isinstance(cls, type):
             raise TypeError("no class")
         mirror = getattr(cls, "_agentgrpo_mirror", False)
@@ -219,10 +229,12 @@ def _namespace(mirrors: Mirrors, ident: int, name: str, traits: dict, base: type
         ns["__bool__"] = _refusal(name, "__bool__")
     elif truth == "len":
         ns["__bool__"] = lambda self: bool(_ask(self, "len"))
-    for method in traits.get("refuse") or ():
-        if type(method) is str and method.startswith("__") and method.endswith("__") and len(method) < 20:
+    refused = traits.get("refuse")
+    for method in refused if type(refused) is list else ():
+        if type(method) is str and method in _REFUSABLE:
             ns[method] = _refusal(name, method)
-    forwarded = set(traits.get("forward") or ())
+    forwarded = traits.get("forward")
+    forwarded = {m for m in forwarded if type(m) is str} if type(forwarded) is list else set()
     if "__len__" in forwarded:
         ns["__len__"] = lambda self: _int(_ask(self, "len"))
     if "__getitem__" in forwarded:
@@ -234,9 +246,9 @@ def _namespace(mirrors: Mirrors, ident: int, name: str, traits: dict, base: type
     if "__call__" in forwarded:
         ns["__call__"] = lambda self, *args, **kwargs: _call(self, args, kwargs)
     ns["__getattr__"] = _getattr
-    ns["__repr__"] = lambda self: self.__dict__.get("_agentgrpo_text") or f"<{name} object in the sandbox>"
+    ns["__repr__"] = lambda self: self.__dict__.get("_agentgrpo_text", ("",))[0] or f"<{name} object in the sandbox>"
     if traits.get("str") == "python":
-        ns["__str__"] = ns["__repr__"]
+        ns["__str__"] = lambda self: self.__dict__.get("_agentgrpo_text", ("", ""))[1]
     return ns
 
 

@@ -35,6 +35,7 @@ MAX_BYTES = 1 << 20  # one message
 MAX_ITEMS = 30_000  # containers' elements in one message, all levels together (a packed list's count as 1/8)
 MAX_DEPTH = 200
 MAX_COLLISIONS = 32  # distinct hashable values of one message that may share a hash
+MAX_HASH_WORK = 600_000  # elements visited hashing the message's tuples, sets and keys (see _hash_work)
 MAX_NAME = 200  # characters of a handle's type name or an Ext's kind
 
 
@@ -171,7 +172,7 @@ def decode(data: bytes, max_bytes: int = MAX_BYTES):
     data = bytes(data)
     hashed: list = []  # numbers and tuples anywhere in the message: what a test could put in a set
     try:
-        value, end = _value(data, 0, 0, [0], hashed)
+        value, end = _value(data, 0, 0, [0, 0], hashed)
         if end != len(data):
             raise WireError("trailing data after the value")
         _guard(hashed, "numbers or tuples")
@@ -207,6 +208,14 @@ def _guard(keys: list, what: str) -> None:
                         f"more than {MAX_COLLISIONS} distinct {what} with one hash (built to make sets and "
                         "dicts take quadratic time)"
                     )
+
+
+def _hash_work(items: list, before: float) -> None:
+    """Count the elements a hash of this container goes through (hashes of tuples are not cached: a chain
+    of nested tuples costs depth x size); refuse a message past `MAX_HASH_WORK`."""
+    items[1] += items[0] - before
+    if items[1] > MAX_HASH_WORK:
+        raise WireError(f"tuples, sets or keys nested too heavily to hash (more than {MAX_HASH_WORK} element visits)")
 
 
 def _hashable(key) -> bool:
@@ -258,6 +267,7 @@ def _value(data: bytes, pos: int, depth: int, items: list, hashed: list):
     if tag == _L or tag == _TU or tag == _SE or tag == _FZ or tag == _D:
         (n,) = _U32(data, pos)
         pos += 4
+        before = items[0]
         items[0] += n
         if items[0] > MAX_ITEMS:
             raise WireError(f"more than {MAX_ITEMS} items")
@@ -271,6 +281,7 @@ def _value(data: bytes, pos: int, depth: int, items: list, hashed: list):
                 value, pos = _value(data, pos, depth, items, hashed)
                 keys.append(key)
                 values.append(value)
+            _hash_work(items, before)
             _guard(keys, "dict keys")
             return dict(zip(keys, values)), pos
         values = []
@@ -280,6 +291,7 @@ def _value(data: bytes, pos: int, depth: int, items: list, hashed: list):
             append(value)
         if tag == _L:
             return values, pos
+        _hash_work(items, before)  # a tuple is hashed for the guard; a set's members are
         if tag == _TU:
             values = tuple(values)
             hashed.append(values)
