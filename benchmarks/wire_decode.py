@@ -39,7 +39,8 @@ def crafted() -> dict[str, bytes]:
         f"{wire.MAX_ITEMS * 8 - 8} packed empty strs": wire.encode([""] * (wire.MAX_ITEMS * 8 - 8), max_bytes=cap),
         f"str of {cap >> 20} MB": wire.encode("\u00e9" * (cap // 2 - 16), max_bytes=cap),
         f"int of {cap >> 20} MB": wire.encode(1 << (8 * cap - 64), max_bytes=cap),
-        f"{n} ints with one hash (refused)": b"l" + n.to_bytes(4, "big") + b"".join(wire.encode(M * i) for i in range(n)),
+        f"{n} ints with one hash (refused)": b"l" + n.to_bytes(4, "big") + b"".join(
+            wire.encode(M * i) for i in range(n)),
         f"set of {n} ints with one hash (refused)": b"S" + n.to_bytes(4, "big") + b"".join(
             wire.encode(M * i) for i in range(n)),
         f"{wire.MAX_COLLISIONS} colliding + repeats": wire.encode([M * i for i in range(wire.MAX_COLLISIONS)] * 900),

@@ -64,7 +64,9 @@ class Mirrors:
     def ref(self, obj) -> int | None:
         """The job's id of a mirrored object or class, or None."""
         ident = self.ids.get(id(obj))
-        return ident if ident is not None and (self.objects.get(ident) is obj or self.classes.get(ident) is obj) else None
+        if ident is None or (self.objects.get(ident) is not obj and self.classes.get(ident) is not obj):
+            return None
+        return ident
 
     def klass(self, payload, localize):
         ident, name, kind, traits = _fields(payload, 4, "class")
