@@ -70,12 +70,26 @@ def _walk(value):
     [
         (lambda: _nested(wire.MAX_DEPTH + 5), "nested deeper"),
         (lambda: "x" * (wire.MAX_BYTES + 1), "larger than"),
-        (lambda: 10 ** (wire.MAX_INT_DIGITS + 10), "digits"),
     ],
 )
 def test_caps_hold_on_both_ends(make, needle):
     with pytest.raises(wire.WireError, match=needle):
         wire.encode(make())
+
+
+def test_ints_of_any_size_cross_within_the_byte_cap():
+    for value in (10**5000, -(10**20000) + 7, 2**63, -(2**63) - 1, [2**64] * 10, [-1, 0, 2**63 - 1] * 5):
+        assert wire.decode(wire.encode(value)) == value
+
+
+def test_hash_colliding_keys_are_refused_before_any_set_is_built():
+    m = 2**61 - 1  # ints differing by multiples of it share a hash
+    for value in ({m * i for i in range(1, 100)}, {m * i: 0 for i in range(1, 100)}, [m * i for i in range(100)],
+                  [(m * i, 1) for i in range(100)]):
+        with pytest.raises(wire.WireError, match="one hash"):
+            wire.decode(wire.encode(value))
+    equal_many = [0] * 1000 + [m * i for i in range(wire.MAX_COLLISIONS)]  # repeats are not collisions
+    assert wire.decode(wire.encode(equal_many)) == equal_many
 
 
 def _nested(depth):
@@ -90,12 +104,15 @@ MALFORMED = [
     b"l\x00\x00\x00\x05i",  # truncated
     b"l\xff\xff\xff\xff",  # a count past the item cap
     b"s\x00\x00\x00\x02\xff\xfe",  # invalid UTF-8
-    b"i\x00\x00\x00\x031x2",  # not digits
+    b"i\x00\x00\x00\x00",  # an int of no bytes
     b"f\x00\x00\x00\x03xyz",  # not a float
     b"S\x00\x00\x00\x01l\x00\x00\x00\x00",  # an unhashable set member
     b"NN",  # trailing data
     b"?",  # unknown tag
-    b"l\x00\x00\x00\x01" * 200 + b"N",  # too deep
+    b"l\x00\x00\x00\x01" * (wire.MAX_DEPTH + 5) + b"N",  # too deep
+    b"D\x00\x00\x00\x02" + b"\x00" * 15,  # a packed list cut short
+    b"W\x00\x00\x00\x01\x00\x00\x00\x05s\x00\x00\x00\x02ab",  # packed strings of the wrong lengths
+    b"X\x00\x00\x00\x01kN" + b"N",  # trailing data after a description
 ]
 
 

@@ -2,8 +2,11 @@
 
 The job holds only its own program. In the trusted mode (the default) it never sees a test: the worker
 asks it for the names the tests use, to call a function, read an attribute or step an iterator, and gets
-back each result as a builtin value (`agentgrpo.sandbox.wire`) or a handle to an object that stays here.
-Whatever this process does, it can only choose those answers; the assert is evaluated by the worker.
+back each result as a builtin value (`agentgrpo.sandbox.wire`), a description of a standard-library or
+numpy value (`agentgrpo.sandbox.values`), a description of an object of the program's own classes (its
+class, the builtin value or exception it is built on, and how its class compares: `_Describer`), or a
+handle to an object that stays here. Whatever this process does, it can only choose those answers; the
+assert is evaluated by the worker, with the worker's own semantics for every value.
 
 The in-process mode (``run_tests``) is the fallback for tests that cannot be split: program and tests
 share this interpreter and report per test. Its verdicts are **forgeable** (the program can patch what the
@@ -21,7 +24,7 @@ import builtins
 import os
 import sys
 
-from agentgrpo.sandbox import wire
+from agentgrpo.sandbox import values, wire
 
 REQUEST_FD, REPLY_FD = 3, 4
 MAX_REQUEST = 64 << 20
@@ -72,10 +75,18 @@ def _answer(request: tuple, namespace: dict, objects: dict) -> tuple:
             return ("ok", iter(target))
         if kind == "next":
             return ("ok", next(target))
+        if kind == "fields":  # a dataclass instance's compared fields, now
+            return ("ok", _fields(target))
+        if kind == "truth":
+            return ("ok", bool(target))
+        if kind == "len":
+            return ("ok", len(target))
+        if kind == "getitem":
+            return ("ok", target[_resolve(request[2], objects)])
     except StopIteration:
         return ("stop",)
     except BaseException as exc:
-        return ("raise", _builtin_base(exc), describe(exc))
+        return ("raise", _builtin_base(exc), describe(exc), exc)
     return ("raise", "RuntimeError", f"unknown request {kind!r}")
 
 
@@ -89,7 +100,7 @@ def _prefetch(group: list, namespace: dict) -> list:
         try:
             out.append(("ok", namespace[name](*args, **kwargs), [None] * len(args)))
         except BaseException as exc:
-            out.append(("raise", _builtin_base(exc), describe(exc)))
+            out.append(("raise", _builtin_base(exc), describe(exc), exc))
             break
     return out
 
@@ -116,6 +127,8 @@ def _reply(reply: tuple, objects: dict) -> None:
 def _resolve(value, objects: dict):
     if type(value) is wire.Handle:
         return objects[value.id]
+    if type(value) is wire.Ext:  # a standard-library value the test passes
+        return values.rebuild(value, lambda payload: _resolve(payload, objects))
     if type(value) in (list, tuple, set, frozenset):
         return type(value)(_resolve(v, objects) for v in value)
     if type(value) is dict:
@@ -134,15 +147,164 @@ def _builtin_base(exc: BaseException) -> str:
 def _send(reply: tuple, objects: dict | None = None) -> None:
     handles = None
     if objects is not None:
-
-        def handles(obj):
-            ident = len(objects) + 1
-            objects[ident] = obj
-            return wire.Handle(ident, wire._type_name(obj))
-
+        handles = _Describer.of(objects).describe
     data = wire.encode(reply, handles, max_bytes=_max_reply)
     _flush()
     _write_all(REPLY_FD, len(data).to_bytes(4, "big") + data)
+
+
+_VALUE_BASES = (int, float, complex, str, bytes, tuple, list, dict, set, frozenset)
+_COPY = {int: int.__int__, float: float.__float__, complex: complex.__complex__, str: str.__str__,
+         bytes: bytes.__bytes__, tuple: lambda x: tuple.__getitem__(x, slice(None)), list: list.copy,
+         dict: dict.copy, set: set.copy, frozenset: frozenset.copy}
+# operations of the program's own classes the worker forwards here: reads and calls, which hand the
+# program no value to compare against (``==``, ``in``, ordering, arithmetic and truth in Python code are
+# refused in the worker: ``x - expected`` would show the program the expected value)
+_FORWARDED = ("__iter__", "__next__", "__len__", "__getitem__", "__call__")
+_ORDER = ("__lt__", "__le__", "__gt__", "__ge__")
+_OPERATORS = ("__contains__", "__add__", "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__", "__pow__",
+              "__neg__", "__pos__", "__abs__", "__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__matmul__",
+              "__and__", "__or__", "__xor__", "__invert__", "__round__", "__int__", "__float__", "__index__")
+_TEXT_CAP = 1000
+
+
+class _Describer:
+    """How objects that are not builtin values go to the worker (the ``handle`` hook of `wire.encode`).
+
+    Standard-library and numpy values are described by `agentgrpo.sandbox.values`. A class the program
+    defined (or any Python class) is described with its bases and *traits*: whether its ``==``, hash,
+    ordering and truth are those of the builtin it is built on (``object``: identity), generated by
+    ``dataclasses`` (compared by fields), or its own Python code (which the worker refuses to run: the
+    program would decide the comparison), and which operators the worker forwards here. An instance of
+    such a class is described with its class, the builtin value it is built on (an ``int`` for an
+    ``IntEnum`` member, a ``tuple`` for a namedtuple), its ``args`` for an exception, and its text. Anything
+    else (a function, a generator, a socket) is a handle. Each object keeps one id for the job's life.
+    """
+
+    _current: _Describer | None = None
+
+    def __init__(self, objects: dict):
+        self.objects, self.ids, self.traits = objects, {}, {}
+
+    @classmethod
+    def of(cls, objects: dict) -> _Describer:
+        if cls._current is None or cls._current.objects is not objects:
+            cls._current = cls(objects)
+        return cls._current
+
+    def describe(self, obj):
+        try:
+            found = values.describe(obj)
+            if found is None:
+                found = self._class(obj) if isinstance(obj, type) else self._instance(obj)
+        except Exception:
+            found = None
+        return found if found is not None else self._handle(obj)
+
+    def _id(self, obj) -> int:
+        ident = self.ids.get(id(obj))
+        if ident is None:
+            ident = self.ids[id(obj)] = len(self.objects) + 1
+            self.objects[ident] = obj  # kept alive: the id stays its own
+        return ident
+
+    def _handle(self, obj) -> wire.Handle:
+        return wire.Handle(self._id(obj), wire._type_name(obj))
+
+    def _class(self, cls: type):
+        name = str(getattr(cls, "__name__", "class"))[:100]
+        if getattr(cls, "__module__", None) == "builtins" and getattr(builtins, name, None) is cls:
+            return wire.Ext("class", (self._id(cls), name, "builtin", None))
+        kind = values.kind_of(cls)
+        if kind is not None:
+            return wire.Ext("class", (self._id(cls), kind, "stdlib", None))
+        if not cls.__flags__ & (1 << 9):  # not a heap type: a C class of some module (a handle)
+            return None
+        return wire.Ext("class", (self._id(cls), name, "mirror", self._traits(cls)))
+
+    def _traits(self, cls: type) -> dict:
+        traits = self.traits.get(cls)
+        if traits is None:
+            base = next((b for b in cls.__mro__ if b in _VALUE_BASES), None)
+            if base is None:
+                base = next((b for b in cls.__mro__ if issubclass(b, BaseException) and _is_builtin(b)), object)
+            params = _lookup(cls, "__dataclass_params__")
+            eq = _lookup(cls, "__eq__")
+            if eq is _lookup(base, "__eq__") and _lookup(cls, "__ne__") is _lookup(base, "__ne__"):
+                eq_kind = "base"
+            elif params is not None and params.eq and getattr(getattr(eq, "__code__", None), "co_filename", "") in (
+                "<string>",  # generated by dataclasses (a program that fakes it only chooses field equality)
+            ):
+                eq_kind = "dataclass"
+            else:
+                eq_kind = "python"
+            hash_ = _lookup(cls, "__hash__")
+            hash_kind = "none" if hash_ is None else ("base" if eq_kind == "base" else eq_kind)
+            order = [_lookup(cls, n) for n in _ORDER]
+            if order == [_lookup(base, n) for n in _ORDER]:
+                order_kind = "base"
+            elif params is not None and params.order:
+                order_kind = "dataclass"
+            else:
+                order_kind = "python"
+            truth = [_lookup(cls, n) for n in ("__bool__", "__len__")]
+            truth_kind = "base" if truth == [_lookup(base, n) for n in ("__bool__", "__len__")] else "python"
+            if truth_kind == "python" and truth[0] is None:
+                truth_kind = "len"  # truth from __len__, forwarded like len() itself
+            forwarded = [n for n in _FORWARDED if _lookup(cls, n) not in (None, _lookup(base, n))]
+            refused = [n for n in _OPERATORS if _lookup(cls, n) is not _lookup(base, n)]
+            bases = [self.describe(b) for b in cls.__bases__ if b is not object]
+            str_kind = "base" if _lookup(cls, "__str__") is _lookup(base, "__str__") else "python"
+            traits = self.traits[cls] = {
+                "base": base.__name__, "bases": bases, "eq": eq_kind, "hash": hash_kind, "order": order_kind,
+                "truth": truth_kind, "forward": forwarded, "refuse": refused, "str": str_kind,
+                "qualname": str(getattr(cls, "__qualname__", ""))[:200],
+            }
+        return traits
+
+    def _instance(self, obj):
+        cls = type(obj)
+        if not cls.__flags__ & (1 << 9) and not isinstance(obj, BaseException):
+            return None  # a C type's object (a function, a generator, a socket): a handle
+        described = self._class(cls)
+        if described is None or described.payload[2] != "mirror":
+            if not (isinstance(obj, BaseException) and described is not None):
+                return None
+        base = getattr(builtins, described.payload[3]["base"]) if described.payload[2] == "mirror" else cls
+        value = _COPY[base](obj) if base in _COPY else None
+        args = tuple(obj.args) if isinstance(obj, BaseException) else None
+        return wire.Ext("object", (self._id(obj), described, value, args, _text(obj)))
+
+
+def _lookup(cls: type, name: str):
+    """``name`` as the class's instances find it (its MRO's dicts only, not the metaclass)."""
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            return klass.__dict__[name]
+    return None
+
+
+def _is_builtin(cls) -> bool:
+    return getattr(cls, "__module__", None) == "builtins" and getattr(builtins, cls.__name__, None) is cls
+
+
+def _text(obj) -> tuple[str, str]:
+    """The object's ``repr`` and ``str``, each capped (text for messages and ``str()``; never a status)."""
+    out = []
+    for show in (repr, str):
+        try:
+            text = show(obj)
+            text = str.__str__(text)[:_TEXT_CAP] if isinstance(text, str) else ""
+        except BaseException:
+            text = f"<{wire._type_name(obj)} object>"
+        out.append(text)
+    return out[0], out[1]
+
+
+def _fields(obj) -> tuple:
+    import dataclasses
+
+    return tuple(getattr(obj, f.name) for f in dataclasses.fields(obj) if f.compare)
 
 
 def _recv() -> tuple:

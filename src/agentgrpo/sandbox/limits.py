@@ -30,7 +30,7 @@ class Limits:
     max_open_files: int = 64  # RLIMIT_NOFILE
     output_bytes: int = 64 * 1024  # stdout and stderr are each kept up to this; more kills the program
     scratch_mb: int = 64  # size of the job's private tmpfs (/tmp; /dev/shm links into it), in the namespace modes
-    value_bytes: int = 1024 * 1024  # largest encoded value one call into the program may return
+    value_bytes: int = 16 * 1024 * 1024  # largest encoded value one call into the program may return
 
     def __post_init__(self):
         problems = []

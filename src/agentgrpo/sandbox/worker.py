@@ -17,8 +17,10 @@ import gc
 import os
 import signal
 import sys
+import time
 
 from agentgrpo.sandbox import cgroup, env, isolation, protocol, trusted
+from agentgrpo.sandbox.harness import describe as harness_describe
 from agentgrpo.sandbox.supervise import Session, classify
 from agentgrpo.sandbox.template import Template, first_message
 
@@ -52,7 +54,7 @@ class Worker:
         result.pop("unsplittable", None)
         return result
 
-    def _run(self, program: str, steps: list, limits: dict, in_process: bool) -> dict:
+    def _run(self, program: str, steps: list, limits: dict, in_process: bool, probe: bool = False) -> dict:
         self.count += 1
         uid = isolation.job_uid(os.getpid(), self.count) if self.report["sandbox_uid"] is not None else None
         name = f"job-{self.count}"
@@ -73,7 +75,13 @@ class Worker:
         try:
             if "setup" not in state:
                 session.send_frame(first_message(limits, uid, workdir, request))
-                self._collect(session, steps, names, plan, state, in_process)
+                if probe:  # a trusted program: a setup failure it reports is real
+                    first = session.receive()
+                    state["setup"] = "probe" if first[0] == "setup_failed" else ""
+                    if not state["setup"]:
+                        del state["setup"]
+                else:
+                    self._collect(session, steps, names, plan, state, in_process)
         except trusted.JobGone:
             pass
         finished = bool(state.get("done")) and self.namespaces  # its exit status no longer matters
@@ -84,6 +92,10 @@ class Worker:
         else:
             wait_status, cpu_s = self.template.wait(pid)
         self._after(pid, uid, name)
+        if "claimed_setup" in state and self._setup_fails(limits):  # then it was no lie: our fault
+            state["setup"] = state["claimed_setup"]
+        elif "claimed_setup" in state:
+            session.gone = f"channel: the job said its setup failed ({state['claimed_setup']}), a trusted job's did not"
         if not finished and ooms is not None and self.group.oom_kills() > ooms:
             state["oom_mb"] = self.group.limit_mb
         status, reason = classify(session, state, wait_status, cpu_s, limits)
@@ -114,25 +126,47 @@ class Worker:
         return self.group.oom_kills(), ""
 
     def _collect(self, session: Session, steps: list, names: list, plan: list, state: dict, in_process: bool) -> None:
+        """Read the job's replies and evaluate the tests; whatever the job sends, only this job fails.
+
+        The evaluation runs under the job's own deadline, enforced here (`_Deadline`): a test that the
+        program's values keep busy ends as a timeout, not as a lost worker."""
+        trusted.begin(session)
+        with _Deadline(session):
+            try:
+                self._replies(session, steps, names, plan, state, in_process)
+            except trusted.JobGone:
+                raise
+            except Exception as exc:  # a reply of the wrong shape, or one that breaks its handling here
+                state.pop("done", None)
+                session.stop(f"channel: a reply the worker could not use ({_short(harness_describe(exc))})")
+
+    def _replies(self, session, steps, names, plan, state, in_process) -> None:
         first = session.receive()
-        if first[0] == "setup_failed":
-            state["setup"] = str(first[1]) if len(first) > 1 else "no reason given"
+        if first[0] == "setup_failed":  # believed only if a program we wrote fails the same way (`_run`)
+            state["claimed_setup"] = _short(first[1] if len(first) > 1 and type(first[1]) is str else "no reason")
+            session.stop("channel: the job said its setup failed")
         elif first[0] == "error":
-            state["error"] = str(first[1]) if len(first) > 1 else "an error"
+            state["error"] = _short(first[1] if len(first) > 1 and type(first[1]) is str else "an error")
         elif in_process:
             reports, reply = [], first
             while reply[0] == "test" and len(reports) < len(state["tests"]):
-                reports.append("passed" if reply[1] is True else str(reply[2] if len(reply) > 2 else "failed"))
+                ok = len(reply) > 1 and reply[1] is True
+                reports.append("passed" if ok else _short(str(reply[2]) if len(reply) > 2 else "failed"))
                 reply = session.receive()
             state["tests"][: len(reports)] = reports
             state["done"] = reply[0] == "done" and len(reports) == len(state["tests"])
         elif first[0] == "ready" and len(first) == 2 and type(first[1]) is list and len(first[1]) == len(names):
             session.expect(plan)
             results = trusted.evaluate(steps, session, names, trusted.localize(first[1], session))
-            state["tests"][: len(results)] = results
+            state["tests"][: len(results)] = [_short(r) for r in results]
             state["done"] = not session.gone and len(results) == len(state["tests"])
         else:
-            session.stop(f"channel: unexpected first reply {str(first[0])[:40]!r}")
+            session.stop(f"channel: unexpected first reply {_short(str(first[0]), 40)!r}")
+
+    def _setup_fails(self, limits: dict) -> bool:
+        """Whether the job setup fails for a trusted program too (a sandbox fault, not the program's)."""
+        probe = self._run("pass", [(True, "assert True")], limits, in_process=False, probe=True)
+        return probe["status"] == "sandbox_error"
 
     def _kill(self, pidfd: int, pid: int, uid: int | None) -> None:
         """Kill the job: PID 1 of its namespace takes everything with it (basic mode: its group, its uid)."""
@@ -170,6 +204,37 @@ class Worker:
         self.template.close()  # kills the template: a job still dying goes with it (PDEATHSIG)
         if self.base:
             isolation.remove_tree(os.open("/", os.O_RDONLY | os.O_DIRECTORY), self.base)
+
+
+def _short(text, cap: int = 300) -> str:
+    """Text from the job, one line, capped (it is never parsed for a status)."""
+    text = text if type(text) is str else str(type(text).__name__)
+    text = text.replace("\n", " ")
+    return text if len(text) <= cap else text[:cap] + "..."
+
+
+class _Deadline:
+    """The job's wall-clock deadline, enforced in the worker while it evaluates the tests: a SIGALRM at the
+    deadline (plus a second for the kill) stops the job and raises `trusted.JobGone` here, wherever the
+    evaluation is (a test's loop over the program's values, a comparison)."""
+
+    def __init__(self, session: Session):
+        self.session = session
+
+    def __enter__(self):
+        remaining = max(0.001, self.session.deadline - time.monotonic() + 1.0)
+        self.previous = signal.signal(signal.SIGALRM, self._expired)
+        signal.setitimer(signal.ITIMER_REAL, remaining)
+        return self
+
+    def _expired(self, *_):
+        self.session.stop("timeout")
+        raise trusted.JobGone("timeout")
+
+    def __exit__(self, *exc):
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, self.previous)
+        return False
 
 
 def main() -> int:
