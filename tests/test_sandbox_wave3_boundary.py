@@ -206,22 +206,32 @@ def test_c_a_datasets_cache_outside_home(box, monkeypatch):
 LIST_READABLE = """
 import os, stat, zlib
 def readable():
-    out = []
-    for here, dirs, files in os.walk('/'):
-        if here == '/':
-            dirs[:] = [d for d in dirs if d not in ('proc', 'sys', 'dev')]
-        for f in files:
-            path = os.path.join(here, f)
+    out, todo = [], ['/']
+    while todo:  # no recursion: any depth
+        here = todo.pop()
+        try:
+            entries = list(os.scandir(here))
+        except OSError:
+            continue
+        for e in entries:
             try:
-                st = os.stat(path, follow_symlinks=False)
-                if stat.S_ISREG(st.st_mode) and os.access(path, os.R_OK):
-                    out.append(f'{st.st_size} {path}')
+                if e.is_dir(follow_symlinks=False):
+                    if e.path not in ('/proc', '/sys', '/dev'):
+                        todo.append(e.path)
+                elif e.is_file(follow_symlinks=False) and os.access(e.path, os.R_OK):
+                    out.append(f'{e.stat(follow_symlinks=False).st_size} {e.path}')
             except OSError:
                 pass
     return zlib.compress('\\n'.join(out).encode(), 1)
 """
 _TEXT_CAP = 8 << 20  # the default scan reads files up to this size that are not compiled code or weights
 _SKIP = (".so", ".pyc", ".a", ".o", ".safetensors", ".pt", ".bin", ".png", ".jpg", ".ttf", ".mo", ".whl")
+
+
+def _system(path: str) -> bool:
+    from agentgrpo.sandbox.isolation import SYSTEM_TREES
+
+    return any(path.startswith(tree + "/") for tree in SYSTEM_TREES)
 
 
 def _answer_keys() -> dict[str, list[str]]:
@@ -258,29 +268,30 @@ def _holders(paths: list[str], keys: dict[str, list[str]]) -> dict[str, set]:
             out = subprocess.run(
                 ["grep", "-F", "-o", "-a", "-H", "-Z", "-f", fh.name, "--", *plain[start : start + 2000]],
                 capture_output=True,
+                env={**os.environ, "LC_ALL": "C"},
             ).stdout
             for line in out.split(b"\n"):
                 path, _, needle = line.partition(b"\0")
                 needle = needle.decode("utf-8", "replace")
                 if needle in owner:
                     hits.setdefault(os.fsdecode(path), set()).add(needle)
-    for path in paths:
-        if path.endswith(".gz"):
-            try:
-                text = gzip.open(path, "rb").read().decode("utf-8", "replace")
-            except (OSError, EOFError):
+        for path in paths:  # compressed files: decompressed, then searched the same way
+            if not path.endswith((".gz", ".zip", ".whl", ".egg")):
                 continue
-        elif path.endswith((".zip", ".whl", ".egg")):
             try:
-                with zipfile.ZipFile(path) as archive:
-                    text = "".join(archive.read(n).decode("utf-8", "replace") for n in archive.namelist())
-            except (OSError, zipfile.BadZipFile):
+                if path.endswith(".gz"):
+                    data = gzip.open(path, "rb").read(256 << 20)
+                else:
+                    with zipfile.ZipFile(path) as archive:
+                        data = b"".join(archive.read(n) for n in archive.namelist())
+            except (OSError, EOFError, zipfile.BadZipFile, ValueError):
                 continue
-        else:
-            continue
-        found = {n for n in owner if n in text}
-        if found:
-            hits[path] = found
+            if b"assert" not in data:  # every needle is an assert
+                continue
+            out = subprocess.run(["grep", "-F", "-o", "-a", "-f", fh.name], input=data, capture_output=True).stdout
+            for needle in out.decode("utf-8", "replace").splitlines():
+                if needle in owner:
+                    hits.setdefault(path, set()).add(needle)
     return {
         path: {owner[n] for n in needles}
         for path, needles in hits.items()
@@ -291,19 +302,21 @@ def _holders(paths: list[str], keys: dict[str, list[str]]) -> dict[str, set]:
 @pytest.mark.parametrize("scope", ["code_and_data", pytest.param("everything", marks=pytest.mark.slow)])
 def test_c_no_file_a_job_can_read_holds_a_hidden_test(box, scope):
     """Every file the job can read, searched for each shipped task's hidden tests (C's acceptance)."""
+    if "answer_keys" in _lacks(box):  # basic: it cannot hide a file; it must say so in every verdict
+        verdict = box.run("x = 1", ["assert x == 1"])
+        assert "answer_keys" in verdict.lacks and not box.isolation["mount_namespace"], verdict
+        return
     listing = _listing(box)
     keys = _answer_keys()
     paths = []
     for size, path in listing:
         if not os.path.isfile(path):  # the job's own scratch: nothing of the host
             continue
-        if scope == "code_and_data" and (size > _TEXT_CAP or path.endswith(_SKIP)):
-            continue
+        if scope == "code_and_data" and (size > _TEXT_CAP or path.endswith(_SKIP) or _system(path)):
+            continue  # the default run: what packages and projects bring (the slow run reads everything)
         paths.append(path)
     holders = _holders(paths, keys)
-    _contained_or_declared(box, not holders, "answer_keys")
-    if holders:
-        assert not box.isolation["mount_namespace"], sorted(holders)[:20]
+    assert not holders, sorted(holders)[:20]
 
 
 def _listing(box) -> list[tuple[int, str]]:

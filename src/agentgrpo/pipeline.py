@@ -13,6 +13,7 @@ from pathlib import Path
 
 from agentgrpo import rundir
 from agentgrpo.config import ResolvedConfig
+from agentgrpo.rewards import code as code_reward
 from agentgrpo.training.reward_specs import recorded_specs
 
 
@@ -40,6 +41,7 @@ def run(cfg: ResolvedConfig, callbacks=()) -> RunResult:
 
     main = is_main_process()
     task = cfg.task
+    code_reward.INSECURE_OK = cfg.run.sandbox_insecure_ok  # a code reward refuses a sandbox that lacks guarantees
     cfg.run.rewards = recorded_specs(cfg.run.rewards, task)  # recorded in full
     run_dir, resume, checkpoint = _open(cfg, write=main)
     if main:
