@@ -47,11 +47,21 @@ def _lacks(box) -> set:
 
 def _contained_or_declared(box, contained: bool, guarantee: str, verdicts=()) -> None:
     """The attack achieved nothing, or the mode says (in its report and every verdict) that it lacks it."""
+    _tally(box, "contained" if contained else "declared")
     if contained:
         return
     assert guarantee in _lacks(box), f"not contained and not declared: {guarantee} ({box.isolation['mode']})"
     for verdict in verdicts:
         assert guarantee in verdict.lacks, f"a verdict hides that the mode lacks {guarantee}: {verdict}"
+
+
+def _tally(box, outcome: str) -> None:
+    """With AGENTGRPO_WAVE3_TALLY=file, one line per attack outcome (how the contained/total per mode in
+    docs/sandbox.md is counted)."""
+    path = os.environ.get("AGENTGRPO_WAVE3_TALLY")
+    if path:
+        with open(path, "a") as fh:
+            fh.write(f"{os.environ.get('PYTEST_CURRENT_TEST', '?').split(' ')[0]} {box.isolation['mode']} {outcome}\n")
 
 
 def _shares_trainer_uid(box) -> bool:
@@ -197,6 +207,7 @@ def test_c_a_datasets_cache_outside_home(box, monkeypatch):
             program = f"def found():\n    try:\n        return {token!r} in open({path!r}).read()\n    except OSError:\n        return False"
             verdict = fresh.run(program, ["assert found() is True"])
             contained = verdict.status != PASSED
+            _tally(fresh, "contained" if contained else "declared")
             if not contained:
                 assert "answer_keys" in fresh.isolation.get("lacks", ()) and "answer_keys" in verdict.lacks
     finally:
@@ -305,6 +316,7 @@ def test_c_no_file_a_job_can_read_holds_a_hidden_test(box, scope):
     if "answer_keys" in _lacks(box):  # basic: it cannot hide a file; it must say so in every verdict
         verdict = box.run("x = 1", ["assert x == 1"])
         assert "answer_keys" in verdict.lacks and not box.isolation["mount_namespace"], verdict
+        _tally(box, "declared")
         return
     listing = _listing(box)
     keys = _answer_keys()
@@ -317,6 +329,7 @@ def test_c_no_file_a_job_can_read_holds_a_hidden_test(box, scope):
         paths.append(path)
     holders = _holders(paths, keys)
     assert not holders, sorted(holders)[:20]
+    _tally(box, "contained")
 
 
 def _listing(box) -> list[tuple[int, str]]:
@@ -373,6 +386,7 @@ def test_d_write_into_an_importable_directory(box):
             with open(os.path.join(where, "wave3_helper.py")) as fh:
                 unchanged = fh.read() == "VALUE = 1\n"
             contained = unchanged and not os.path.exists(os.path.join(where, "zz_forge.pth"))
+            _tally(fresh, "contained" if contained else "declared")
             if not contained:
                 assert "host_writes" in fresh.isolation.get("lacks", ()) and "host_writes" in verdict.lacks
     finally:
@@ -499,19 +513,26 @@ def test_d_inode_exhaustion_on_the_scratch(box):
     _contained_or_declared(box, verdict.status != PASSED, "inode_limit", [verdict])
 
 
-def test_d_proc_of_the_trainer(box, monkeypatch):
+def test_d_proc_of_the_trainer(box):
+    """A process of the user started with a secret in its environment (as a trainer is): /proc shows it."""
+    import subprocess
+    import sys
+
     token = "hf_WAVE3" + secrets.token_hex(8)
-    monkeypatch.setenv("HF_TOKEN", token)
-    program = (
-        "import os\ndef hunt():\n    for e in os.listdir('/proc'):\n        if e.isdigit():\n"
-        "            try:\n                if b'hf_WAVE3' in open(f'/proc/{e}/environ', 'rb').read():\n"
-        "                    return True\n            except OSError:\n                pass\n    return False\n"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"], env={**os.environ, "HF_TOKEN": token}
     )
-    with Sandbox(workers=1, limits=LIMITS, isolation=box.requested) as fresh:  # started with the token set
-        verdict = fresh.run(program, ["assert hunt() is True"])
-        contained = verdict.status != PASSED and token not in verdict.stdout + verdict.stderr + verdict.reason
-        if not contained:
-            assert "signals" in fresh.isolation.get("lacks", ()) and "signals" in verdict.lacks
+    try:
+        program = (
+            "import os\ndef hunt():\n    for e in os.listdir('/proc'):\n        if e.isdigit():\n"
+            "            try:\n                if b'hf_WAVE3' in open(f'/proc/{e}/environ', 'rb').read():\n"
+            "                    return True\n            except OSError:\n                pass\n    return False\n"
+        )
+        verdict = box.run(program, ["assert hunt() is True"])
+        _contained_or_declared(box, verdict.status != PASSED, "signals", [verdict])
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 def test_d_network_to_a_listener_of_the_host(box):
@@ -533,6 +554,7 @@ def test_d_network_to_a_listener_of_the_host(box):
         except OSError:
             connected = False
         assert verdict.status != PASSED and not connected, verdict
+        _tally(box, "contained")
     finally:
         server.close()
 
@@ -565,6 +587,7 @@ def test_e_flock_on_a_shared_file_is_no_channel(box):
     verdicts = box.run_many([sender, receiver])
     assert verdicts[0].status == PASSED, verdicts
     assert verdicts[1].status != PASSED, verdicts
+    _tally(box, "contained")
 
 
 MINCORE = """
@@ -585,6 +608,7 @@ def test_e_page_cache_residency_of_shared_files_is_not_observable(box):
     """mincore() on a shared file tells another job which pages were read (a cache channel)."""
     verdict = box.run(MINCORE, ["assert resident() is True"])
     assert verdict.status != PASSED, verdict
+    _tally(box, "contained")
 
 
 NOWAIT = """
@@ -602,3 +626,4 @@ def probe():
 def test_e_read_without_waiting_reveals_no_cache_state(box):
     verdict = box.run(NOWAIT, ["assert probe() is True"])
     assert verdict.status != PASSED, verdict
+    _tally(box, "contained")

@@ -1,12 +1,12 @@
-/* agentgrpo.sandbox._native: the job process's setup in C (optional; Linux only).
+/* agentgrpo.sandbox._native: the job process's setup in C (Linux) -- the only implementation of it.
  *
  * Every job is forked from the job template, so each page the job's own Python code writes (a refcount, a
  * frame, an argument tuple) costs a copy-on-write page copy, and so does each page the template writes
- * after a fork. Done in Python, the few dozen system calls that set a job up (namespaces, scratch, filter,
- * descriptors, limits, uid) copied about a hundred pages per job. These functions make the same calls,
- * in the same order and with the same arguments as the Python code in `agentgrpo.sandbox.isolation` and
- * `agentgrpo.sandbox.template` (the fallback where this module is not built), without touching Python
- * objects in between.
+ * after a fork. Done in Python, the few dozen system calls that set a job up (session, namespaces,
+ * scratch, filter, descriptors, limits, uid) copied about a hundred pages per job; these functions make
+ * them without touching Python objects in between. There is no second implementation to keep equal:
+ * where this module is not built, `agentgrpo.sandbox.pool.Sandbox` refuses to start
+ * (`agentgrpo.sandbox.isolation.native_problem`). docs/sandbox.md (Throughput) has the measurements.
  *
  * Every failure raises OSError(errno, "<step>: <strerror>"), like the `os` module.
  */

@@ -140,6 +140,11 @@ def isolate_worker(requested: str, hide: list[str], answer_keys: list[str] = ())
         )
     except OSError as exc:
         report["problems"].append(f"new root: {exc}")
+    try:
+        linux.make_tree_readonly("/")
+    except OSError as exc:
+        report["problems"].append(f"read-only root: {exc}")
+        report["root_fs"] = "host file system, writable where permissions allow"
     if kind == "root":  # in the new root: the probe reads the interpreter's paths as that uid
         report["sandbox_uid"] = _probe_uid(job_uid(os.getpid(), 0), report["problems"])
     report["process_limit"] = report["sandbox_uid"] is not None or (kind == "userns" and os.geteuid() != 0)
@@ -214,9 +219,9 @@ def _within(path: str, trees) -> bool:
 
 
 def new_root(hide: list[str], answer_keys: list[str], report: dict) -> list[str]:
-    """Move into a new root that holds only the system trees and the interpreter's paths (read-only), a
-    minimal /dev, /proc, and empty /sys, /tmp, /var/tmp; cover ``hide`` and ``answer_keys`` where they lie
-    inside what was bound. Returns the paths of ``hide`` that are out of reach."""
+    """Move into a new root that holds only the system trees and the interpreter's paths, a minimal /dev,
+    /proc, and empty /sys, /tmp, /var/tmp; cover ``hide`` and ``answer_keys`` where they lie inside what
+    was bound (the caller then makes every mount read-only). Returns the paths of ``hide`` out of reach."""
     trees, links = [], {}
     for tree in SYSTEM_TREES:
         if os.path.islink(tree):
@@ -247,13 +252,14 @@ def new_root(hide: list[str], answer_keys: list[str], report: dict) -> list[str]
     os.mkdir(top + "/.old")
     try:
         linux.pivot_root(top, top + "/.old")
-        os.chdir("/")
-        linux.umount("/.old", linux.MNT_DETACH)
-        os.rmdir("/.old")
     except OSError:  # a root that cannot be pivoted from (an initramfs): chroot (jobs cannot chroot back)
         os.chdir(top)
         os.chroot(".")
         os.chdir("/")
+    else:
+        os.chdir("/")
+        linux.umount("/.old", linux.MNT_DETACH)  # if refused: raised, and the report keeps "host" (lacks)
+        os.rmdir("/.old")
     hidden = []
     for path in list(hide) + list(answer_keys):
         if any(_within(tree, [path]) for tree in trees):
@@ -266,7 +272,6 @@ def new_root(hide: list[str], answer_keys: list[str], report: dict) -> list[str]
                 continue
         if path in hide:
             hidden.append(path)
-    linux.make_tree_readonly("/")
     return hidden
 
 
@@ -396,8 +401,7 @@ def remove_tree(parent_fd: int, name: str, budget: int = 100_000, max_open: int 
                 _unwind(stack)
                 continue
             try:
-                fd = os.open(entry, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=holder)
-                os.fchmod(fd, 0o700)
+                fd = _open_dir(entry, holder)
             except OSError:
                 stack.pop()
                 continue
@@ -415,6 +419,17 @@ def remove_tree(parent_fd: int, name: str, budget: int = 100_000, max_open: int 
         if fd is not None:
             os.close(fd)
     return left
+
+
+def _open_dir(entry: str, holder: int) -> int:
+    """Open directory ``entry`` of ``holder`` for listing, never through a symlink, first making it 0700
+    (a job may leave a directory it made unreadable: mode 0 stops even its owner)."""
+    handle = os.open(entry, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=holder)
+    try:
+        os.chmod(f"/proc/self/fd/{handle}", 0o700)  # the directory itself (an O_PATH descriptor's link)
+        return os.open(".", os.O_RDONLY | os.O_DIRECTORY, dir_fd=handle)
+    finally:
+        os.close(handle)
 
 
 def _unwind(stack: list) -> None:
