@@ -1,8 +1,8 @@
-"""The one build step pyproject.toml cannot declare: the sandbox's optional C extension (Linux).
+"""The one build step pyproject.toml cannot declare: the sandbox's C extension (Linux).
 
-`agentgrpo.sandbox._native` sets each sandbox job up in C. Where it does not build (no C compiler, not
-Linux), installation still succeeds and the same setup runs in Python, only slower;
-`Sandbox.isolation["job_setup"]` says which one is in use.
+`agentgrpo.sandbox._native` is the only implementation of a sandbox job's setup. Where it does not build
+(no C compiler, not Linux), installation still succeeds (everything but running model-written code
+works), and `Sandbox` refuses to start with a message saying to install a C compiler and reinstall.
 """
 
 import sys

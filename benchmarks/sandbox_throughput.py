@@ -206,16 +206,41 @@ def breakdown(jobs, repeat: int = 200) -> list[str]:
 
 
 def _measure(jobs, repeat: int) -> list[str]:
-    from agentgrpo.sandbox import isolation, linux, seccomp, wire
+    from agentgrpo.sandbox import isolation, seccomp
+
+    bpf, _ = seccomp.build()
+    report = isolation.isolate_worker("auto", [])
+    if not report["pid_namespace"]:
+        return ["breakdown: needs the namespace modes (run as root)"]
+    report.update(seccomp="libseccomp filter" if bpf else "none")
+    report["lacks"] = isolation.lacking(report)
+    # like the worker: the next child is PID 1 of the new PID namespace, and measures from there
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        try:
+            lines = _measure_in_namespace(jobs, repeat, report, bpf)
+        except BaseException as exc:
+            lines = [f"breakdown failed: {type(exc).__name__}: {exc}"]
+        os.write(write, "\n".join(lines).encode())
+        os._exit(0)
+    os.close(write)
+    chunks = []
+    while chunk := os.read(read, 65536):
+        chunks.append(chunk)
+    os.waitpid(pid, 0)
+    return b"".join(chunks).decode().splitlines()
+
+
+def _measure_in_namespace(jobs, repeat: int, report: dict, bpf) -> list[str]:
+    from agentgrpo.sandbox import isolation, linux, wire
     from agentgrpo.sandbox import jobs as job_steps
     from agentgrpo.sandbox.limits import Limits
     from agentgrpo.sandbox.worker import Worker
 
-    bpf, _ = seccomp.build()
-    report = isolation.isolate_worker("auto", [], True)
-    if not report["pid_namespace"]:
-        return ["breakdown: needs the namespace modes (run as root)"]
     limits = Limits().to_dict()
+    own = isolation.own_pid_namespace()
 
     def per_call_ms(fn, n=repeat):
         t0 = time.perf_counter()
@@ -240,14 +265,14 @@ def _measure(jobs, repeat: int) -> list[str]:
         return run
 
     def in_pid_ns(body):
-        return child(body, fork=isolation.fork_in_new_pid_namespace)
+        return child(body, fork=lambda: isolation.native().fork_in_pid_namespace(own))
 
     fork = per_call_ms(child(lambda: None))
     pidns = per_call_ms(in_pid_ns(lambda: None))
-    ns = per_call_ms(in_pid_ns(lambda: isolation.enter_job(limits["scratch_mb"], ())))
+    ns = per_call_ms(in_pid_ns(lambda: isolation.enter_job(limits["scratch_mb"], (), True, False, None)))
     netns = per_call_ms(in_pid_ns(lambda: linux.unshare(linux.CLONE_NEWNET)))
-    program = linux.SeccompProgram(bpf)  # prebuilt, as the template does
-    filt = per_call_ms(child(lambda: (linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1), program.install())))
+    linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)  # as the template does
+    filt = per_call_ms(child(lambda: isolation.enter_job(limits["scratch_mb"], (), False, False, bpf)))
     request = ("call", 1, [[1, 2, 3], 4], {})
     reply = ("ok", [5, 6, 7], [None, None])
     ser = per_call_ms(lambda: wire.decode(wire.encode(request)) and wire.decode(wire.encode(reply)), 20000)
@@ -273,7 +298,7 @@ def _measure(jobs, repeat: int) -> list[str]:
         f"  ... in a new PID namespace:                 {pidns:6.2f}",
         f"  ... + mount/IPC/net/UTS namespaces, tmpfs, /proc: {ns:6.2f}",
         f"  ... + the network namespace alone:          {netns:6.2f}",
-        f"  fork + installing the seccomp filter:       {filt:6.2f}",
+        f"  fork + session + installing the seccomp filter: {filt:6.2f}",
         f"  serialisation, one call round trip (both ends, both ways): {ser * 1000:6.1f} us",
     ]
 
@@ -299,16 +324,7 @@ def main(argv: list[str] | None = None) -> int:
         "--pool-only", action="store_true", help="skip the baseline (to profile the pool, e.g. under perf record)"
     )
     parser.add_argument("--repeat", type=int, default=1, help="run the pool over the programs this many times")
-    parser.add_argument(
-        "--python-setup",
-        action="store_true",
-        help="set jobs up in Python even where the C helper (agentgrpo.sandbox._native) is built",
-    )
     args = parser.parse_args(argv)
-    if args.python_setup:
-        from agentgrpo.sandbox import pool
-
-        pool.NATIVE_SETUP = False
     jobs = programs(args.n)
     if args.pool_only:
         with Sandbox(workers=args.workers) as box:

@@ -235,7 +235,8 @@ def test_b_ipc_keyrings_and_other_jobs_are_out_of_reach(box):
         "    out['key'] = libc.syscall(248, b'user', b'agentgrpo', b'x', 1, 0xfffffffd) >= 0\n"  # add_key
         "    out['keyread'] = libc.syscall(250, 11, 0xfffffffd, None, 0) >= 0\n"  # keyctl READ session
         "    out['others'] = sorted(p for p in os.listdir('/proc') if p.isdigit()) != ['1']\n"
-        "    out['uid0'] = os.getuid() == 0\n"
+        "    caps = next(l for l in open('/proc/self/status') if l.startswith('CapEff:')).split()[1]\n"
+        "    out['privileged'] = os.getuid() == 0 and int(caps, 16) != 0\n"  # userns: uid 0 mapped, no caps
         "    return out\n"
     )
     import platform

@@ -127,7 +127,8 @@ CASES = [
     ("fill_disk", "with open('big', 'wb') as fh:\n    fh.write(b'x' * (200 * 1024 ** 2))", {ERROR}),
     ("exhaust_file_descriptors", "fds = [open('/dev/null') for _ in range(100_000)]", {ERROR}),
     ("raise_own_limits", "import resource\nresource.setrlimit(resource.RLIMIT_CPU, (-1, -1))", {ERROR}),
-    ("become_root", "import os\nos.setuid(0)", {ERROR}),
+    # uid 0 with a capability (in a user namespace the job is uid 0 there already, with none)
+    ("become_root", "import os\nos.setuid(0)\nos.setgroups([0])", {ERROR}),
     ("read_hf_token_env", HUNT + "import os\nsecret_seen = found(os.environ.values())", {FAILED}),
     (
         "read_proc_environ",

@@ -1,5 +1,6 @@
-"""The job's setup has two implementations, C (`agentgrpo.sandbox._native`, where built) and Python (the
-fallback): a program must find the same kernel state under either, and each must report its failures."""
+"""The job's setup, in C only (`agentgrpo.sandbox._native`): the kernel state a program finds, the same in
+the root and the user-namespace modes where the kernel allows; its failures reported by step; and no job
+at all where the helper is not built."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import resource
 
 import pytest
 
-from agentgrpo.sandbox import PASSED, Limits, Sandbox, pool
-from agentgrpo.sandbox.isolation import UID_BASE, keep_paths
+from agentgrpo.sandbox import PASSED, Limits, Sandbox, SandboxUnavailable
+from agentgrpo.sandbox.isolation import INODES_PER_MB, UID_BASE, keep_paths
 
 try:
     from agentgrpo.sandbox import _native
@@ -31,9 +32,9 @@ try:
 except OSError as exc:
     inet = exc.errno
 state = {
-    'pid': os.getpid(), 'uid': os.getuid(), 'gid': os.getgid(), 'groups': os.getgroups(),
+    'pid': os.getpid(), 'sid': os.getsid(0), 'pgid': os.getpgid(0), 'uid': os.getuid(), 'gid': os.getgid(), 'groups': os.getgroups(),
     'hostname': os.uname().nodename, 'cwd': os.getcwd(), 'home': os.environ.get('HOME'),
-    'tmp': sorted(os.listdir('/tmp')), 'shm': oct(os.stat('/tmp/.shm').st_mode & 0o7777),
+    'tmp': sorted(os.listdir('/tmp')), 'tmp_inodes': os.statvfs('/tmp').f_files, 'root': sorted(os.listdir('/')), 'shm': oct(os.stat('/tmp/.shm').st_mode & 0o7777),
     'fds': fds[:5], 'more_fds': len(fds) - 5,
     'stdin': os.read(0, 10),
     'rlimits': [resource.getrlimit(getattr(resource, name)) for name in RESOURCES],
@@ -46,40 +47,81 @@ print(repr(state))
 """
 
 
-def _state(native: bool, monkeypatch) -> tuple[dict, dict]:
-    monkeypatch.setattr(pool, "NATIVE_SETUP", native)
-    with Sandbox(workers=1, limits=LIMITS) as box:
+def _state(isolation: str) -> tuple[dict, dict]:
+    with Sandbox(workers=1, limits=LIMITS, isolation=isolation) as box:
         verdict = box.run(PROBE, ["assert True"])
         report = box.isolation
     assert verdict.status == PASSED, verdict
     return ast.literal_eval(verdict.stdout.strip()), report
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="the namespace modes are exercised as root")
-def test_a_program_finds_the_same_kernel_state_under_either_setup(monkeypatch):
-    python, python_report = _state(False, monkeypatch)
-    assert python_report["job_setup"].startswith("Python")
+def _userns_works() -> bool:
+    try:
+        with Sandbox(workers=1, limits=LIMITS, isolation="userns") as box:
+            return box.isolation["pid_namespace"]
+    except SandboxUnavailable:
+        return False
+
+
+def test_a_program_finds_the_kernel_state_the_setup_promises():
+    state, report = _state("auto")
+    if not report["pid_namespace"]:  # pragma: no cover - machines without namespaces
+        pytest.skip("no namespaces here")
+    assert report["job_setup"].startswith("C")
     mib = 1024 * 1024
     cpu = (2, 2)
     expected_limits = [cpu, (512 * mib,) * 2, (3 * mib,) * 2, (16, 16), (48, 48), (0, 0)]
-    assert python["rlimits"] == expected_limits, python
-    assert python["pid"] == 1 and python["uid"] >= UID_BASE and python["gid"] == python["uid"], python
-    assert python["groups"] == [] and python["hostname"] == "sandbox" and python["cwd"] == "/tmp/work", python
+    assert state["rlimits"] == expected_limits, state
+    assert state["pid"] == 1 and state["sid"] == 1 and state["pgid"] == 1, state  # its own session and group
+    if report["mode"] == "root":
+        assert state["uid"] >= UID_BASE and state["gid"] == state["uid"] and state["groups"] == [], state
+    else:  # a user namespace: one uid can be mapped, every capability dropped
+        assert state["uid"] == 0 and state["caps"] == "0000000000000000", state
+    assert state["hostname"] == "sandbox" and state["cwd"] == "/tmp/work", state
     kept = {p.split("/")[2] for p in keep_paths() if p.startswith("/tmp/")}  # e.g. a virtual env under /tmp
-    assert python["tmp"] == sorted({".shm", "work"} | kept), python
-    assert python["shm"] == "0o1777" and python["home"] == "/tmp/work", python
-    assert python["fds"] == [0, 1, 2, 3, 4] and python["more_fds"] == 1, python  # 5: the listdir itself
-    assert python["stdin"] == b"" and python["no_new_privs"] == "1" and python["proc_pids"] == ["1"], python
-    assert "LD_BIND_NOW" not in python["environ"] and "HOME" in python["environ"], python  # loader-only
-    if python_report["seccomp"] != "none":
-        assert python["seccomp"] == "2" and python["inet_socket"] != "allowed", python
-    if _native is None:  # pragma: no cover
-        pytest.skip("agentgrpo.sandbox._native is not built here")
-    native, native_report = _state(True, monkeypatch)
-    assert native_report["job_setup"].startswith("C")
-    assert native.pop("uid") >= UID_BASE and native.pop("gid") >= UID_BASE
-    python.pop("uid"), python.pop("gid")
-    assert native == python
+    assert state["tmp"] == sorted({".shm", "work"} | kept), state
+    assert state["tmp_inodes"] == LIMITS.scratch_mb * INODES_PER_MB, state
+    assert state["shm"] == "0o1777" and state["home"] == "/tmp/work", state
+    assert state["fds"] == [0, 1, 2, 3, 4] and state["more_fds"] == 1, state  # 5: the listdir itself
+    assert state["stdin"] == b"" and state["no_new_privs"] == "1" and state["proc_pids"] == ["1"], state
+    assert "LD_BIND_NOW" not in state["environ"] and "HOME" in state["environ"], state  # loader-only
+    assert state["root"] == sorted(report_root(report)), state
+    if report["seccomp"] != "none":
+        assert state["seccomp"] == "2" and state["inet_socket"] != "allowed", state
+
+
+def report_root(report: dict) -> set:
+    """What / holds in the new root: the system trees there are, the top of each kept path, and the
+    mount points the worker makes."""
+    from agentgrpo.sandbox.isolation import SYSTEM_TREES
+
+    names = {t.strip("/") for t in SYSTEM_TREES if os.path.lexists(t)}
+    names |= {p.split("/")[1] for p in keep_paths()}
+    return names | {"dev", "proc", "sys", "tmp", "var"}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="both modes from one machine: root can also ask for userns")
+def test_the_userns_mode_gives_the_root_modes_job_state():
+    """PID namespace per job (no reaper), own session, the same scratch, view, limits and filter: all but
+    the uid (one can be mapped) is the same as root's."""
+    if not _userns_works():  # pragma: no cover
+        pytest.skip("user namespaces unavailable here")
+    root, _ = _state("namespaces")
+    userns, report = _state("userns")
+    assert report["mode"] == "userns" and report["lacks"] == [], report
+    for state in (root, userns):
+        for key in ("uid", "gid", "groups", "caps"):
+            state.pop(key)
+    assert userns == root
+
+
+def test_without_the_c_helper_the_pool_refuses_to_start(monkeypatch):
+    """One implementation of the boundary: where it is not built, no job runs (never set up another way)."""
+    from agentgrpo.sandbox import isolation
+
+    monkeypatch.setattr(isolation, "_native", None)
+    with pytest.raises(SandboxUnavailable, match="C compiler"):
+        Sandbox(workers=1, limits=LIMITS).start()
 
 
 def test_the_c_helper_is_built_where_ci_requires_it():
@@ -126,14 +168,9 @@ def test_the_c_helper_raises_the_failing_step_with_its_errno():
         _native.limit_job(((resource.RLIMIT_NOFILE, "many"),), -1, b"/", False)
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="the namespace modes are exercised as root")
-@pytest.mark.parametrize("native", [True, False], ids=["c", "python"])
-def test_unfinished_jobs_get_their_wait_status_from_either_template_loop(native, monkeypatch):
-    """A job that does not finish its tests is waited for: the template (its C or Python loop) reports
-    the wait status and CPU time the verdict is classified by."""
-    if native and _native is None:  # pragma: no cover
-        pytest.skip("agentgrpo.sandbox._native is not built here")
-    monkeypatch.setattr(pool, "NATIVE_SETUP", native)
+def test_unfinished_jobs_get_their_wait_status_from_the_template():
+    """A job that does not finish its tests is waited for: the template reports the wait status and CPU
+    time the verdict is classified by."""
     cases = [
         ("import os\nos._exit(3)", "crashed", "exited with code 3"),
         ("import os\nos.abort()", "crashed", "killed by SIG"),  # PID 1 ignores SIGABRT; glibc then traps
@@ -141,7 +178,6 @@ def test_unfinished_jobs_get_their_wait_status_from_either_template_loop(native,
         ("def f():\n    return 1", "passed", "all 1 tests passed"),
     ]
     with Sandbox(workers=1, limits=Limits(wall_s=4.0, cpu_s=1.0)) as box:
-        assert box.isolation["job_setup"].startswith("C" if native else "Python")
         for program, status, reason in cases:
             verdict = box.run(program, ["assert f() == 1"] if status == "passed" else ["assert True"])
             assert verdict.status == status and reason in verdict.reason, (program, verdict)

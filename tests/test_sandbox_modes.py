@@ -128,8 +128,36 @@ def test_auto_falling_back_to_basic_warns(monkeypatch):
     real_init = pool._WorkerProcess.__init__
     monkeypatch.setattr(pool._WorkerProcess, "__init__", weak_spawn_report)
     monkeypatch.setattr(pool, "_refusal", lambda requested, report: None)
-    with pytest.warns(SandboxWarning, match="process limits only"), Sandbox(workers=1) as box:
+    with pytest.warns(SandboxWarning, match="cannot guarantee answer_keys"), Sandbox(workers=1) as box:
         assert box.isolation["mode"] == "basic"
+        lacks = box.isolation["lacks"]
+        assert {"answer_keys", "private_files", "host_writes", "inode_limit"} <= set(lacks), lacks
+        assert box.run("x = 1", ["assert x == 1"]).lacks == tuple(lacks)  # in every verdict
+
+
+def test_a_code_reward_refuses_a_mode_that_lacks_guarantees_unless_the_config_accepts(monkeypatch):
+    from agentgrpo.config import RunConfig
+    from agentgrpo.rewards import code
+
+    assert RunConfig.__dataclass_fields__["sandbox_insecure_ok"].default is False
+    reward = code.code_tests_passed(workers=1, isolation="basic")
+    completions, tests = ["def f():\n    return 1"], [["assert f() == 1"]]
+    with pytest.raises(code.SandboxInsecure, match="sandbox_insecure_ok: true") as refused:
+        reward(completions, tests=tests)
+    assert "answer_keys: a job can read files that hold tasks' tests" in str(refused.value)
+    monkeypatch.setattr(code, "INSECURE_OK", True)  # what `sandbox_insecure_ok: true` sets
+    assert reward(completions, tests=tests) == [1.0]
+    if os.geteuid() == 0 or _userns_available():  # control: a mode with every guarantee is accepted
+        monkeypatch.setattr(code, "INSECURE_OK", False)
+        assert code.code_tests_passed(workers=1)(completions, tests=tests) == [1.0]
+
+
+def _userns_available() -> bool:
+    try:
+        with Sandbox(workers=1, limits=LIMITS, isolation="userns") as box:
+            return not box.isolation["lacks"]
+    except SandboxUnavailable:
+        return False
 
 
 def test_tasks_of_counts_this_uid():

@@ -90,6 +90,10 @@ class RunConfig:
                                                              "GRPO; results in <run>/preflight.json."})
     strict_preflight: bool = field(default=False, metadata={"help": "Refuse to train when the reward audit "
                                                                     "finds an exploit or the gold is not the max."})
+    sandbox_insecure_ok: bool = field(default=False, metadata={
+        "help": "Train with a code reward even where the sandbox cannot give every guarantee (e.g. no "
+                "namespaces: programs can read and write this user's files and signal its processes); the "
+                "refusal lists the risks (docs/sandbox.md)."})
     tool_timeout: float = field(default=60.0, metadata={
         "help": "Seconds one tool call may take; past it the call ends and the model sees 'tool X timed out "
                 "after N s' (counted in tools/timeouts). 0 = no limit."})

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from agentgrpo import rundir
 from agentgrpo.plan import RunPlan
+from agentgrpo.rewards import code as code_reward
 
 
 @dataclass
@@ -39,6 +40,7 @@ def run(cfg: RunPlan, callbacks=()) -> RunResult:
 
     main = is_main_process()
     task = cfg.task
+    code_reward.INSECURE_OK = cfg.run.sandbox_insecure_ok  # a code reward refuses a sandbox that lacks guarantees
     run_dir, resume, checkpoint = _open(cfg, write=main)
     if main:
         say(f"run directory: {run_dir}")

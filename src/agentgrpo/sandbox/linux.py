@@ -1,5 +1,5 @@
 """Thin ctypes wrappers for the Linux calls Python 3.11 lacks: unshare, setns, mount, mount_setattr, prctl,
-sethostname, keyctl and installing a seccomp filter.
+pivot_root, sethostname and keyctl (the worker's own setup; a job's is in C, `agentgrpo.sandbox._native`).
 
 Every wrapper raises `OSError` with the errno on failure, like the `os` module does.
 """
@@ -30,8 +30,6 @@ MS_PRIVATE = 1 << 18
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
-PR_SET_SECCOMP = 22
-SECCOMP_MODE_FILTER = 2
 
 MOUNT_ATTR_RDONLY = 0x1
 MOUNT_ATTR_NOSUID = 0x2
@@ -40,8 +38,7 @@ _AT_RECURSIVE = 0x8000
 _SYS_MOUNT_SETATTR = 442  # the same number on every architecture (asm-generic, Linux 5.12)
 _SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "ppc64le": 271, "s390x": 280, "riscv64": 219}
 _KEYCTL_JOIN_SESSION_KEYRING = 1
-_SYS_SECCOMP = {"x86_64": 317, "aarch64": 277, "ppc64le": 358, "s390x": 348, "riscv64": 277}
-_SECCOMP_FILTER_FLAG_SPEC_ALLOW = 1 << 2
+_SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "ppc64le": 203, "s390x": 217, "riscv64": 41}
 
 _libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
 _SIGNATURES = {  # declared at import: each call converts its arguments in C, and a forked job finds them ready
@@ -55,8 +52,6 @@ _SIGNATURES = {  # declared at import: each call converts its arguments in C, an
 if _libc is not None:
     for _name, _argtypes in _SIGNATURES.items():
         getattr(_libc, _name).argtypes = _argtypes
-    for _name in ("capset", "syscall"):  # looked up now, not in each job
-        getattr(_libc, _name)
 
 
 def available() -> bool:
@@ -94,25 +89,6 @@ def prctl(option: int, arg: int) -> None:
     _check(_libc.prctl(option, arg, 0, 0, 0), "prctl")
 
 
-class _CapHeader(ctypes.Structure):
-    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
-
-
-class _CapData(ctypes.Structure):
-    _fields_ = [
-        ("effective", ctypes.c_uint32),
-        ("permitted", ctypes.c_uint32),
-        ("inheritable", ctypes.c_uint32),
-    ]
-
-
-def capset_empty() -> None:
-    """Drop every capability of the calling thread (effective, permitted, inheritable)."""
-    header = _CapHeader(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
-    data = (_CapData * 2)()
-    _check(_libc.capset(ctypes.byref(header), data), "capset")
-
-
 class _MountAttr(ctypes.Structure):
     _fields_ = [
         ("attr_set", ctypes.c_uint64),
@@ -136,6 +112,15 @@ def make_tree_readonly(path: str = "/") -> None:
     _check(result, f"mount_setattr {path}")
 
 
+def pivot_root(new_root: str, put_old: str) -> None:
+    """pivot_root(2): ``new_root`` (a mount point) becomes /, the old root moves to ``put_old`` under it."""
+    number = _SYS_PIVOT_ROOT.get(os.uname().machine)
+    if number is None:
+        raise OSError(38, f"pivot_root: syscall number unknown on {os.uname().machine}")
+    result = _libc.syscall(ctypes.c_long(number), os.fsencode(new_root), os.fsencode(put_old))
+    _check(result, "pivot_root")
+
+
 def sethostname(name: str) -> None:
     data = name if type(name) is bytes else name.encode()
     _check(_libc.sethostname(data, len(data)), "sethostname")
@@ -150,35 +135,3 @@ def join_new_session_keyring() -> None:
     if result < 0:
         err = ctypes.get_errno()
         raise OSError(err, f"keyctl: {os.strerror(err)}")
-
-
-class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-
-class SeccompProgram:
-    """A seccomp filter (a BPF program as libseccomp exported it), ready to load.
-
-    Built once where jobs are forked, so a job's only work is the system call itself.
-    """
-
-    def __init__(self, bpf: bytes):
-        if not bpf or len(bpf) % 8:
-            raise OSError(22, "seccomp: not a BPF program")
-        self.bpf = bytes(bpf)
-        self._buffer = ctypes.create_string_buffer(bpf, len(bpf))
-        self._fprog = _SockFprog(len(bpf) // 8, ctypes.cast(self._buffer, ctypes.c_void_p))
-        number = _SYS_SECCOMP.get(os.uname().machine)
-        self._args = None  # the seccomp(2) call's arguments, made once here rather than in each job
-        if number is not None:  # seccomp(2) takes the flag that keeps the SSB mitigation off
-            flags = ctypes.c_uint(_SECCOMP_FILTER_FLAG_SPEC_ALLOW)
-            self._args = (ctypes.c_long(number), ctypes.c_uint(1), flags, ctypes.byref(self._fprog))
-
-    def install(self) -> None:
-        """Load the filter on the calling thread. Needs ``PR_SET_NO_NEW_PRIVS`` (or CAP_SYS_ADMIN); it then
-        holds for every descendant."""
-        if self._args is not None and _libc.syscall(*self._args) == 0:
-            return
-        result = _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(self._fprog), 0, 0)
-        _check(result, "seccomp")
-

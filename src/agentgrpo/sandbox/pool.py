@@ -23,17 +23,16 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from agentgrpo.errors import ConfigError, UserError
-from agentgrpo.sandbox import cgroup, jobs, protocol, seccomp
-from agentgrpo.sandbox.env import clean_env, secret_paths
+from agentgrpo.sandbox import cgroup, isolation, jobs, protocol, seccomp
+from agentgrpo.sandbox.env import answer_key_paths, clean_env, secret_paths
 from agentgrpo.sandbox.limits import Limits
-from agentgrpo.sandbox.verdict import INVALID, SANDBOX_ERROR, Verdict
+from agentgrpo.sandbox.verdict import CRASHED, INVALID, SANDBOX_ERROR, Verdict
 
 ISOLATION_MODES = ("auto", "namespaces", "userns", "basic")
 COMPARISONS = ("trusted", "auto", "in_process")
 _BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from agentgrpo.sandbox.worker import main; sys.exit(main())"
 _WORKER_SERIAL = itertools.count(1)
 _SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-NATIVE_SETUP = True  # False: set jobs up in Python even where the C helper is built (tests of that path)
 
 
 class SandboxUnavailable(UserError):
@@ -152,7 +151,7 @@ class Sandbox:
             "hide": secret_paths(cwd=os.getcwd(), extra=tuple(hide_paths)),
             "bpf": bpf,
             "seccomp_problem": why,
-            "native": NATIVE_SETUP,
+            "answer_keys": answer_key_paths(),
         }
         self._env = clean_env(extra=env)
         self._worker_timeout, self._start_timeout = worker_timeout_s, start_timeout_s
@@ -179,6 +178,9 @@ class Sandbox:
                 return
             if not self._finalizer.alive:
                 raise RuntimeError("this Sandbox was closed; create a new one")
+            missing = isolation.native_problem()
+            if missing:  # the one implementation of the job's setup is not there: never run jobs another way
+                raise SandboxUnavailable(missing)
             try:
                 for _ in range(self.workers):
                     self._idle.put(self._spawn())
@@ -201,6 +203,9 @@ class Sandbox:
         self.start()
         return dict(self._report)
 
+    def _lacks(self) -> tuple:
+        return tuple((self._report or {}).get("lacks", ()))
+
     def pids(self) -> list[int]:
         """Process ids of the live workers (for diagnostics and tests)."""
         return [w.proc.pid for w in list(self._live)]
@@ -222,7 +227,7 @@ class Sandbox:
                 continue
             self._idle.put(worker)
             return _verdict(result)
-        return _lost_verdict(job, lost)
+        return _lost_verdict(job, lost, self._lacks())
 
     def run_many(self, items: Iterable, limits: Limits | None = None) -> list[Verdict]:
         """Verdicts for ``(program, tests)`` pairs (or ``{"program", "tests"}`` dicts), in input order.
@@ -270,7 +275,7 @@ class Sandbox:
                     if attempts == 0:
                         inflight.appendleft((index, job, timeout, frame, 1))
                     else:
-                        verdicts[index] = _lost_verdict(job, _lost(exc))
+                        verdicts[index] = _lost_verdict(job, _lost(exc), self._lacks())
                     with lock:
                         todo.extendleft(reversed(inflight))
                     inflight.clear()
@@ -322,8 +327,8 @@ class Sandbox:
         if problem:
             worker.stop()
             raise SandboxUnavailable(problem)
-        if self._report is None and worker.report["mode"] == "basic" and self.requested == "auto":
-            warnings.warn(SandboxWarning(_BASIC_WARNING + "; ".join(worker.report["problems"])), stacklevel=3)
+        if self._report is None and worker.report["lacks"]:
+            warnings.warn(SandboxWarning(insecure_summary(worker.report)), stacklevel=3)
         self._report = self._report or worker.report
         self._live.append(worker)
         return worker
@@ -347,18 +352,26 @@ def _lost(exc: BaseException) -> str:
 
 
 def _verdict(result: dict) -> Verdict:
-    return Verdict(**{**result, "tests": tuple(result["tests"])})
+    return Verdict(**{**result, "tests": tuple(result["tests"]), "lacks": tuple(result.get("lacks", ()))})
 
 
-def _lost_verdict(job: dict, lost: str) -> Verdict:
+def _lost_verdict(job: dict, lost: str, lacks: tuple = ()) -> Verdict:
     total = sum(bool(t) for t, _ in job["steps"])
-    return Verdict(status=SANDBOX_ERROR, passed=0, total=total, reason=lost + " twice")
+    if "signals" in lacks:  # a mode where the program can kill its own worker: not the sandbox's fault
+        reason = f"{lost} twice; in this mode the program can signal its worker (lacks 'signals')"
+        return Verdict(status=CRASHED, passed=0, total=total, reason=reason, lacks=tuple(lacks))
+    return Verdict(status=SANDBOX_ERROR, passed=0, total=total, reason=lost + " twice", lacks=tuple(lacks))
 
 
-_BASIC_WARNING = (
-    "sandbox: no namespaces on this machine, so programs run with process limits only: they can "
-    "read files this user can read and signal this user's processes (docs/sandbox.md). Why: "
-)
+def insecure_summary(report: dict) -> str:
+    """What the isolation in force cannot guarantee, each risk spelled out, and why (for warnings and the
+    trainer's refusal)."""
+    risks = "; ".join(f"{name}: {isolation.GUARANTEES[name]}" for name in report["lacks"])
+    why = "; ".join(report["problems"]) or "the kernel offers nothing stronger"
+    return (
+        f"sandbox isolation '{report['mode']}' cannot guarantee {', '.join(report['lacks'])} ({risks}). "
+        f"Why: {why}. Every verdict names these in Verdict.lacks (docs/sandbox.md)."
+    )
 
 
 def _refusal(requested: str, report: dict) -> str | None:

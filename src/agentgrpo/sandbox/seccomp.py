@@ -60,6 +60,14 @@ DENIED = {
         "personality",
     ),
 }
+# Channels between concurrent jobs through what they share (the host's files, the page cache):
+# file locks on shared files succeed without locking anything (errno 0: a no-op, so a program's own
+# locking still "works"); page-cache residency cannot be asked for (mincore, cachestat, preadv2 with
+# RWF_NOWAIT). What remains (timing) is stated in docs/sandbox.md.
+NO_OP = ("flock",)
+_LOCK_COMMANDS = (6, 7, 37, 38)  # fcntl F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW
+CACHE_PROBES = ("mincore", "cachestat")
+_RWF_NOWAIT = 0x8
 SKIPPED: list[str] = []  # names in DENIED this kernel/architecture does not have (nothing to deny)
 _CLONE_NS_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
 _AF_UNIX, _SOCK_STREAM = 1, 1
@@ -80,6 +88,18 @@ def build() -> tuple[bytes | None, str]:
                 # ENOSYS for clone3, so that the C library falls back to clone(), which the rules can read
                 action = sc.ERRNO(errno.ENOSYS if name == "clone3" else errno.EPERM)
                 _add(filt, action, name)
+        for name in NO_OP:
+            _add(filt, sc.ERRNO(0), name)
+        for command in _LOCK_COMMANDS:
+            for fcntl_name in ("fcntl", "fcntl64"):
+                try:
+                    filt.add_rule(sc.ERRNO(0), fcntl_name, sc.Arg(1, sc.EQ, command))
+                except (OSError, ValueError, RuntimeError):
+                    pass  # fcntl64: not on 64-bit architectures
+        for name in CACHE_PROBES:
+            _add(filt, sc.ERRNO(errno.EPERM), name)
+        for name in ("preadv2", "pwritev2"):  # flags are the 6th argument
+            filt.add_rule(sc.ERRNO(errno.EOPNOTSUPP), name, sc.Arg(5, sc.MASKED_EQ, _RWF_NOWAIT, _RWF_NOWAIT))
         for flag in _CLONE_NS_FLAGS:
             filt.add_rule(sc.ERRNO(errno.EPERM), "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
         filt.add_rule(sc.ERRNO(errno.EPERM), "socketpair", sc.Arg(0, sc.NE, _AF_UNIX))

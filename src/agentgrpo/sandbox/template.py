@@ -12,19 +12,17 @@ those the worker forgot whenever they have exited, the others when asked (wait s
 Each fork makes every page of the template copy-on-write for as long as the child lives, and on this
 path each page the template or a fresh job writes costs a page copy: the loop below and the job's setup
 are kept to few objects and calls (no socket pair per job, small binary messages, the loop and the
-setup's system calls in C where `agentgrpo.sandbox._native` is built, the hostname and a /dev/null
+setup's system calls in C, `agentgrpo.sandbox._native`, the hostname and a /dev/null
 descriptor set up once here), and the job's code paths are run here once before the first fork
 (`_warm_up`), so no job re-does that work on its own pages.
 """
 
 from __future__ import annotations
 
-import array
 import gc
 import marshal
 import os
 import random
-import select
 import signal
 import socket
 
@@ -127,80 +125,24 @@ def _serve(sock: socket.socket, report: dict, bpf: bytes | None, keep: list, in_
     and hand each to the worker; reap them (report the exit status of those the worker waits for).
 
     Requests: `_SPARE` + scratch_mb or `_STATUS` + pid (4 bytes), then the pids of jobs whose status the
-    worker does not need. The loop runs in C where `agentgrpo.sandbox._native` is built (after each fork
-    the Python loop copied some 70 pages of this process per job), else in Python; the protocol is the
-    same (see ``serve_template`` in _native.c)."""
+    worker does not need. The loop is ``serve_template`` in _native.c (after each fork, every page a Python
+    loop writes would be a page copy)."""
     if report["pid_namespace"]:  # the same in every job: set once here, not in each job
         os.environ.update(HOME=isolation.WORKDIR, TMPDIR="/tmp", PWD=isolation.WORKDIR)
         linux.unshare(linux.CLONE_NEWUTS)  # each job's own UTS namespace starts as a copy of this one
         linux.sethostname(b"sandbox")
     linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)  # inherited by every job: no privilege gained by exec, ever
-    program = linux.SeccompProgram(bpf) if bpf else None
     devnull = os.open(os.devnull, os.O_RDONLY)  # every job's stdin
     keep = tuple(os.fsencode(p) for p in keep)
     _warm_up()
     gc.collect()
     gc.freeze()  # jobs' collections skip the template's objects: no copy-on-write of their pages per job
-    own = isolation.own_pid_namespace() if report["pid_namespace"] else -1  # None: the reaper's double fork
-    helper = isolation.native()
-    if helper is not None and own is not None:
-        started = helper.serve_template(sock.fileno(), own)  # the same loop, in C
-    else:
-        started = _serve_in_python(sock, report)
+    # this process is PID 1 of the worker's PID namespace: each job becomes PID 1 of one nested in it
+    own = isolation.own_pid_namespace() if report["pid_namespace"] else -1
+    started = isolation.native().serve_template(sock.fileno(), own)
     if started is not None:  # a new job process
         _, ends, scratch_mb = started
-        _job((devnull, *ends), report, program, keep, scratch_mb, in_cgroup)  # never returns
-
-
-def _serve_in_python(sock: socket.socket, report: dict) -> tuple | None:
-    """The template's loop where `agentgrpo.sandbox._native` is not built (see its ``serve_template`` for
-    the protocol): None once the worker is gone; in a new job process ``(0, job_ends, scratch_mb)``."""
-    poller, listen = select.poll(), sock.fileno()
-    poller.register(listen, select.POLLIN)
-    children: dict[int, int] = {}  # pidfd -> pid, until the job has exited
-    exited: dict[int, bytes] = {}  # pid -> its status message, until the worker asks or forgets
-    forgotten, waiting = set(), None  # jobs forgotten before they exited; the job the worker waits for
-    while True:
-        for fd, _ in poller.poll():
-            if fd != listen:  # a job has exited: reap it now (no zombie is left), report it if waited for
-                pid = children.pop(fd)
-                poller.unregister(fd)
-                os.close(fd)
-                _, status, usage = os.wait4(pid, 0)
-                cpu_us = round((usage.ru_utime + usage.ru_stime) * 1e6)
-                message = _STATUS + pid.to_bytes(4, "big") + (status & 0xFFFFFFFF).to_bytes(4, "big")
-                message += cpu_us.to_bytes(8, "big")
-                if pid in forgotten:
-                    forgotten.discard(pid)
-                elif pid == waiting:
-                    sock.send(message)
-                    waiting = None
-                else:
-                    exited[pid] = message
-                continue
-            try:
-                data = sock.recv(_MAX_MESSAGE)
-            except OSError:
-                return None
-            if not data:
-                return None  # the worker is gone
-            if len(data) < 5 or (len(data) - 5) % 4 or data[:1] not in (_SPARE, _STATUS):
-                raise ValueError("the worker sent the template a malformed request")
-            kind, value = data[:1], int.from_bytes(data[1:5], "big")
-            for at in range(5, len(data), 4):
-                pid = int.from_bytes(data[at : at + 4], "big")
-                if exited.pop(pid, None) is None:
-                    forgotten.add(pid)
-            if kind == _STATUS and value in exited:
-                sock.send(exited.pop(value))
-            elif kind == _STATUS:
-                waiting = value
-            else:
-                pid, ends_or_pidfd = _fork_spare(sock, report, _SPARE + data[1:5])
-                if pid == 0:
-                    return 0, ends_or_pidfd, value
-                children[ends_or_pidfd] = pid
-                poller.register(ends_or_pidfd, select.POLLIN)
+        _job((devnull, *ends), report, bpf, keep, scratch_mb, in_cgroup)  # never returns
 
 
 def _warm_up() -> None:
@@ -225,35 +167,7 @@ def _warm_up() -> None:
         harness._prefetch([("f", ([1],), {})], {"f": len})
 
 
-def _fork_spare(sock, report: dict, message: bytes) -> tuple[int, tuple | int]:
-    """A job process with its four pipes, handed to the worker (``message`` + pid, with a pidfd and the
-    worker's ends): (pid, a pidfd of our own); (0, the job's ends) in the job."""
-    (out_r, out_w), (err_r, err_w), (req_r, req_w), (rep_r, rep_w) = (os.pipe() for _ in range(4))
-    ends, theirs = (out_w, err_w, req_r, rep_w), (out_r, err_r, req_w, rep_r)
-    pid = isolation.fork_in_new_pid_namespace() if report["pid_namespace"] else os.fork()
-    if pid == 0:
-        os.close(sock.fileno())
-        for fd in theirs:  # so that the job sees end-of-file when the worker closes its ends
-            os.close(fd)
-        return 0, ends
-    for fd in ends:
-        os.close(fd)
-    pidfd = os.pidfd_open(pid)
-    fds = array.array("i", (pidfd, *theirs)).tobytes()
-    message += pid.to_bytes(4, "big")
-    try:
-        sock.sendmsg([message], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
-    except BaseException:
-        os.kill(pid, signal.SIGKILL)  # the worker never got it: it must not wait for its spec forever
-        os.close(pidfd)
-        raise
-    finally:
-        for fd in theirs:
-            os.close(fd)
-    return pid, pidfd
-
-
-def _job(fds: tuple, report: dict, program, keep: tuple, scratch_mb: int, in_cgroup: bool) -> None:
+def _job(fds: tuple, report: dict, bpf: bytes | None, keep: tuple, scratch_mb: int, in_cgroup: bool) -> None:
     """The job process: isolate and filter itself, wait for its first message, limit itself, then serve
     the program (never returns). Everything up to the filter happens before the job's data exists.
     ``fds``: /dev/null and the job's ends of its pipes (stdout, stderr, requests, replies)."""
@@ -261,15 +175,8 @@ def _job(fds: tuple, report: dict, program, keep: tuple, scratch_mb: int, in_cgr
     try:
         # the template shares the jobs' cgroup: the OOM killer must take a job process first (raising
         # oom_score_adj needs no privilege; the job's children inherit it)
-        if report["pid_namespace"]:
-            isolation.enter_job(scratch_mb, keep, in_cgroup, program)
-        else:
-            linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)  # the template's death ends a waiting job
-            if in_cgroup:
-                isolation.oom_score_adj(1000)
-            if program is not None:  # no_new_privs is inherited from the template
-                program.install()  # from here on no mount, namespace, keyring, socket, ... for this process
-        if program is None:  # with the filter no keyring call is possible: the worker's empty one stays empty
+        isolation.enter_job(scratch_mb, keep, report["pid_namespace"], in_cgroup, bpf)
+        if bpf is None:  # with the filter no keyring call is possible: the worker's empty one stays empty
             try:
                 linux.join_new_session_keyring()
             except OSError:
@@ -282,8 +189,7 @@ def _job(fds: tuple, report: dict, program, keep: tuple, scratch_mb: int, in_cgr
         if problem is not None:
             raise problem
         uid, workdir = spec["uid"], spec["workdir"]
-        if not report["pid_namespace"]:
-            os.setsid()  # its own process group, killed as a whole
+        if not report["pid_namespace"]:  # (its own session and process group: set up in enter_job)
             os.mkdir(workdir, 0o700)
         isolation.wire_fds(fds)
         reply_fd = harness.REPLY_FD

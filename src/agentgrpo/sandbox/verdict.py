@@ -37,6 +37,7 @@ class Verdict:
     tests: tuple[str, ...] = field(default=())  # per test: "passed" or a one-line failure message
     duration_s: float = 0.0
     comparison: str = "trusted"  # "trusted": asserts evaluated outside the job; "in_process": forgeable
+    lacks: tuple[str, ...] = ()  # guarantees the sandbox's mode could not give (isolation.GUARANTEES)
 
     def __post_init__(self):
         if self.status not in STATUSES:

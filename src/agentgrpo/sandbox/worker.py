@@ -110,6 +110,7 @@ class Worker:
             "tests": tests,
             "duration_s": round(duration, 4),
             "comparison": "in_process" if in_process else "trusted",
+            "lacks": self.report["lacks"],  # what this mode cannot guarantee, in every verdict
             "unsplittable": bool(session.unsplittable),
         }
 
@@ -254,9 +255,7 @@ def main() -> int:
             group = cgroup.JobCgroup(*config["cgroup"])
         except OSError as exc:
             group_problem = f"no memory cgroup ({exc}); RLIMIT_AS per process is the memory limit"
-    job_setup = isolation.use_native(config.get("native", True))
-    report = isolation.isolate_worker(config["isolation"], config["hide"], bool(config["bpf"]))
-    report["job_setup"] = job_setup
+    report = isolation.isolate_worker(config["isolation"], config["hide"], config.get("answer_keys", []))
     if group is not None:
         report["memory"] = group.description
     elif group_problem:
@@ -265,6 +264,7 @@ def main() -> int:
         report["seccomp"] = "libseccomp filter per job (see agentgrpo.sandbox.seccomp.DENIED)"
     else:
         report["problems"].append(config["seccomp_problem"])
+    report["lacks"] = isolation.lacking(report)
     worker = Worker(report, config["bpf"], group)
     gc.collect()
     gc.freeze()  # what the worker holds from here on is never scanned again by its collections
