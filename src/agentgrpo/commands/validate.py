@@ -2,6 +2,8 @@
 
     agentgrpo validate --config configs/demo.yaml --num_generations 6
     agentgrpo validate --config my_lora_run.yaml --use_peft true --lora_r 8
+    agentgrpo validate wordle             # one task alone: gold earns the maximum + the reward audit
+    agentgrpo validate --all              # every built-in task (those needing the Hub are skipped offline)
 
 Checks, all before any model loads: every key is an agentgrpo option, a TRL GRPOConfig field or a TRL LoRA
 field, with the right type; the real GRPOConfig builds (TRL's own checks); ranges TRL checks only after the
@@ -20,11 +22,21 @@ HELP = "check a config and its task's verifier without loading a model"
 
 
 def add_arguments(parser) -> None:
+    parser.add_argument("task", nargs="?", default=None,
+                        help="Check this task alone (a built-in name, e.g. wordle or reasoning[difficulty=2], or "
+                             "module:TASK): its gold answers earn every reward's maximum and the reward audit "
+                             "passes. No config, no model.")
+    parser.add_argument("--all", action="store_true", help="Check every built-in task that way.")
+    parser.add_argument("--n", type=int, default=50, help="Held-out rows the gold is scored on (task mode).")
     parser.add_argument("--config", default="demo", help="YAML file or shipped config name (default: demo).")
     add_override_help(parser)
 
 
 def run(args) -> int:
+    if args.task is not None or args.all:
+        from agentgrpo.commands.validate_tasks import validate_tasks
+
+        return validate_tasks(args)
     from agentgrpo.config import load_config
     from agentgrpo.errors import ConfigError
 

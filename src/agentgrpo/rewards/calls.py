@@ -256,3 +256,14 @@ def function_calls_format(completions, **kwargs) -> list[float]:
 
 
 function_calls_format.max_reward = 1.0
+
+
+def function_call_stats(completions, rows: list[dict], column: str = "ground_truth") -> dict[str, float]:
+    """For evaluation: the share of answers with each reason (``ok``, ``not_json``, ...).
+
+    >>> function_call_stats(["f(1)", "[]"], [{"ground_truth": [{"f": {}}]}] * 2)["function_calling/not_json_frac"]
+    0.5
+    """
+    stats: dict[str, float] = {}
+    function_calls(column)(completions, log_metric=stats.__setitem__, **{column: [r[column] for r in rows]})
+    return stats

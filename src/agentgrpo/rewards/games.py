@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from importlib import resources
 
@@ -61,11 +60,14 @@ def wordle_feedback(guess: str, secret: str) -> str:
     'XYGGX'
     """
     result = [GREY] * len(guess)
-    left = Counter(s for g, s in zip(guess, secret) if g != s)
+    left: dict[str, int] = {}
     for i, (g, s) in enumerate(zip(guess, secret)):
         if g == s:
             result[i] = GREEN
-        elif left[g] > 0:
+        else:
+            left[s] = left.get(s, 0) + 1
+    for i, g in enumerate(guess):
+        if result[i] != GREEN and left.get(g, 0) > 0:
             result[i] = YELLOW
             left[g] -= 1
     return "".join(result)
@@ -288,3 +290,18 @@ def wordle_valid_moves(completions, secret, max_guesses=None, **kwargs) -> list[
 
 for _reward in (wordle_reward, wordle_solved, wordle_valid_moves):
     _reward.max_reward = 1.0  # what a won, reported game earns; `agentgrpo audit` compares probes against it
+
+
+def wordle_episode_stats(completions, rows: list[dict]) -> dict[str, float]:
+    """The per-step game metrics for evaluation: turns, guesses, invalid moves, solve rate, per-turn rewards.
+
+    >>> g = [{"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {"name": "guess",
+    ...      "arguments": {"word": "xxxxx"}}}]}, {"role": "tool", "content": "{'error': '...'}"}]
+    >>> wordle_episode_stats([g], [{"secret": "those"}])["wordle/invalid_moves"]
+    1.0
+    """
+    stats: dict[str, float] = {}
+    records = _records(completions, [r["secret"] for r in rows], [r.get("max_guesses") for r in rows])
+    if records:
+        log_game_metrics(records, stats.__setitem__)
+    return stats

@@ -26,6 +26,12 @@ def task_names() -> list[str]:
     return sorted(_BUILTIN)
 
 
+def is_builtin(name: str) -> bool:
+    """Whether ``name`` is a built-in task, with options where it takes them (``reasoning[difficulty=2]``)."""
+    match = _OPTIONS.fullmatch(name.strip()) if isinstance(name, str) else None
+    return name in _BUILTIN or bool(match and match.group(1) in _WITH_OPTIONS)
+
+
 def get_task(name: str) -> Task:
     """The task called ``name``: a built-in, ``"file.py:ATTR"`` or ``"package.module:ATTR"`` naming a `Task`."""
     from agentgrpo.imports import is_reference, load_object
@@ -50,4 +56,4 @@ def get_task(name: str) -> Task:
     return task
 
 
-__all__ = ["Task", "get_task", "task_names"]
+__all__ = ["Task", "get_task", "is_builtin", "task_names"]

@@ -36,7 +36,13 @@ from importlib import resources
 from pathlib import Path
 
 from agentgrpo.errors import UserError
-from agentgrpo.rewards.calls import function_calls, function_calls_exact, function_calls_format, gold_value
+from agentgrpo.rewards.calls import (
+    function_call_stats,
+    function_calls,
+    function_calls_exact,
+    function_calls_format,
+    gold_value,
+)
 from agentgrpo.tasks.base import Task
 
 VERSION = 1
@@ -191,6 +197,7 @@ def make_task(source: str) -> Task:
         success_reward="function_calls_exact",
         columns=("id", "prompt", "category", "functions", "ground_truth"),
         eval_completion_length=256,
+        episode_stats=function_call_stats,
     )
 
 

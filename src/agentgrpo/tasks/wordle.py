@@ -24,6 +24,7 @@ from agentgrpo.rewards.games import (
     TOOL,
     WordleGame,
     word_lists,
+    wordle_episode_stats,
     wordle_feedback,
     wordle_reward,
     wordle_solved,
@@ -35,6 +36,7 @@ VERSION = 1
 EVAL_SEED = 20_251_203
 EVAL_SIZE = 300  # held-out secrets; training never uses them
 OPENERS = ("crane", "slate", "adieu", "stare", "roast")
+SOLVER_VOCABULARY = 400
 SYSTEM_PROMPT = (
     "You are playing Wordle. Find the secret five-letter English word in at most 6 guesses. Make each guess "
     "with the guess tool. Feedback per letter: G = right letter, right spot; Y = in the word, other spot; "
@@ -135,9 +137,12 @@ def play(row: dict, guesses: list[str]) -> list[dict]:
     return out + [{"role": "assistant", "content": row["secret"]}]
 
 
-def solver_guesses(secret: str, rng: random.Random, max_guesses: int = MAX_GUESSES) -> list[str]:
-    """An honest player: an opener, then a random secret still consistent with all feedback so far."""
-    candidates = list(word_lists()[0])
+def solver_guesses(secret: str, rng: random.Random, max_guesses: int = MAX_GUESSES,
+                   vocabulary: int = SOLVER_VOCABULARY) -> list[str]:
+    """A player that only makes consistent guesses: an opener, then a random word still consistent with all
+    feedback so far, from a random ``vocabulary`` of the secret words (which holds the secret; kept small so
+    thousands of demonstrations build in seconds)."""
+    candidates = rng.sample([w for w in word_lists()[0] if w != secret], vocabulary - 1) + [secret]
     guesses = [rng.choice(OPENERS)]
     while guesses[-1] != secret and len(guesses) < max_guesses:
         fb = wordle_feedback(guesses[-1], secret)
@@ -178,4 +183,5 @@ TASK = Task(
     success_reward="wordle_solved",
     columns=("id", "prompt", "secret", "max_guesses"),
     eval_completion_length=512,
+    episode_stats=wordle_episode_stats,
 )
