@@ -17,8 +17,8 @@ Data: the Berkeley Function Calling Leaderboard (BFCL v4, Apache-2.0; Patil et a
 the ``bfcl-eval`` 2026.3.23 wheel's data by `build_offline_file`; the package itself is not a dependency: it
 pins numpy 1.26 and pulls vLLM-era SDKs); ``function-calling-hub`` downloads the same categories from
 the Hub dataset ``gorilla-llm/Berkeley-Function-Calling-Leaderboard``. BFCL is an evaluation benchmark:
-a fixed 20% of each category (by a hash of the id) is held out for eval and never trained on, so
-scores on it are not comparable with the leaderboard's.
+a fixed 20% (by a hash of the request's text, so a request BFCL asks in two categories stays on one
+side) is held out for eval and never trained on, so scores on it are not comparable with the leaderboard's.
 
 Version history (bump ``VERSION`` when scoring changes):
   1: first release.
@@ -132,14 +132,15 @@ def build_offline_file(data_dir: str | Path, out: str | Path) -> int:
     return len(lines)
 
 
-def held_out(row_id: str) -> bool:
-    """Whether a row is in the fixed eval split (a hash of its id, ``EVAL_PERCENT`` percent)."""
-    return int(hashlib.sha256(row_id.encode()).hexdigest(), 16) % 100 < EVAL_PERCENT
+def held_out(question: str) -> bool:
+    """Whether a request is in the fixed eval split (``EVAL_PERCENT`` percent, by a hash of its text: BFCL asks
+    some requests in several categories, and all of them land on the same side)."""
+    return int(hashlib.sha256(question.encode()).hexdigest(), 16) % 100 < EVAL_PERCENT
 
 
 def _pool(source: str, held: bool) -> list[dict]:
     rows = offline_rows() if source == "offline" else hub_rows()
-    return [dict(r) for r in rows if held_out(r["id"]) == held]
+    return [dict(r) for r in rows if held_out(r["prompt"][-1]["content"]) == held]
 
 
 def _train_problems(source: str, n: int, seed: int) -> list[dict]:
