@@ -209,3 +209,24 @@ def test_grpo_plays_several_turns_masks_feedback_and_logs_turns(tiny_random_dir,
         assert r["tools/failure_frequency"] > 0
         assert r["rewards/wordle_solved/mean"] == pytest.approx(0.75)
         assert 0.0 < r["rewards/wordle_reward/mean"] <= 0.75 + 1e-6
+
+
+def test_eval_reports_turns_tools_and_invalid_moves(tiny_random_dir, tmp_path, task):
+    from agentgrpo.evaluation.evaluate import evaluate
+    from agentgrpo.training.models import load_model, load_tokenizer
+
+    tiny = long_context_copy(tiny_random_dir, tmp_path / "tiny")
+    model, tok = load_model(str(tiny)), load_tokenizer(str(tiny))
+    model.generate = ScriptedPolicy(model, tok, lambda text, i: solver_turn(text) if i % 2 == 0 or
+                                    "<tool_response>" in text else tool_call("guess", {"word": "qwxyz"}))
+    rows = task.eval_problems(4)
+    res = evaluate(model, tok, task, rows, modes=("greedy",), max_completion_length=1500,
+                   show_progress=False)["greedy"]
+    replays = [games.replay_wordle(s["completion"], r["secret"]) for s, r in zip(res["samples"], rows)]
+    stats = res["episodes"]
+    guesses = sum(len(r.attempts) for r in replays)
+    assert stats["per_tool"]["guess"]["calls"] == guesses and stats["per_tool"]["guess"]["failures"] == 2
+    assert stats["task"]["wordle/invalid_moves"] == 0.5 and stats["task"]["wordle/solved"] == res["success_rate"]
+    assert stats["turns"]["mean"] == pytest.approx(guesses / 4 + 1)  # one turn per guess, plus the final reply
+    assert sum(stats["turns"]["episodes_by_turns"].values()) == 4 and stats["turns"]["max"] >= 3
+    assert res["success_rate"] == sum(r.solved for r in replays) / 4
