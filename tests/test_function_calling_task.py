@@ -74,7 +74,8 @@ def test_build_offline_file_reproduces_the_shipped_rows(tmp_path):
     import gzip
 
     rebuilt = [json.loads(line) for line in gzip.open(out, "rt")]
-    assert rebuilt == [e for c in function_calling.CATEGORIES for e in [x for x in _entries() if x["category"] == c][:3]]
+    by_category = {c: [e for e in _entries() if e["category"] == c][:3] for c in function_calling.CATEGORIES}
+    assert rebuilt == [e for c in function_calling.CATEGORIES for e in by_category[c]]
 
 
 def _entries():

@@ -27,8 +27,10 @@ _ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
 def tagged_answer(text: str) -> str | None:
     """The text of the only ``<answer>`` block, stripped; None with none or several.
 
-    >>> tagged_answer("so <answer> 42 </answer>"), tagged_answer("42"), tagged_answer("<answer>1</answer><answer>2</answer>")
-    ('42', None, None)
+    >>> tagged_answer("so <answer> 42 </answer>"), tagged_answer("42")
+    ('42', None)
+    >>> tagged_answer("<answer>1</answer><answer>2</answer>") is None
+    True
     """
     blocks = _ANSWER.findall(text or "")
     if len(blocks) != 1 or (text or "").count("<answer>") != 1:
@@ -52,8 +54,8 @@ def score_answer(dataset: str, entry: dict | str, answer: str | None) -> tuple[f
     """(reasoning-gym's score clamped to [0, 1], ``"ok"`` | ``"no_answer"`` | ``"unscorable"``).
 
     >>> entry = {"question": "4 - 1 - 7 =", "answer": "-4", "metadata": {"source_dataset": "chain_sum"}}
-    >>> score_answer("chain_sum", entry, "-4"), score_answer("chain_sum", entry, "5"), score_answer("chain_sum", entry, None)
-    ((1.0, 'ok'), (0.0, 'ok'), (0.0, 'no_answer'))
+    >>> [score_answer("chain_sum", entry, answer) for answer in ("-4", "5", None)]
+    [(1.0, 'ok'), (0.0, 'ok'), (0.0, 'no_answer')]
     """
     if answer is None:
         return 0.0, "no_answer"

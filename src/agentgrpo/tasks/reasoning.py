@@ -56,7 +56,7 @@ def check_options(difficulty: int, datasets: tuple[str, ...]) -> None:
     if not datasets:
         raise UserError("task reasoning: datasets= is empty; name reasoning-gym generators, e.g. "
                         "reasoning[datasets=gcd+chain_sum]")
-    _, known, curricula = _reasoning_gym()
+    _, known, _ = _reasoning_gym()
     from reasoning_gym.factory import has_curriculum
 
     unknown = [d for d in datasets if d not in known]
