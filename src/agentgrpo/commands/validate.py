@@ -22,21 +22,30 @@ HELP = "check a config and its task's verifier without loading a model"
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("task", nargs="?", default=None,
-                        help="Check this task alone (a built-in name, e.g. wordle or reasoning[difficulty=2], or "
-                             "module:TASK): its gold answers earn every reward's maximum and the reward audit "
-                             "passes. No config, no model.")
-    parser.add_argument("--all", action="store_true", help="Check every built-in task that way.")
+    # `agentgrpo validate TASK`: the task is the first bare word (read in `run`, not declared here, so a
+    # positional never swallows the value of a free-form override like `--max_steps 2`).
+    parser.usage = "agentgrpo validate [TASK | --all] [--config FILE] [--option value ...]"
+    parser.add_argument("--all", action="store_true",
+                        help="Check every built-in task alone; `agentgrpo validate TASK` checks one (a built-in, "
+                             "e.g. wordle or reasoning[difficulty=2], or module:TASK): gold answers earn every "
+                             "reward's maximum and the reward audit passes. No config, no model.")
     parser.add_argument("--n", type=int, default=50, help="Held-out rows the gold is scored on (task mode).")
     parser.add_argument("--config", default="demo", help="YAML file or shipped config name (default: demo).")
     add_override_help(parser)
 
 
 def run(args) -> int:
+    extra = list(getattr(args, "overrides", None) or [])
+    args.task = extra.pop(0) if extra and not extra[0].startswith("-") else None
     if args.task is not None or args.all:
         from agentgrpo.commands.validate_tasks import validate_tasks
+        from agentgrpo.errors import UserError
 
+        if extra:
+            raise UserError(f"validate {args.task or '--all'}: checks the task alone and takes no config options "
+                            f"({' '.join(extra)}); give them with --config FILE instead")
         return validate_tasks(args)
+    args.overrides = extra
     from agentgrpo.config import load_config
     from agentgrpo.errors import ConfigError
 

@@ -50,12 +50,12 @@ def validate_tasks(args) -> int:
     results = []
     for name in names:
         result = check_task(name, args.n)
+        if not args.all and result["status"] == "unavailable":
+            raise UserError(result["lines"][0])
         results.append(result)
         print(f"{result['task']}: {result['status'].upper()}")
         for line in result["lines"]:
             print(f"  {line}")
-    if not args.all and results[0]["status"] == "unavailable":
-        raise UserError(results[0]["lines"][0])
     failed = [r["task"] for r in results if r["status"] == "fail"]
     skipped = [r["task"] for r in results if r["status"] == "unavailable"]
     if args.all:
