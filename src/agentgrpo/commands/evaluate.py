@@ -81,6 +81,7 @@ def run(args) -> int:
         print(f"{mode:>7}: success {res['success_rate']:.1%} [{lo:.1%}, {hi:.1%}] (n={res['n']}), "
               f"tool calls {res['tool_call_rate']:.1%}, tool failures {res['tool_failure_rate']:.1%}, "
               f"mean turns {res['mean_turns']:.2f}, truncated {res['truncation_rate']:.1%}")
+        print_episodes(res["episodes"])
     if args.out:
         payload = {"model": path, "task": task.name, "settings": {k: settings[k] for k in FROM_RUN}, **results}
         Path(args.out).write_text(json.dumps(payload, indent=1))
@@ -158,7 +159,20 @@ def _pass_at_k(args, task, path: str, settings: dict) -> int:
     print(f"{res['problems']} problems x {args.samples} samples at temperature {settings['temperature']}; tool "
           f"calls {res['tool_call_rate']:.1%}, tool failures {res['tool_failure_rate']:.1%}, "
           f"unscored {res['unscored']}")
+    print_episodes(res["episodes"])
     if args.out:
         Path(args.out).write_text(json.dumps({"model": path, **res}, indent=1))
         print(f"results written to {args.out}")
     return 0
+
+
+def print_episodes(stats: dict) -> None:
+    """Turns used, each tool's calls and failures, and the task's own episode statistics."""
+    turns = stats["turns"]
+    used = ", ".join(f"{k}: {v}" for k, v in turns["episodes_by_turns"].items())
+    print(f"         turns: mean {turns['mean']:.2f}, max {turns['max']} (episodes by turns used: {used})")
+    for name, tool in sorted(stats["per_tool"].items()):
+        print(f"         tool {name}: {tool['calls']} calls ({tool['calls_per_episode']:.2f} per episode), "
+              f"{tool['failures']} failed ({tool['failure_rate']:.1%})")
+    for name, value in (stats.get("task") or {}).items():
+        print(f"         {name}: {value:.3f}")

@@ -18,19 +18,30 @@ def _first_line(obj) -> str:
     return ((obj.__doc__ or "").strip().splitlines() or [""])[0]
 
 
+def _task_or_error(get_task, name: str):
+    """The task, or the message saying why it cannot load here (e.g. a missing optional package)."""
+    from agentgrpo.errors import UserError
+
+    try:
+        return get_task(name)
+    except UserError as exc:
+        return str(exc)
+
+
 def run(args) -> int:
     from agentgrpo.commands._common import shipped_configs
     from agentgrpo.tasks import get_task, task_names
 
+    tasks = {name: _task_or_error(get_task, name) for name in task_names()}
     if args.what in (None, "tasks"):
         print("tasks:")
-        for name in task_names():
-            task = get_task(name)
-            print(f"  {name:<24} v{task.version}  {task.description}")
+        for name, task in tasks.items():
+            about = f"v{task.version}  {task.description}" if not isinstance(task, str) else f"(unavailable: {task})"
+            print(f"  {name:<24} {about}")
     if args.what in (None, "rewards"):
         print("rewards (task rewards, then the library; use in `rewards:`; weight 0 = shadow):")
-        for name in task_names():
-            for rname, func in get_task(name).reward_funcs.items():
+        for name, task in tasks.items():
+            for rname, func in ({} if isinstance(task, str) else task.reward_funcs).items():
                 print(f"  {rname:<24} [{name}] {_first_line(func)}")
         try:
             from agentgrpo.rewards import REWARDS

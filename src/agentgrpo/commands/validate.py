@@ -3,6 +3,8 @@
     agentgrpo validate --config configs/demo.yaml --num_generations 6
     agentgrpo validate --config my_lora_run.yaml --use_peft true --lora_r 8
     agentgrpo validate --task coding          # a task on the demo's settings (model: tiny-random unless given)
+    agentgrpo validate wordle                 # one task alone: gold earns the maximum + the reward audit
+    agentgrpo validate --all                  # every built-in task (those needing the Hub are skipped offline)
 
 Checks, all before any model loads: every key is an agentgrpo option, a TRL GRPOConfig field or a TRL LoRA
 field, with the right type; the real GRPOConfig builds (TRL's own checks); ranges TRL checks only after the
@@ -23,11 +25,31 @@ HELP = "check a config and its task's verifier without loading a model"
 
 
 def add_arguments(parser) -> None:
+    # `agentgrpo validate TASK`: the task is the first bare word (read in `run`, not declared here, so a
+    # positional never swallows the value of a free-form override like `--max_steps 2`).
+    parser.usage = "agentgrpo validate [TASK | --all] [--config FILE] [--option value ...]"
+    parser.add_argument("--all", action="store_true",
+                        help="Check every built-in task alone; `agentgrpo validate TASK` checks one (a built-in, "
+                             "e.g. wordle or reasoning[difficulty=2], or module:TASK): gold answers earn every "
+                             "reward's maximum and the reward audit passes. No config, no model.")
+    parser.add_argument("--eval_size", "--n", dest="n", type=int, default=50,
+                        help="Held-out rows the gold is scored on (task mode; --n is the old spelling).")
     parser.add_argument("--config", default=None, help="YAML file or shipped config name (default: demo).")
     add_override_help(parser)
 
 
 def run(args) -> int:
+    extra = list(getattr(args, "overrides", None) or [])
+    args.task = extra.pop(0) if extra and not extra[0].startswith("-") else None
+    if args.task is not None or args.all:
+        from agentgrpo.commands.validate_tasks import validate_tasks
+        from agentgrpo.errors import UserError
+
+        if extra:
+            raise UserError(f"validate {args.task or '--all'}: checks the task alone and takes no config options "
+                            f"({' '.join(extra)}); give them with --config FILE instead")
+        return validate_tasks(args)
+    args.overrides = extra
     from agentgrpo.plan import load_config
     from agentgrpo.errors import ConfigError
 

@@ -6,7 +6,7 @@ import torch
 from tqdm.auto import tqdm
 
 from agentgrpo.evaluation.rollout import Episode, rollout
-from agentgrpo.evaluation.stats import wilson_interval
+from agentgrpo.evaluation.stats import episode_statistics, wilson_interval
 from agentgrpo.tasks.base import Task
 
 
@@ -58,6 +58,7 @@ def summarize(task: Task, rows: list[dict], episodes: list[Episode], *, mode: st
         "mean_turns": sum(e.turns for e in episodes) / n if n else 0.0,
         "truncation_rate": sum(e.truncated for e in episodes) / n if n else 0.0,
         "mean_completion_tokens": sum(e.completion_tokens for e in episodes) / n if n else 0.0,
+        "episodes": episode_statistics(episodes, task, rows),
         "per_problem": [
             {"id": e.id, "success": bool(s is not None and s >= 1.0), "tool_calls": e.tool_calls}
             for e, s in zip(episodes, scores, strict=True)

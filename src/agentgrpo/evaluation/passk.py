@@ -12,7 +12,7 @@ import torch
 
 from agentgrpo.evaluation.evaluate import score
 from agentgrpo.evaluation.rollout import rollout
-from agentgrpo.evaluation.stats import pass_at_k, wilson_interval
+from agentgrpo.evaluation.stats import episode_statistics, pass_at_k, wilson_interval
 from agentgrpo.tasks.base import Task
 
 
@@ -75,5 +75,6 @@ def evaluate_pass_at_k(model, tokenizer, task: Task, rows: list[dict], *, sample
         "unscored": sum(1 for s in scores if s is None),
         "tool_call_rate": sum(e.tool_calls > 0 for e in episodes) / len(episodes),
         "tool_failure_rate": sum(e.tool_failures for e in episodes) / max(1, calls),
+        "episodes": episode_statistics(episodes, task, repeated),
         "per_problem": [{"id": r.get("id"), "correct": c} for r, c in zip(rows, correct)],
     }

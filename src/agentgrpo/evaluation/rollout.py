@@ -27,6 +27,7 @@ class Episode:
     truncated: bool = False
     prompt_ids: list[int] = field(default_factory=list)  # the token ids generation started from
     completion_ids: list[int] = field(default_factory=list)  # every completion token (tool results included)
+    per_tool: dict[str, list[int]] = field(default_factory=dict)  # tool name -> [calls, failures]
 
 
 @dataclass
@@ -113,6 +114,9 @@ def _advance(tokenizer, state: _State, tokens: list[int], budget: int, iteration
         name, result, failed = call_tool(tools, call)
         ep.tool_calls += 1
         ep.tool_failures += int(failed)
+        counts = ep.per_tool.setdefault(name, [0, 0])
+        counts[0] += 1
+        counts[1] += int(failed)
         tool_messages.append({"role": "tool", "name": name,
                               "content": result if isinstance(result, list) else str(result)})
     suffix = tool_suffix_ids(tokenizer, tool_messages)

@@ -41,3 +41,26 @@ def intervals_overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
     (False, True)
     """
     return a[0] <= b[1] and b[0] <= a[1]
+
+
+def episode_statistics(episodes, task=None, rows=None) -> dict:
+    """Turns used (mean, max, how many episodes used each count), per-tool calls and failures, and the
+    task's own per-episode statistics (``Task.episode_stats``, e.g. Wordle's invalid moves), averaged."""
+    n = max(1, len(episodes))
+    histogram: dict[int, int] = {}
+    per_tool: dict[str, dict] = {}
+    for e in episodes:
+        histogram[e.turns] = histogram.get(e.turns, 0) + 1
+        for name, (calls, failures) in e.per_tool.items():
+            entry = per_tool.setdefault(name, {"calls": 0, "failures": 0})
+            entry["calls"] += calls
+            entry["failures"] += failures
+    for entry in per_tool.values():
+        entry["calls_per_episode"] = entry["calls"] / n
+        entry["failure_rate"] = entry["failures"] / max(1, entry["calls"])
+    out = {"turns": {"mean": sum(e.turns for e in episodes) / n, "max": max((e.turns for e in episodes), default=0),
+                     "episodes_by_turns": dict(sorted(histogram.items()))},
+           "per_tool": per_tool}
+    if task is not None and getattr(task, "episode_stats", None) is not None and rows:
+        out["task"] = task.episode_stats([e.completion for e in episodes], rows)
+    return out

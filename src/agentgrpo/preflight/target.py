@@ -93,7 +93,9 @@ def from_config(cfg, task, rewards, source: str) -> Target:
 
 
 def _is_task(name: str, builtin: list[str]) -> bool:
-    if name in builtin:
+    from agentgrpo.tasks import is_builtin
+
+    if name in builtin or is_builtin(name):
         return True
     if ":" in name and not name.endswith((".yaml", ".yml")):
         module = name.split(":", 1)[0]

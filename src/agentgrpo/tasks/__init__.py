@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 from agentgrpo.errors import UserError, unknown_name
 from agentgrpo.tasks.base import Task
 
@@ -10,11 +12,24 @@ _BUILTIN = {
     "calculator": "agentgrpo.tasks.calculator:TASK",
     "coding": "agentgrpo.tasks.coding:TASK",
     "coding-mbpp": "agentgrpo.tasks.coding:MBPP_TASK",
+    "wordle": "agentgrpo.tasks.wordle:TASK",
+    "function-calling": "agentgrpo.tasks.function_calling:TASK",
+    "function-calling-hub": "agentgrpo.tasks.function_calling:HUB_TASK",
+    "reasoning": "agentgrpo.tasks.reasoning:TASK",
 }
+# built-ins that take options in the name, e.g. ``reasoning[difficulty=2]``: name -> factory(options text)
+_WITH_OPTIONS = {"reasoning": "agentgrpo.tasks.reasoning:task_with_options"}
+_OPTIONS = re.compile(r"([\w-]+)\[(.*)\]")
 
 
 def task_names() -> list[str]:
     return sorted(_BUILTIN)
+
+
+def is_builtin(name: str) -> bool:
+    """Whether ``name`` is a built-in task, with options where it takes them (``reasoning[difficulty=2]``)."""
+    match = _OPTIONS.fullmatch(name.strip()) if isinstance(name, str) else None
+    return name in _BUILTIN or bool(match and match.group(1) in _WITH_OPTIONS)
 
 
 def get_task(name: str) -> Task:
@@ -23,6 +38,12 @@ def get_task(name: str) -> Task:
 
     if not isinstance(name, str):
         raise UserError(f"task: expected a name or 'file.py:TASK', got {type(name).__name__} {name!r}")
+    with_options = _OPTIONS.fullmatch(name.strip())
+    if with_options and with_options.group(1) in _WITH_OPTIONS:
+        return load_object(_WITH_OPTIONS[with_options.group(1)], "task")(with_options.group(2))
+    if with_options and with_options.group(1) in _BUILTIN:
+        raise UserError(f"task {name!r}: {with_options.group(1)} takes no options in [...]; tasks that do: "
+                        f"{', '.join(sorted(_WITH_OPTIONS))}")
     target = _BUILTIN.get(name)
     if target is None:
         if not is_reference(name):
@@ -35,4 +56,4 @@ def get_task(name: str) -> Task:
     return task
 
 
-__all__ = ["Task", "get_task", "task_names"]
+__all__ = ["Task", "get_task", "is_builtin", "task_names"]
