@@ -48,7 +48,7 @@ def kind_of(cls) -> str | None:
         _seen_modules = len(sys.modules)
         for (module, name), kind in _KNOWN.items():
             found = getattr(sys.modules.get(module), name, None)
-            if isinstance(found, type):
+            if isinstance(found, type) and found not in _types:  # no write otherwise: a job's pages stay shared
                 _types[found] = kind
     return _BUILTIN_KINDS.get(cls) or _types.get(cls)
 
