@@ -262,6 +262,11 @@ def new_root(hide: list[str], answer_keys: list[str], report: dict) -> list[str]
         os.rmdir("/.old")
     hidden = []
     for path in list(hide) + list(answer_keys):
+        if path in trees and path not in hide:  # an answer key the interpreter itself needs: say so (lacks)
+            raise OSError(f"the answer keys at {path} are on the interpreter's path and cannot be covered")
+        if path in trees:
+            report["problems"].append(f"not hidden: {path} is on the interpreter's path (sys.path / prefix)")
+            continue
         if any(_within(tree, [path]) for tree in trees):
             pass  # an ancestor of what was bound: only the directories leading to it exist here
         elif os.path.lexists(path):
