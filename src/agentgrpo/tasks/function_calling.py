@@ -74,6 +74,11 @@ def _row(entry: dict) -> dict:
     }
 
 
+def _with_answer(row: dict) -> dict:
+    """The row with ``answer``: the gold answer's text (what the reward audit's probes vary)."""
+    return {**row, "answer": json.dumps(gold_calls(row))}
+
+
 @functools.cache
 def offline_rows() -> tuple[dict, ...]:
     """BFCL's four single-turn Python categories, shipped with agentgrpo (1,000 rows)."""
@@ -140,7 +145,7 @@ def held_out(question: str) -> bool:
 
 def _pool(source: str, held: bool) -> list[dict]:
     rows = offline_rows() if source == "offline" else hub_rows()
-    return [dict(r) for r in rows if held_out(r["prompt"][-1]["content"]) == held]
+    return [_with_answer(r) for r in rows if held_out(r["prompt"][-1]["content"]) == held]
 
 
 def _train_problems(source: str, n: int, seed: int) -> list[dict]:
@@ -196,7 +201,7 @@ def make_task(source: str) -> Task:
         demonstration=demonstration,
         gold_completion=gold_completion,
         success_reward="function_calls_exact",
-        columns=("id", "prompt", "category", "functions", "ground_truth"),
+        columns=("id", "prompt", "category", "functions", "ground_truth", "answer"),
         eval_completion_length=256,
         episode_stats=function_call_stats,
     )

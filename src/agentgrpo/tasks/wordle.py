@@ -54,6 +54,7 @@ def _row(secret: str, max_guesses: int = MAX_GUESSES) -> dict:
                    {"role": "user", "content": "Guess the secret word."}],
         "secret": secret,
         "max_guesses": max_guesses,
+        "answer": secret,  # the final reply a won game ends with (what the reward audit's probes vary)
     }
 
 
@@ -181,7 +182,7 @@ TASK = Task(
     demonstration=demonstration,
     gold_completion=gold_completion,
     success_reward="wordle_solved",
-    columns=("id", "prompt", "secret", "max_guesses"),
+    columns=("id", "prompt", "secret", "max_guesses", "answer"),
     eval_completion_length=512,
     episode_stats=wordle_episode_stats,
 )
