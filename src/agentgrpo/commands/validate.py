@@ -32,8 +32,6 @@ def add_arguments(parser) -> None:
                         help="Check every built-in task alone; `agentgrpo validate TASK` checks one (a built-in, "
                              "e.g. wordle or reasoning[difficulty=2], or module:TASK): gold answers earn every "
                              "reward's maximum and the reward audit passes. No config, no model.")
-    parser.add_argument("--eval_size", "--n", dest="n", type=int, default=50,
-                        help="Held-out rows the gold is scored on (task mode; --n is the old spelling).")
     parser.add_argument("--config", default=None, help="YAML file or shipped config name (default: demo).")
     add_override_help(parser)
 
@@ -45,6 +43,13 @@ def run(args) -> int:
         from agentgrpo.commands.validate_tasks import validate_tasks
         from agentgrpo.errors import UserError
 
+        given = {key[5:]: value for key, value in vars(args).items() if key.startswith("_doc_")}
+        eval_size = given.pop("eval_size", "50")  # held-out rows the gold is scored on (task mode)
+        try:
+            args.n = int(eval_size)
+        except ValueError:
+            raise UserError(f"eval_size: {eval_size!r} is not a whole number; give e.g. --eval_size 50") from None
+        extra += [token for key, value in given.items() for token in (f"--{key}", value)]
         if extra:
             raise UserError(f"validate {args.task or '--all'}: checks the task alone and takes no config options "
                             f"({' '.join(extra)}); give them with --config FILE instead")

@@ -1,6 +1,6 @@
 """`agentgrpo validate TASK` / `--all`: a task's own checks, with no config and no model.
 
-For each task: the gold completion earns the maximum of every reward on ``--n`` held-out rows
+For each task: the gold completion earns the maximum of every reward on ``--eval_size`` held-out rows
 (`Task.validate`), the reward audit passes (`agentgrpo audit TASK`), and the task's report lines. A task whose
 data needs the Hub is reported as unavailable offline (its message names the offline task) and, with
 ``--all``, does not fail the run.
@@ -45,7 +45,7 @@ def validate_tasks(args) -> int:
     if args.task is not None and args.all:
         raise UserError("validate: give a TASK or --all, not both")
     if args.n < 1:
-        raise UserError(f"--n: {args.n} < 1; score the gold on at least one row")
+        raise UserError(f"eval_size: {args.n} < 1; score the gold on at least one row")
     names = task_names() if args.all else [args.task]
     results = []
     for name in names:
