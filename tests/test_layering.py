@@ -13,7 +13,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src"
-# The one cycle another branch removes (doctor/readers/formats <-> notebook); tolerated until it merges.
 
 pytest.importorskip("importlinter")
 grimp = pytest.importorskip("grimp")
