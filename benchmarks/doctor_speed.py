@@ -8,7 +8,8 @@ log (the Trainer's printed dicts behind a tqdm bar) and as a Jupyter notebook (t
 table), then times the CLI, ``python -m agentgrpo.cli doctor FILE --out DIR`` in a fresh process
 (interpreter start, imports, reading, diagnosis, report.html), on each: wall seconds and the process's CPU
 seconds (user + system; on a shared machine the wall time also counts waiting for a core), best of
-``--repeat``, with the ratio of the wall time to the budget. ``--in-process`` adds the same work timed
+``--repeat``, with the ratios of the wall and of the CPU time to the budget (on a loaded machine the CPU
+ratio is the closer estimate of a quiet machine's wall time). ``--in-process`` adds the same work timed
 inside this process. The load average is printed: the budget is about a quiet machine.
 """
 
@@ -157,7 +158,8 @@ def main() -> int:
             worst = max(worst, wall)
             line = (
                 f"  CLI `agentgrpo doctor {log.name}` ({log.stat().st_size / 1e6:.0f} MB): {wall:6.2f} s wall, "
-                f"{cpu:6.2f} s CPU   {wall / args.budget:5.2f} x the {args.budget:g} s budget"
+                f"{cpu:6.2f} s CPU   {wall / args.budget:5.2f} x the {args.budget:g} s budget (wall), "
+                f"{cpu / args.budget:5.2f} x (CPU)"
             )
             if args.in_process:
                 line += f"; in-process {min(in_process(log, tmp / 'ip') for _ in range(args.repeat)):.2f} s"
