@@ -8,7 +8,8 @@ log (the Trainer's printed dicts behind a tqdm bar) and as a Jupyter notebook (t
 table), then times the CLI, ``python -m agentgrpo.cli doctor FILE --out DIR`` in a fresh process
 (interpreter start, imports, reading, diagnosis, report.html), on each: wall seconds and the process's CPU
 seconds (user + system; on a shared machine the wall time also counts waiting for a core), best of
-``--repeat``, with the ratio of the wall time to the budget. ``--in-process`` adds the same work timed
+``--repeat``, with the ratios of the wall and of the CPU time to the budget (on a loaded machine the CPU
+ratio is the closer estimate of a quiet machine's wall time). ``--in-process`` adds the same work timed
 inside this process. The load average is printed: the budget is about a quiet machine.
 """
 
@@ -116,14 +117,17 @@ def in_process(path: Path, out: Path) -> float:
     return time.perf_counter() - start
 
 
-def cli(path: Path, out: Path, *extra: str) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of the child) of one fresh `agentgrpo doctor` process."""
+def cli(path: Path, out: Path, *extra: str, src: str | None = None) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the child) of one fresh `agentgrpo doctor` process (importing agentgrpo
+    from ``src`` when given, else as this process would)."""
+    env = dict(os.environ, PYTHONPATH=src) if src else None
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "agentgrpo.cli", "doctor", str(path), "--out", str(out), *extra],
         capture_output=True,
         text=True,
+        env=env,
     )
     elapsed = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -139,6 +143,11 @@ def main() -> int:
     parser.add_argument("--budget", type=float, default=BUDGET_S, help="seconds allowed per CLI run (wall)")
     parser.add_argument("--in-process", action="store_true", help="also time the work inside this process")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a CLI run exceeds the budget")
+    parser.add_argument(
+        "--baseline-src",
+        help="a src/ folder of another commit (git archive COMMIT src | tar -x -C DIR; then DIR/src): its CLI "
+        "is timed on the same files, interleaved, and the CPU ratio new/baseline printed",
+    )
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory() as tmp:
@@ -157,8 +166,13 @@ def main() -> int:
             worst = max(worst, wall)
             line = (
                 f"  CLI `agentgrpo doctor {log.name}` ({log.stat().st_size / 1e6:.0f} MB): {wall:6.2f} s wall, "
-                f"{cpu:6.2f} s CPU   {wall / args.budget:5.2f} x the {args.budget:g} s budget"
+                f"{cpu:6.2f} s CPU   {wall / args.budget:5.2f} x the {args.budget:g} s budget (wall), "
+                f"{cpu / args.budget:5.2f} x (CPU)"
             )
+            if args.baseline_src:
+                base = [cli(log, tmp / f"base-{log.stem}", src=args.baseline_src) for _ in range(args.repeat)]
+                base_wall, base_cpu = min(base, key=lambda r: r[1])
+                line += f"; baseline {base_cpu:.2f} s CPU ({base_wall:.2f} s wall), CPU ratio {cpu / base_cpu:.2f}"
             if args.in_process:
                 line += f"; in-process {min(in_process(log, tmp / 'ip') for _ in range(args.repeat)):.2f} s"
             print(line, flush=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 import numpy as np
 
@@ -78,11 +79,14 @@ class MetricTable:
             for name, keys in by_name.items()
             if name != "step" and (mask := _any_mask([logged_nan.get(k) for k in keys])) is not None
         }
-        steps = steps[keep].astype(np.int64)
-        columns = {k: v[keep] for k, v in columns.items()}
-        order = np.argsort(steps, kind="stable")
-        steps = steps[order]
-        columns = {k: v[order] for k, v in columns.items()}
+        if not keep.all():
+            steps = steps[keep]
+            columns = {k: v[keep] for k, v in columns.items()}
+        steps = steps.astype(np.int64)
+        if len(steps) > 1 and np.any(steps[1:] < steps[:-1]):
+            order = np.argsort(steps, kind="stable")
+            steps = steps[order]
+            columns = {k: v[order] for k, v in columns.items()}
         if len(steps) > 1 and np.any(steps[1:] == steps[:-1]):
             steps, columns = _merge_duplicates(steps, columns)
         table = cls(steps, {}, dict(meta or {}))
@@ -143,6 +147,9 @@ def _raw_columns(records: list[Mapping]) -> tuple[dict[str, np.ndarray], dict[st
     Records with the same keys in the same order (nearly all of a log) are converted together, a column at a
     time (a column with a non-number in it, such as the notebook table's "No log", value by value).
     """
+    fast = _uniform_columns(records)
+    if fast is not None:
+        return fast
     groups: dict[tuple, list[int]] = {}
     for i, record in enumerate(records):
         groups.setdefault(tuple(record), []).append(i)
@@ -165,6 +172,26 @@ def _raw_columns(records: list[Mapping]) -> tuple[dict[str, np.ndarray], dict[st
             if nan_block.any():
                 mask = logged_nan.setdefault(key, np.zeros(len(records), dtype=bool))
                 mask[index] = nan_block
+    return out, logged_nan
+
+
+def _uniform_columns(records: list[Mapping]):
+    """`_raw_columns` of records that all have the same keys, converted in one call (a block with a row per
+    metric, in the first record's key order); None when they do not, or when some cell is not a number
+    (then group by group, column by column)."""
+    keys = tuple(records[0]) if records else ()
+    if len(keys) < 2 or set(map(len, records)) != {len(keys)}:
+        return None
+    try:  # same length and every key of the first record: the same keys
+        block = np.array(list(map(itemgetter(*keys), records)), dtype=float)
+    except (KeyError, TypeError, ValueError):
+        return None
+    if block.shape != (len(records), len(keys)):
+        return None
+    block = block.T.copy()
+    nan_block = np.isnan(block)
+    out = dict(zip(keys, block))
+    logged_nan = {key: nan_block[j] for j, key in enumerate(keys) if nan_block[j].any()}
     return out, logged_nan
 
 

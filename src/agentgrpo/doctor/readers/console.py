@@ -12,6 +12,9 @@ from __future__ import annotations
 import ast
 import json
 import re
+from itertools import accumulate
+
+import numpy as np
 
 from agentgrpo.doctor import names
 from agentgrpo.doctor.readers import fastjson
@@ -62,6 +65,11 @@ def _as_json(text: str) -> dict | None:
         value = fastjson.loads(_BARE_NUMBER.sub(r'"\1"', text.replace("'", '"')))
     except (ValueError, TypeError):
         return None
+    return _plain_numbers(value)
+
+
+def _plain_numbers(value) -> dict | None:
+    """`_as_json`'s decoded value as the record, or None when the general path must read it."""
     if not isinstance(value, dict) or not value:
         return None
     kinds = set(map(type, value.values()))
@@ -85,29 +93,77 @@ def find_dicts(text: str) -> tuple[list[tuple[int, dict]], int]:
     """(offset in text, dict) for every metric dict printed in ``text``, also when wrapped over lines; and
     how many of them were cut short (no closing brace: the values before the cut are read)."""
     found, cut = [], 0
-    lines = text.splitlines(keepends=True)
+    lines = _split_lines(text)
     starts = _line_offsets(lines)
+    candidates = [(i, m.start()) for i, m in enumerate(map(_DICT_START.search, lines)) if m]
+    flat = _flat_dicts(lines, candidates)
+    metric_keys: dict[tuple, bool] = {}
     i = 0
-    while i < len(lines):
-        line = lines[i]
-        match = _DICT_START.search(line)
-        if not match:
-            i += 1
+    for line_no, start in candidates:
+        if line_no < i:  # a line a wrapped dict above already used
             continue
-        parsed, used, closed = _dict_at(lines, i, match.start())
-        if parsed and is_metric_record(parsed):
-            found.append((starts[i] + match.start(), parsed))
-            cut += not closed
+        i = line_no
+        if i in flat:
+            parsed, used, closed = flat[i], 1, True
+        else:
+            parsed, used, closed = _dict_at(lines, i, start)
+        if parsed:
+            keys = tuple(parsed)
+            metric = metric_keys.get(keys)
+            if metric is None:
+                metric = metric_keys[keys] = is_metric_record(parsed)
+            if metric:
+                found.append((starts[i] + start, parsed))
+                cut += not closed
         i += max(used, 1)
     return found, cut
 
 
+def _flat_dicts(lines: list[str], candidates: list[tuple[int, int]]) -> dict[int, dict]:
+    """`_dict_at` of the lines that hold one flat dict of plain numbers closed on the same line (nearly every
+    line of a long log), all decoded as one JSON array: {line index: dict}. Lines whose dict is anything
+    else, or every line when the batch does not decode, are left to `_dict_at`."""
+    index, chunks = [], []
+    for i, start in candidates:
+        chunk = lines[i][start:].rstrip("\r\n")
+        # one brace pair, quotes paired, nothing `_as_json` declines: in the array the dict is one element
+        if chunk.count("{") != 1 or chunk.count("}") != 1 or "(" in chunk or "\\" in chunk:
+            continue
+        chunk = chunk[: chunk.rfind("}") + 1]
+        if (chunk.count("'") + chunk.count('"')) % 2:
+            continue
+        index.append(i)
+        chunks.append(_BARE_NUMBER.sub(r'"\1"', chunk) if "nan" in chunk or "inf" in chunk else chunk)
+    if not chunks or fastjson.orjson is None:
+        return {}
+    joined = "[" + ",".join(chunks).replace("'", '"') + "]"
+    try:  # orjson alone: a dict then decodes as `_as_json` decodes it on its own (its first try)
+        values = fastjson.orjson.loads(joined)
+    except (ValueError, TypeError):
+        return {}
+    if not isinstance(values, list) or len(values) != len(chunks):
+        return {}
+    out = {}
+    for i, value in zip(index, values):
+        parsed = _plain_numbers(value)
+        if parsed is not None:
+            out[i] = parsed
+    return out
+
+
 def _line_offsets(lines: list[str]) -> list[int]:
-    offsets, total = [], 0
-    for line in lines:
-        offsets.append(total)
-        total += len(line)
-    return offsets
+    return list(accumulate(map(len, lines[:-1]), initial=0)) if lines else []
+
+
+_last_split: tuple[str, list[str]] = ("", [])
+
+
+def _split_lines(text: str) -> list[str]:
+    """``text.splitlines(keepends=True)``, split once for the several passes over one log."""
+    global _last_split
+    if _last_split[0] is not text:
+        _last_split = (text, text.splitlines(keepends=True))
+    return _last_split[1]
 
 
 def _dict_at(lines: list[str], i: int, start: int) -> tuple[dict | None, int, bool]:
@@ -135,12 +191,13 @@ def _dict_at(lines: list[str], i: int, start: int) -> tuple[dict | None, int, bo
 
 def _progress_counters(text: str) -> list[tuple[int, int]]:
     """(offset, count) of the training progress bar: the tqdm bar that counts through the most values."""
-    matches = []
-    offset = 0
-    for line in text.splitlines(keepends=True):
-        if " [" in line:
-            matches += [(offset + m.start(), int(m.group(1)), int(m.group(2))) for m in _TQDM.finditer(line)]
-        offset += len(line)
+    lines = _split_lines(text)
+    matches = [
+        (offset + m.start(), int(m.group(1)), int(m.group(2)))
+        for line, offset in zip(lines, _line_offsets(lines))
+        if " [" in line
+        for m in _TQDM.finditer(line)
+    ]
     if not matches:
         return []
     distinct: dict[int, set[int]] = {}
@@ -158,13 +215,11 @@ def _steps_from_progress(text: str, offsets: list[int]) -> tuple[list[int] | Non
     counters = _progress_counters(text)
     if not counters:
         return None, ""
-    before, after = [], []
-    i = 0
-    for offset in offsets:
-        while i < len(counters) and counters[i][0] < offset:
-            i += 1
-        before.append(counters[i - 1][1] if i > 0 else None)
-        after.append(counters[i][1] if i < len(counters) else None)
+    positions = np.array([pos for pos, _ in counters])
+    counts = [count for _, count in counters]
+    shown = np.searchsorted(positions, np.array(offsets, dtype=positions.dtype), side="left").tolist()
+    before = [counts[i - 1] if i > 0 else None for i in shown]
+    after = [counts[i] if i < len(counts) else None for i in shown]
     if _increasing(before) and before[0] > 0:
         return before, "the progress bar's step counter before each dict"
     if after and after[-1] is None and len(after) > 1 and after[-2] is not None:
@@ -194,6 +249,19 @@ def _increasing(steps: list) -> bool:
     return bool(steps) and None not in steps and all(b > a for a, b in zip(steps, steps[1:]))
 
 
+def _eval_flags(records: list[dict]) -> list[bool]:
+    """`_is_eval` of each record, decided once per distinct key set."""
+    seen: dict[tuple, bool] = {}
+    flags = []
+    for record in records:
+        keys = tuple(record)
+        flag = seen.get(keys)
+        if flag is None:
+            flag = seen[keys] = _is_eval(record)
+        flags.append(flag)
+    return flags
+
+
 def _is_eval(record: dict) -> bool:
     keys = [k for k in record if k != "epoch"]
     return bool(keys) and all(str(k).startswith(("eval_", "eval/")) for k in keys)
@@ -208,7 +276,8 @@ def read_console(text: str) -> tuple[list[dict], list[str]]:
     records = [d for _, d in found]
     if all(any(names.canonical(str(k)) == "step" for k in r) for r in records):
         return records, cut_note
-    is_step = [not (names.SUMMARY_KEYS & r.keys()) and not _is_eval(r) for r in records]
+    evals = _eval_flags(records)
+    is_step = [not (names.SUMMARY_KEYS & r.keys()) and not e for r, e in zip(records, evals)]
     offsets = [off for (off, _), keep in zip(found, is_step) if keep]
     step_records = [r for r, keep in zip(records, is_step) if keep]
     steps, how = _steps_from_progress(text, offsets)
@@ -217,11 +286,11 @@ def read_console(text: str) -> tuple[list[dict], list[str]]:
         steps = [every * (i + 1) for i in range(len(step_records))]
     step_of = {id(r): s for r, s in zip(step_records, steps)}
     out, last = [], None
-    for record, keep in zip(records, is_step):
+    for record, keep, evaluation in zip(records, is_step, evals):
         if keep:
             last = step_of[id(record)]
             out.append(dict(record, step=last))
-        elif _is_eval(record) and last is not None:
+        elif evaluation and last is not None:
             out.append(dict(record, step=last))
         else:
             out.append(record)

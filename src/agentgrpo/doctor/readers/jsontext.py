@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import repeat
 
 from agentgrpo.doctor.readers import fastjson
 
@@ -24,9 +25,9 @@ def read_jsonl(text: str) -> tuple[list[dict], list[str]]:
     bad: list[int] = []
     lines = text.splitlines()
     last = len(lines)
-    filled = [line for line in lines if line.strip()]
+    filled = list(filter(str.strip, lines))
     whole = fastjson.loads_lines(filled)  # the common case, every line whole: one decode
-    if whole is not None and all(isinstance(v, dict) for v in whole):
+    if whole is not None and all(map(isinstance, whole, repeat(dict))):
         return whole, []
     for number, line in enumerate(lines, start=1):
         if not line.strip():

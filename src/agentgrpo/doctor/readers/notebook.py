@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from html import unescape
+from itertools import repeat
 
 from agentgrpo.doctor import names
 from agentgrpo.doctor.readers import fastjson
@@ -102,7 +103,10 @@ def metric_records(table: list[list[str]]) -> list[dict]:
     canon = [names.canonical(h) for h in header]
     if not ({"step", "epoch"} & set(canon)) or not any(names.is_metric(c) for c in canon if c != "epoch"):
         return []
-    return [dict(zip(header, row)) for row in table[1:] if len(row) == len(header)]
+    rows = table[1:]
+    if set(map(len, rows)) == {len(header)}:  # every row whole (the Trainer's table): zipped in C
+        return list(map(dict, map(zip, repeat(header), rows)))
+    return [dict(zip(header, row)) for row in rows if len(row) == len(header)]
 
 
 def _text(value) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 from pathlib import Path
 
 import numpy as np
@@ -186,8 +187,7 @@ def records_to_table(
     Raises `UserError` when nothing usable is there, naming what was found and what is missing.
     """
     notes: list[str] = []
-    summaries = [r for r in records if names.SUMMARY_KEYS & r.keys()]
-    steps_rows = [r for r in records if not (names.SUMMARY_KEYS & r.keys())]
+    summaries, steps_rows = _split_summaries(records)
     if not steps_rows:
         raise UserError(f"{source}: no per-step metric record found in this {fmt}")
     steps_rows = _flatten_nested(steps_rows)
@@ -235,8 +235,19 @@ def records_to_table(
     return table
 
 
+def _split_summaries(records: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(end-of-run summary records, step records), in file order."""
+    if not any(any(map(dict.__contains__, records, repeat(key))) for key in names.SUMMARY_KEYS):
+        return [], records
+    summaries = [r for r in records if names.SUMMARY_KEYS & r.keys()]
+    return summaries, [r for r in records if not (names.SUMMARY_KEYS & r.keys())]
+
+
 def _flatten_nested(records: list[dict]) -> list[dict]:
     """Records with nested dicts flattened; checked once per distinct key set (a log repeats a few)."""
+    value_types = set(map(type, chain.from_iterable(map(dict.values, records))))
+    if not any(issubclass(t, dict) for t in value_types):
+        return records  # no value anywhere is a dict: nothing to flatten
     nested: dict[tuple, bool] = {}
     out = []
     for record in records:

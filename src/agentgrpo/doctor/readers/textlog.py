@@ -28,7 +28,7 @@ def one_json_value(text: str) -> bool:
 
 def parse_text(text: str) -> tuple[list[dict], list[str], str]:
     """JSON Lines, console output with metric dicts, plain step lines, or a headed CSV: whichever reads most."""
-    lines = [line for line in text.splitlines() if line.strip()]
+    lines = list(filter(str.strip, text.splitlines()))
     if _mostly_json(lines[:50]):
         records, notes = read_jsonl(text)
         if records and len(records) >= len(lines) // 2:

@@ -1,0 +1,81 @@
+"""`agentgrpo doctor --score DIR --labels FILE` on a generated labelled corpus, and bad labels files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agentgrpo.cli import main
+from agentgrpo.doctor.score import load_labels, score_dir, totals
+from agentgrpo.errors import UserError
+from benchmarks import doctor_synthetic as synthetic
+
+
+def _corpus(tmp_path, labels):
+    for name, (scenario, seed) in {
+        "healthy.jsonl": ("healthy", 0),
+        "collapse.jsonl": ("collapse", 1),
+        "kl.jsonl": ("kl_spike", 2),
+    }.items():
+        case = synthetic.make(scenario, 150, seed, 0.5)
+        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in case.records), encoding="utf-8")
+    path = tmp_path / "labels.json"
+    path.write_text(json.dumps({"_rule": "test", **labels}), encoding="utf-8")
+    return path
+
+
+GOOD = {
+    "healthy.jsonl": {"label": "healthy", "accept": [], "onset": None},
+    "collapse.jsonl": {"label": "collapse", "accept": ["collapse"], "onset": 76},
+    "kl.jsonl": {"label": "KL spike", "accept": ["kl_blowup"], "forbid": ["signal"], "onset": 76},
+}
+
+
+def test_score_prints_each_run_and_the_totals(tmp_path, capsys):
+    _corpus(tmp_path, GOOD)
+    code = main(["doctor", "--score", str(tmp_path), "--strict"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "recall 2/2 = 1.00 (per mode: collapse 1/1, kl 1/1)" in out
+    assert "failures on healthy runs 0/1" in out and "unreadable 0/3" in out and "bounds: all hold" in out
+    for name in GOOD:
+        assert name in out
+
+
+def test_strict_fails_on_a_missed_bound(tmp_path, capsys):
+    labels = dict(GOOD, **{"healthy.jsonl": {"label": "stall", "accept": ["stall"], "onset": 1}})
+    path = _corpus(tmp_path, labels)
+    assert main(["doctor", "--score", str(tmp_path), "--labels", str(path)]) == 0  # reported, not enforced
+    assert main(["doctor", "--score", str(tmp_path), "--labels", str(path), "--strict"]) == 1
+    out = capsys.readouterr().out
+    assert "MISS" in out and "MISSED: recall 0.67 < 0.9" in out
+
+
+def test_unclear_runs_are_shown_not_scored(tmp_path):
+    labels = dict(GOOD, **{"collapse.jsonl": {"label": "unclear: maybe", "accept": ["stall"], "onset": 1}})
+    rows = score_dir(tmp_path, load_labels(_corpus(tmp_path, labels)))
+    t = totals(rows)
+    assert t.failing == 1 and t.hits == 1 and t.runs == 3
+
+
+@pytest.mark.parametrize(
+    "labels, message",
+    [
+        ({"a.jsonl": {"label": "x", "accept": ["explosion"]}}, "a.jsonl: 'accept': unknown failure mode 'explosion'"),
+        ({"a.jsonl": {"label": "x", "accept": "kl"}}, "'accept' must be a list"),
+        ({"a.jsonl": {"accept": []}}, "expected {'label': str"),
+        ({"a.jsonl": {"label": "x", "onset": "early"}}, "'onset' must be a step number or null"),
+    ],
+)
+def test_bad_labels_files_name_the_entry(tmp_path, labels, message):
+    path = tmp_path / "labels.json"
+    path.write_text(json.dumps(labels), encoding="utf-8")
+    with pytest.raises(UserError, match=message.replace("(", r"\(").replace("{", r"\{")):
+        load_labels(path)
+
+
+def test_a_labelled_file_that_is_absent_is_an_error(tmp_path):
+    labels = load_labels(_corpus(tmp_path, dict(GOOD, **{"gone.jsonl": {"label": "healthy", "accept": []}})))
+    with pytest.raises(UserError, match="1 labelled file\\(s\\) not in"):
+        score_dir(tmp_path, labels)
