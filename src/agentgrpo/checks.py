@@ -36,6 +36,7 @@ def check(cfg: ResolvedConfig, cuda_available: bool, real_device: bool = True) -
     task_problems = _check_task(cfg)
     problems += task_problems
     problems += _check_stop_on(cfg.run.stop_on)
+    problems += _check_dynamic_sampling(cfg)
     problems += _check_launch(cfg.run)
     if not task_problems:
         problems += _check_model_for_task(cfg)
@@ -246,6 +247,14 @@ def _check_launch(run) -> list[str]:
     return problems
 
 
+def _check_dynamic_sampling(cfg: ResolvedConfig) -> list[str]:
+    from agentgrpo.training.dynamic_sampling import check_options
+
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    prompts = generation_batch_size(cfg.grpo, world) // (cfg.setting("num_generations") or 1)
+    return check_options(cfg.run.dynamic_sampling, cfg.run.max_generation_rounds, cfg.run.train_size, prompts)
+
+
 def _check_stop_on(modes) -> list[str]:
     """``stop_on`` accepts every name `agentgrpo doctor` reports (and its aliases): the detectors decide."""
     from agentgrpo.doctor import detectors
@@ -261,7 +270,9 @@ def _check_stop_on(modes) -> list[str]:
 
 
 def _check_model_for_task(cfg: ResolvedConfig) -> list[str]:
-    if cfg.run.model == "tiny" and cfg.task.name != "calculator":
+    from agentgrpo.tiny.build import SHIPPED_SFT_TASKS
+
+    if cfg.run.model == "tiny" and cfg.task.name not in SHIPPED_SFT_TASKS:
         return [
             f"model: 'tiny' is SFT'd on the calculator task, not {cfg.task.name!r}; use 'tiny-random' (with "
             "sft: true for a task with demonstrations), or a real model."

@@ -5,6 +5,11 @@ Each problem is ``a * b + c`` with two-digit ``a``, ``b`` and ``c``. The agent h
 guesses; a model that copies the expression into the tool and the tool's result into its answer wins.
 GRPO has to discover that from outcomes, because the SFT demonstrations use the tool only half the time.
 
+The ``hard`` variant (task ``calculator-hard``) mixes in problems with one-digit ``a`` and ``b``, for which the
+shipped SFT'd model never reaches for its tool: their groups start all wrong, while the two-digit ones are
+mixed; as training goes on, most groups turn all right. It is the regime where dynamic sampling matters
+(``dynamic_sampling`` in the config): many groups carry no learning signal.
+
 Version history (bump ``VERSION`` when scoring changes):
   1: first release.
 """
@@ -12,6 +17,8 @@ Version history (bump ``VERSION`` when scoring changes):
 from __future__ import annotations
 
 import ast
+import dataclasses
+import functools
 import operator
 import random
 import re
@@ -27,9 +34,21 @@ _INT = re.compile(r"^\s*(-?\d+)\s*$")
 # --- problems -----------------------------------------------------------------------------------------
 
 
-def make_problem(rng: random.Random) -> dict:
-    """One problem as a dataset row (prompt in conversational form, the gold answer as a string)."""
-    a, b, c = rng.randint(10, 99), rng.randint(10, 99), rng.randint(10, 99)
+VARIANTS = ("demo", "hard")
+HARD_ONE_DIGIT_SHARE = 0.5  # share of the hard variant's problems with one-digit operands
+
+
+def make_problem(rng: random.Random, variant: str = "demo") -> dict:
+    """One problem as a dataset row (prompt in conversational form, the gold answer as a string).
+
+    ``variant="hard"``: half the problems have one-digit ``a`` and ``b`` (see the module docstring).
+    """
+    if variant not in VARIANTS:
+        raise ValueError(f"calculator variant {variant!r}: expected one of {list(VARIANTS)}")
+    if variant == "hard" and rng.random() < HARD_ONE_DIGIT_SHARE:
+        a, b, c = rng.randint(2, 9), rng.randint(2, 9), rng.randint(10, 99)
+    else:
+        a, b, c = rng.randint(10, 99), rng.randint(10, 99), rng.randint(10, 99)
     expression = f"{a} * {b} + {c}"
     return {
         "id": f"{a}*{b}+{c}",
@@ -42,21 +61,21 @@ def make_problem(rng: random.Random) -> dict:
     }
 
 
-def eval_problems(n: int = 200) -> list[dict]:
+def eval_problems(n: int = 200, variant: str = "demo") -> list[dict]:
     """The fixed held-out set: ``n`` distinct problems from a seed training never uses."""
-    return _distinct(random.Random(EVAL_SEED), n, exclude=set())
+    return _distinct(random.Random(EVAL_SEED), n, exclude=set(), variant=variant)
 
 
-def train_problems(n: int, seed: int) -> list[dict]:
+def train_problems(n: int, seed: int, variant: str = "demo") -> list[dict]:
     """``n`` distinct training problems, none of which is in the held-out set (first 1,000 ids)."""
-    held_out = {p["id"] for p in eval_problems(1000)}
-    return _distinct(random.Random(seed), n, exclude=held_out)
+    held_out = {p["id"] for p in eval_problems(1000, variant)}
+    return _distinct(random.Random(seed), n, exclude=held_out, variant=variant)
 
 
-def _distinct(rng: random.Random, n: int, exclude: set[str]) -> list[dict]:
+def _distinct(rng: random.Random, n: int, exclude: set[str], variant: str = "demo") -> list[dict]:
     seen, rows = set(exclude), []
     while len(rows) < n:
-        row = make_problem(rng)
+        row = make_problem(rng, variant)
         if row["id"] not in seen:
             seen.add(row["id"])
             rows.append(row)
@@ -202,4 +221,13 @@ TASK = Task(
     demonstration=demonstration,
     gold_completion=gold_completion,
     columns=("id", "prompt", "expression", "answer"),
+)
+
+HARD_TASK = dataclasses.replace(
+    TASK,
+    name="calculator-hard",
+    description="The calculator task with half its problems on one-digit a and b, which the SFT'd model "
+                "never uses its tool for: many groups start all wrong (dynamic sampling's regime).",
+    train_problems=functools.partial(train_problems, variant="hard"),
+    eval_problems=functools.partial(eval_problems, variant="hard"),
 )

@@ -25,9 +25,10 @@ def build_grpo_trainer(cfg: ResolvedConfig, task: Task, model_path: str, run_dir
     """A ready `GRPOTrainer` writing checkpoints under ``run_dir/checkpoints`` and metrics to ``run_dir``.
 
     ``record=False`` leaves out the recorder (plain TRL, for overhead measurements). With ``use_peft`` (or a
-    ``peft_config`` object) TRL wraps the model in a LoRA adapter; only the adapter trains.
+    ``peft_config`` object) TRL wraps the model in a LoRA adapter; only the adapter trains. The trainer is
+    TRL's `GRPOTrainer` with ``dynamic_sampling`` (`agentgrpo.training.dynamic_trainer`; off = TRL's own).
     """
-    from trl import GRPOTrainer
+    from agentgrpo.training.dynamic_trainer import DynamicSamplingTrainer
 
     from agentgrpo.training.models import load_tokenizer
 
@@ -37,8 +38,10 @@ def build_grpo_trainer(cfg: ResolvedConfig, task: Task, model_path: str, run_dir
                          project=f"agentgrpo-{task.name}")
     recorder = Recorder(run_dir) if record else None
     guards = [ToolTimeoutCounter(), Watchdog(run_dir, cfg.run.step_timeout)] if record else []
-    trainer = GRPOTrainer(
+    trainer = DynamicSamplingTrainer(
         model=model_path,
+        dynamic_sampling=cfg.run.dynamic_sampling,
+        max_generation_rounds=cfg.run.max_generation_rounds,
         reward_funcs=funcs,
         args=args,
         train_dataset=train_dataset(task, cfg.run.train_size, seed=args.seed),

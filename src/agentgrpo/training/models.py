@@ -20,10 +20,10 @@ def resolve_model(name: str, task: Task) -> str:
 
     A LoRA adapter directory (``adapter_config.json``, as a PEFT run saves) is accepted as it is.
     """
-    from agentgrpo.tiny.build import SHIPPED_SFT, random_checkpoint
+    from agentgrpo.tiny.build import SHIPPED_SFT, SHIPPED_SFT_TASKS, random_checkpoint
 
     if name == "tiny":
-        if task.name != "calculator":
+        if task.name not in SHIPPED_SFT_TASKS:
             raise UserError(f"model: 'tiny' is SFT'd on the calculator task, not {task.name!r}; use "
                             "'tiny-random' with sft: true, or a real model.")
         if not (SHIPPED_SFT / "config.json").exists():
