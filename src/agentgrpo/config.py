@@ -86,8 +86,8 @@ class RunConfig:
                 "them from the loss) or refill (also generate for further prompts until the batch holds as many "
                 "informative groups as prompts, within max_generation_rounds). See docs/dynamic-sampling.md."})
     max_generation_rounds: int = field(default=4, metadata={
-        "help": "Refill: generation batches per step at most (the first included); filter and refill: the run "
-                "stops when this many rounds in a row yield no informative group."})
+        "help": "Refill: generation batches per step at most (the first included). Filter and refill: a run whose "
+                "first this-many rounds yield no informative group stops (nothing can be learned)."})
     # preflight (agentgrpo.preflight): audit the rewards and check the learning signal before GRPO
     preflight: bool = field(default=True, metadata={"help": "Run the reward audit and the signal check before "
                                                              "GRPO; results in <run>/preflight.json."})

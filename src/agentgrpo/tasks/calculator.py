@@ -5,9 +5,10 @@ Each problem is ``a * b + c`` with two-digit ``a``, ``b`` and ``c``. The agent h
 guesses; a model that copies the expression into the tool and the tool's result into its answer wins.
 GRPO has to discover that from outcomes, because the SFT demonstrations use the tool only half the time.
 
-The ``hard`` variant (task ``calculator-hard``) mixes in problems with one-digit ``a`` and ``b``, for which the
-shipped SFT'd model never reaches for its tool: their groups start all wrong, while the two-digit ones are
-mixed; as training goes on, most groups turn all right. It is the regime where dynamic sampling matters
+The ``hard`` variant (task ``calculator-hard``) asks the same questions under another system prompt
+("Reply with the number only."), one the shipped SFT'd model never saw: it starts at about 15% success,
+copying the expression into its tool wrongly more often than not, so most groups start all wrong (and, once
+it has learned, most groups are all right). It is the regime where dynamic sampling matters
 (``dynamic_sampling`` in the config): many groups carry no learning signal.
 
 Version history (bump ``VERSION`` when scoring changes):
@@ -34,26 +35,22 @@ _INT = re.compile(r"^\s*(-?\d+)\s*$")
 # --- problems -----------------------------------------------------------------------------------------
 
 
-VARIANTS = ("demo", "hard")
-HARD_ONE_DIGIT_SHARE = 0.5  # share of the hard variant's problems with one-digit operands
+VARIANTS = {"demo": SYSTEM_PROMPT, "hard": "Reply with the number only."}  # variant -> system prompt
 
 
 def make_problem(rng: random.Random, variant: str = "demo") -> dict:
     """One problem as a dataset row (prompt in conversational form, the gold answer as a string).
 
-    ``variant="hard"``: half the problems have one-digit ``a`` and ``b`` (see the module docstring).
+    ``variant="hard"``: the same problem under the hard variant's system prompt (see the module docstring).
     """
     if variant not in VARIANTS:
         raise ValueError(f"calculator variant {variant!r}: expected one of {list(VARIANTS)}")
-    if variant == "hard" and rng.random() < HARD_ONE_DIGIT_SHARE:
-        a, b, c = rng.randint(2, 9), rng.randint(2, 9), rng.randint(10, 99)
-    else:
-        a, b, c = rng.randint(10, 99), rng.randint(10, 99), rng.randint(10, 99)
+    a, b, c = rng.randint(10, 99), rng.randint(10, 99), rng.randint(10, 99)
     expression = f"{a} * {b} + {c}"
     return {
         "id": f"{a}*{b}+{c}",
         "prompt": [
-            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "system", "content": VARIANTS[variant]},
             {"role": "user", "content": f"What is {expression}?"},
         ],
         "expression": expression,
@@ -226,8 +223,8 @@ TASK = Task(
 HARD_TASK = dataclasses.replace(
     TASK,
     name="calculator-hard",
-    description="The calculator task with half its problems on one-digit a and b, which the SFT'd model "
-                "never uses its tool for: many groups start all wrong (dynamic sampling's regime).",
+    description="The calculator task under a system prompt the SFT'd model never saw: about 15% success at "
+                "the start, most groups all wrong (dynamic sampling's regime).",
     train_problems=functools.partial(train_problems, variant="hard"),
     eval_problems=functools.partial(eval_problems, variant="hard"),
 )

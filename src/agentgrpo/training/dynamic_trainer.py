@@ -29,7 +29,7 @@ logger = logging.getLogger(__name__)
 
 
 class NoLearningSignal(UserError):
-    """Generation rounds in a row produced no group with differing rewards: nothing can be learned."""
+    """The run's first generation rounds produced no group with differing rewards: nothing can be learned."""
 
 
 class DynamicSamplingTrainer(GRPOTrainer):
@@ -46,7 +46,8 @@ class DynamicSamplingTrainer(GRPOTrainer):
         self.dynamic_sampling = dynamic_sampling
         self.max_generation_rounds = max_generation_rounds
         self._round_rewards = None
-        self._barren_rounds = 0  # generation rounds in a row without an informative group
+        self._barren_rounds = 0  # generation rounds without an informative group, before the first one
+        self._seen_signal = None  # has any group taught yet (None: not known before the first generation)
         self._generated_tokens_total = 0
         self._refill_prompts = None
         if dynamic_sampling == "refill":
@@ -116,16 +117,24 @@ class DynamicSamplingTrainer(GRPOTrainer):
         return round(lengths[-1] * self._round_rewards.shape[0])
 
     def _count_barren(self, informative: torch.Tensor) -> None:
-        self._barren_rounds = 0 if informative.any() else self._barren_rounds + 1
+        """Stop a run whose first ``max_generation_rounds`` generation rounds held no informative group (a
+        reward constant for every prompt, a task out of reach). Once a group has taught, a step without one
+        (a policy that solves everything) trains on nothing, logged, and the run goes on."""
+        if self._seen_signal is None:
+            self._seen_signal = self.state.global_step > 0  # a resumed run has learned before
+        if self._seen_signal or informative.any():
+            self._seen_signal = True
+            return
+        self._barren_rounds += 1
         if self._barren_rounds >= self.max_generation_rounds:
             rewards = self._round_rewards
             raise NoLearningSignal(
-                f"dynamic_sampling {self.dynamic_sampling}: {self._barren_rounds} generation rounds in a row "
-                f"(step {self.state.global_step + 1}, {rewards.shape[0] // self.num_generations} groups each) "
-                "produced no group whose completions earned different rewards, so nothing can be learned. Check "
-                "the rewards (`agentgrpo audit`, the preflight signal check): a reward that is constant for "
-                "every prompt, a task far too hard or too easy for the model, or too few num_generations. "
-                "Raise max_generation_rounds to search longer, or set dynamic_sampling: off.")
+                f"dynamic_sampling {self.dynamic_sampling}: the run's first {self._barren_rounds} generation "
+                f"rounds ({rewards.shape[0] // self.num_generations} groups each) produced no group whose "
+                "completions earned different rewards, so nothing can be learned. Check the rewards (`agentgrpo "
+                "audit`, the preflight signal check): a reward that is constant for every prompt, a task far too "
+                "hard or too easy for the model, or too few num_generations. Raise max_generation_rounds to "
+                "search longer, or set dynamic_sampling: off.")
 
     def _batch_for_loss(self, batches: list[dict], keeps: list[torch.Tensor], local_size: int) -> dict:
         """One buffer TRL can shuffle and split into ``steps_per_generation`` equal slices; the kept rows
