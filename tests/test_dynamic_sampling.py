@@ -207,6 +207,20 @@ def test_refill_trains_on_as_many_informative_groups_as_prompts(tiny_sft_dir, tm
     assert totals == [sum(r[ds.METRIC_TOKENS] for r in records[:i + 1]) for i in range(len(records))]
 
 
+def test_refill_with_gradient_accumulation_splits_the_kept_rows_across_micro_steps(tiny_sft_dir, tmp_path):
+    """steps_per_generation 2: TRL splits the buffer in halves; the kept rows are all trained on, once."""
+    seen, records = train(tmp_path, tiny_sft_dir, probe.PARITY_TASK, "refill", "--max_generation_rounds", "10",
+                          "--per_device_train_batch_size", "8", "--gradient_accumulation_steps", "2", steps=2)
+    generated = collections.Counter()
+    for rnd in seen["rounds"]:
+        generated.update((rnd["step"], a) for a in rnd["answers"] if probe.teaches(a))
+    trained = loss_answers(seen)
+    assert all(probe.teaches(a) for _, a in trained)
+    assert collections.Counter(step for step, _ in trained.elements()) == {0: 16, 1: 16}
+    assert all(n == 8 and generated[key] >= 1 for key, n in trained.items())  # whole groups, generated that step
+    assert [r[ds.METRIC_INFORMATIVE] for r in records] == [2.0, 2.0]
+
+
 def test_refill_at_the_round_limit_trains_on_what_it_has_and_says_so(tiny_sft_dir, tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="agentgrpo.training.dynamic_trainer"):
         seen, records = train(tmp_path, tiny_sft_dir, probe.PARITY_TASK, "refill", "--max_generation_rounds", "2",
@@ -283,3 +297,25 @@ def test_two_processes_drop_the_groups_one_process_drops(tmp_path):
     assert any(not all(flags) for _, _, flags in decisions)
     assert all(flags == [probe.teaches(a) for a in answers] for _, answers, flags in decisions)
     assert sorted(map(json.dumps, one["loss_rows"])) == sorted(map(json.dumps, two["loss_rows"]))
+
+
+# --- the preflight signal check's advice -----------------------------------------------------------------
+
+
+def test_signal_check_advice_accounts_for_refill():
+    """30% of prompts pass once in 8: too hard for plain GRPO at g=8, enough for refill over 4 rounds."""
+    from agentgrpo.preflight.signal import mixed_fraction, verdict
+
+    groups = [[1.0] + [0.0] * 7] * 3 + [[0.0] * 8] * 7
+    rates = [sum(g) / len(g) for g in groups]
+    share = mixed_fraction(groups, 8)[0]
+    plain = verdict(groups, rates, 8, 32)
+    refill = verdict(groups, rates, 8, 32, refill_rounds=4)
+    assert plain["verdict"] == refill["verdict"] == "too hard" and "refill" not in plain["advice"]
+    assert share * 4 >= 1 and refill["recommended_k_with_refill"] <= 8
+    assert "num_generations 8 is fine with dynamic_sampling refill" in refill["advice"]
+    # E[min(4, Binomial(16, share))], summed by hand
+    expected = sum(min(4, j) * math.comb(16, j) * share**j * (1 - share) ** (16 - j) for j in range(17))
+    assert refill["useful_groups_per_step_with_refill"] == round(expected, 2)
+    assert refill["useful_groups_per_step_with_refill"] > plain["useful_groups_per_step"]
+    assert verdict(groups, rates, 8, 32, refill_rounds=1)["recommended_k_with_refill"] != 8
