@@ -188,6 +188,13 @@ def test_filter_keeps_equal_reward_groups_out_of_the_loss(tiny_sft_dir, tmp_path
         assert record[ds.METRIC_DROPPED] == len(rnd["answers"]) - sum(rnd["informative"])
         assert record[ds.METRIC_ROUNDS] == 1.0
         assert record["frac_reward_zero_std"] == 1 - sum(rnd["informative"]) / len(rnd["answers"])
+    # the report draws them: informative groups trained on, groups dropped, generation rounds
+    from agentgrpo.doctor import read_run
+    from agentgrpo.report import charts
+
+    panel = next(c for c in charts.build(read_run(tmp_path).table) if c.key == "dynamic_sampling")
+    assert [list(s.y) for s in panel.series] == [[r[m] for r in records] for m in (
+        ds.METRIC_INFORMATIVE, ds.METRIC_DROPPED, ds.METRIC_ROUNDS)]
 
 
 def test_refill_trains_on_as_many_informative_groups_as_prompts(tiny_sft_dir, tmp_path):
