@@ -73,7 +73,7 @@ class DynamicSamplingTrainer(GRPOTrainer):
             informative = self._informative()
             if self.dynamic_sampling == "off":
                 stats["informative"] = int(informative.sum())
-                self._log_round_stats(stats, wanted, limit_hit=False)
+                self._log_round_stats(stats, limit_hit=False)
                 return batch
             ds.check_images(batch)
             self._count_barren(informative)
@@ -93,7 +93,7 @@ class DynamicSamplingTrainer(GRPOTrainer):
                 "dynamic_sampling refill: step %d reached max_generation_rounds=%d with %d of %d informative "
                 "groups; training on those %d", self.state.global_step + 1, self.max_generation_rounds,
                 stats["informative"], wanted, stats["informative"])
-        self._log_round_stats(stats, wanted, limit_hit)
+        self._log_round_stats(stats, limit_hit)
         return self._batch_for_loss(batches, keeps, local_size)
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
@@ -149,7 +149,7 @@ class DynamicSamplingTrainer(GRPOTrainer):
         batch["num_items_in_batch"] = self.accelerator.gather(tokens.reshape(1)).sum()
         return batch
 
-    def _log_round_stats(self, stats: dict, wanted: int, limit_hit: bool) -> None:
+    def _log_round_stats(self, stats: dict, limit_hit: bool) -> None:
         self._generated_tokens_total += stats["tokens"]
         metrics = self._metrics["train"]
         metrics[ds.METRIC_ROUNDS].append(float(stats["rounds"]))
