@@ -42,7 +42,7 @@ def test_live_doctor_stop_on_reads_the_same_vocabulary():
 
 
 def test_config_check_accepts_the_modes_and_the_old_name():
-    from agentgrpo.checks import _check_stop_on
+    from agentgrpo.checks import check_stop_on as _check_stop_on
 
     assert _check_stop_on(list(MODES)) == []
     with pytest.warns(DeprecationWarning):

@@ -121,5 +121,5 @@ def test_the_real_grpoconfig_is_built_without_deprecation_noise():
     cfg = load_config(BASE, cuda_available=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error", FutureWarning)
-        args = cfg.grpo_args("/tmp/agentgrpo-unused")
+        args = cfg.grpo_args_for("/tmp/agentgrpo-unused")
     assert args.activation_checkpointing is True and args.logging_steps == 1

@@ -28,10 +28,10 @@ def test_validate_task_refuses_config_options_and_unknown_names(capsys):
 def test_validate_all_checks_every_builtin(capsys):
     assert main(["validate", "--all"]) == 0
     out = capsys.readouterr().out
-    for name in ("calculator", "coding", "wordle", "reasoning", "function-calling"):
+    for name in ("calculator", "calculator-hard", "coding", "wordle", "reasoning", "function-calling"):
         assert f"{name} v1: OK" in out
     assert "coding-mbpp: UNAVAILABLE" in out and "function-calling-hub: UNAVAILABLE" in out
-    assert "5 tasks OK, 0 failed, 2 unavailable here" in out
+    assert "6 tasks OK, 0 failed, 2 unavailable here" in out
 
 
 def test_ls_lists_every_task_with_one_line(capsys):

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["LiveDoctor", "LiveDoctorCallback", "Recorder", "load_config", "tiny_model_path", "train", "validate"]
+__all__ = ["DynamicSamplingTrainer", "LiveDoctor", "LiveDoctorCallback", "Recorder", "load_config", "tiny_model_path",
+           "train", "validate"]
 
 
 def tiny_model_path() -> str:
@@ -75,4 +76,8 @@ def __getattr__(name: str):
         from agentgrpo.doctor.live import LiveDoctorCallback
 
         return LiveDoctorCallback
+    if name == "DynamicSamplingTrainer":
+        from agentgrpo.training.dynamic_trainer import DynamicSamplingTrainer
+
+        return DynamicSamplingTrainer
     raise AttributeError(f"module 'agentgrpo' has no attribute {name!r}")

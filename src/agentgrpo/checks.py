@@ -4,9 +4,10 @@ The checks live next to what they check; this module composes them, so one `agen
 every problem at once:
 
 - here: the essentials (model, length), agentgrpo's own ranges, run directories, ``stop_on``;
-- `agentgrpo.training.checks`: device, group arithmetic, TRL value ranges, trackers, LoRA, the model;
+- `agentgrpo.training.checks`: device, group arithmetic, dynamic sampling, TRL value ranges, trackers, LoRA,
+  the model (fits the task, can be found);
 - `agentgrpo.training.reward_specs.check_reward_signatures`: rewards callable as TRL calls them;
-- `agentgrpo.tasks.checks`: SFT demonstrations, the model fits the task, tools (sample calls, timed);
+- `agentgrpo.tasks.checks`: SFT demonstrations, tools (sample calls, timed);
 - `agentgrpo.rewards.checks`: each reward called once on a sample completion (timed);
 - `agentgrpo.launch.checks`: target, processes, job timeout.
 
@@ -67,9 +68,9 @@ def check_plan_deep(plan, warnings: list[str]) -> list[str]:
 
 def _model_said(plan) -> bool:
     """The model problem was already reported by the shallow checks (say it once)."""
-    from agentgrpo.tasks.checks import check_plan as task_problems
+    from agentgrpo.training.checks import check_model_fits_task
 
-    return plan.task is not None and any(p.startswith("model:") for p in task_problems(plan))
+    return bool(check_model_fits_task(plan))
 
 
 def _callable_rewards(plan):

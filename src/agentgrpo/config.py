@@ -25,6 +25,9 @@ import yaml
 from agentgrpo.errors import ConfigError, did_you_mean
 
 
+DYNAMIC_SAMPLING_MODES = ("off", "filter", "refill")  # agentgrpo.training.dynamic_trainer implements them
+
+
 @dataclass(frozen=True)
 class RunConfig:
     """agentgrpo's own options. Everything else in a config is a TRL `GRPOConfig` field. Frozen: a resolved
@@ -85,6 +88,13 @@ class RunConfig:
                                                             "(0 = off)."})
     stop_on: list = field(default_factory=list, metadata={
         "help": "Failure modes that stop training early (a checkpoint is saved first), e.g. [hacking, collapse]."})
+    dynamic_sampling: typing.Literal[DYNAMIC_SAMPLING_MODES] = field(default="off", metadata={
+        "help": "Groups whose completions all earn the same reward teach nothing: off (TRL as it is), filter (drop "
+                "them from the loss) or refill (also generate for further prompts until the batch holds as many "
+                "informative groups as prompts, within max_generation_rounds). See docs/dynamic-sampling.md."})
+    max_generation_rounds: int = field(default=4, metadata={
+        "help": "Refill: generation batches per step at most (the first included). Filter and refill: a run whose "
+                "first this-many rounds yield no informative group stops (nothing can be learned)."})
     # preflight (agentgrpo.preflight): audit the rewards and check the learning signal before GRPO
     preflight: bool = field(default=True, metadata={"help": "Run the reward audit and the signal check before "
                                                              "GRPO; results in <run>/preflight.json."})

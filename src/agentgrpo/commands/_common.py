@@ -7,8 +7,9 @@ import argparse
 from agentgrpo.config import config_path, shipped_configs  # noqa: F401 - re-exported for the commands
 
 
-def add_override_help(parser: argparse.ArgumentParser) -> None:
-    """Document the free-form overrides and the agentgrpo options (TRL's fields are documented by TRL)."""
+def add_override_help(parser: argparse.ArgumentParser, declared: tuple[str, ...] = ()) -> None:
+    """Document the free-form overrides and the agentgrpo options (TRL's fields are documented by TRL).
+    ``declared``: options the command declares itself (it documents them and passes them on as overrides)."""
     import dataclasses
 
     from agentgrpo.config import RunConfig
@@ -20,6 +21,8 @@ def add_override_help(parser: argparse.ArgumentParser) -> None:
         "(--use_peft true --lora_r 16 --lora_alpha 32 --lora_dropout 0.05 --lora_target_modules all-linear). "
         "agentgrpo's own:")
     for f in dataclasses.fields(RunConfig):
+        if f.name in declared:
+            continue
         default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
         group.add_argument(f"--{f.name}", dest=f"_doc_{f.name}", metavar="VALUE", nargs="?", const="true",
                            default=argparse.SUPPRESS,

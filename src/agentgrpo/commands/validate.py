@@ -22,6 +22,7 @@ from __future__ import annotations
 from agentgrpo.commands._common import add_override_help, collect_overrides, config_path
 
 HELP = "check a config and its task's verifier without loading a model"
+GOLD_ROWS = 50  # task mode's default --eval_size
 
 
 def add_arguments(parser) -> None:
@@ -32,8 +33,11 @@ def add_arguments(parser) -> None:
                         help="Check every built-in task alone; `agentgrpo validate TASK` checks one (a built-in, "
                              "e.g. wordle or reasoning[difficulty=2], or module:TASK): gold answers earn every "
                              "reward's maximum and the reward audit passes. No config, no model.")
+    parser.add_argument("--eval_size", "--n", dest="n", type=int, default=None,
+                        help=f"Task mode: held-out rows the gold is scored on (default: {GOLD_ROWS}; --n is the old "
+                             "spelling). With a config: the config option eval_size.")
     parser.add_argument("--config", default=None, help="YAML file or shipped config name (default: demo).")
-    add_override_help(parser)
+    add_override_help(parser, declared=("eval_size",))
 
 
 def run(args) -> int:
@@ -43,18 +47,13 @@ def run(args) -> int:
         from agentgrpo.commands.validate_tasks import validate_tasks
         from agentgrpo.errors import UserError
 
-        given = {key[5:]: value for key, value in vars(args).items() if key.startswith("_doc_")}
-        eval_size = given.pop("eval_size", "50")  # held-out rows the gold is scored on (task mode)
-        try:
-            args.n = int(eval_size)
-        except ValueError:
-            raise UserError(f"eval_size: {eval_size!r} is not a whole number; give e.g. --eval_size 50") from None
-        extra += [token for key, value in given.items() for token in (f"--{key}", value)]
         if extra:
             raise UserError(f"validate {args.task or '--all'}: checks the task alone and takes no config options "
                             f"({' '.join(extra)}); give them with --config FILE instead")
+        if args.n is None:
+            args.n = GOLD_ROWS
         return validate_tasks(args)
-    args.overrides = extra
+    args.overrides = extra + (["--eval_size", str(args.n)] if args.n is not None else [])
     from agentgrpo.plan import load_config
     from agentgrpo.errors import ConfigError
 

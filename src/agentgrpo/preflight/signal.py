@@ -11,6 +11,7 @@ subsampling noise), and ``sum_v (c_v/k)**g`` for g > k (a plug-in estimate, mark
 
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter
 from math import comb
@@ -84,8 +85,14 @@ def pass_histogram(rates: list[float]) -> dict[str, int]:
     return bins
 
 
-def verdict(groups: list[list[float]], rates: list[float], train_k: int, generation_batch: int) -> dict:
-    """Too hard / too easy / at the edge, a recommended group size and the useful groups per step."""
+def verdict(groups: list[list[float]], rates: list[float], train_k: int, generation_batch: int,
+            refill_rounds: int | None = None) -> dict:
+    """Too hard / too easy / at the edge, a recommended group size and the useful groups per step.
+
+    ``refill_rounds``: the run uses ``dynamic_sampling: refill`` with this ``max_generation_rounds``; a step
+    then trains on up to ``prompts_per_step`` mixed groups drawn from that many generation batches, and the
+    advice names the smallest group size whose mixed share fills the batch on average (share x rounds >= 1).
+    """
     mixed = {g: mixed_fraction(groups, g) for g in sorted({*CANDIDATE_KS, train_k})}
     mean_pass = sum(rates) / len(rates)
     at_k = mixed[train_k][0]
@@ -110,7 +117,30 @@ def verdict(groups: list[list[float]], rates: list[float], train_k: int, generat
             mixed[recommended][0] * max(1, generation_batch // recommended), 2
         )
     out["advice"] = _advice(label, recommended, train_k, mean_pass)
+    if refill_rounds:
+        out.update(_with_refill(mixed, train_k, per_step, refill_rounds, generation_batch))
+        if label != "at the edge of ability" and out["recommended_k_with_refill"] is not None:
+            k = out["recommended_k_with_refill"]
+            out["advice"] = (
+                f"num_generations {train_k} is fine with dynamic_sampling refill: {refill_rounds} rounds fill the "
+                "batch with mixed groups on average" if k <= train_k else
+                f"use num_generations >= {k} (with dynamic_sampling refill over {refill_rounds} rounds, the "
+                "batch then fills with mixed groups on average)")
     return out
+
+
+def _with_refill(mixed: dict, train_k: int, per_step: int, rounds: int, generation_batch: int) -> dict:
+    """Expected mixed groups a refill step trains on: E[min(prompts, Binomial(rounds x prompts, share))]."""
+    def expected(share: float, prompts: int) -> float:
+        n = rounds * prompts
+        return sum(min(prompts, j) * math.comb(n, j) * share**j * (1 - share) ** (n - j) for j in range(n + 1))
+
+    fills = [g for g in CANDIDATE_KS if mixed[g][0] * rounds >= 1]
+    return {
+        "refill_rounds": rounds,
+        "useful_groups_per_step_with_refill": round(expected(mixed[train_k][0], per_step), 2),
+        "recommended_k_with_refill": fills[0] if fills else None,
+    }
 
 
 def _advice(label: str, recommended: int | None, train_k: int, mean_pass: float) -> str:
@@ -291,10 +321,15 @@ def _judge(target, rows, episodes, k) -> dict:
         "success_reward": task.success_reward if task.success_reward in task.reward_funcs else "total at its max",
         "mixed_fraction": mixed,
         "pass_rates": {"histogram": pass_histogram(rates), "per_prompt": [round(r, 4) for r in rates]},
-        "verdict": verdict(groups, rates, target.num_generations, gen_batch),
+        "verdict": verdict(groups, rates, target.num_generations, gen_batch, _refill_rounds(target)),
         "tool_call_rate": round(sum(e.tool_calls > 0 for e in episodes) / len(episodes), 4),
         "truncation_rate": round(sum(e.truncated for e in episodes) / len(episodes), 4),
     }
+
+
+def _refill_rounds(target) -> int | None:
+    run = getattr(target.config, "run", None)
+    return run.max_generation_rounds if getattr(run, "dynamic_sampling", "off") == "refill" else None
 
 
 def _success(task, rs, scores, completions, kwargs) -> list[float]:
@@ -378,6 +413,10 @@ def format_signal(report: dict) -> str:
             f"groups per step; smallest group size with mixed groups >= {TARGET_MIXED:.0%}: "
             f"{rec if rec else 'none up to 64'}"
         )
+        if v.get("refill_rounds"):
+            lines.append(f"  with dynamic_sampling refill ({v['refill_rounds']} rounds): about "
+                         f"{v['useful_groups_per_step_with_refill']:g} useful of {v['prompts_per_step']} "
+                         "groups per step")
         lines.append(f"  {v['advice']}")
     if report.get("sampling", {}).get("not_applied"):
         lines.append(

@@ -53,6 +53,12 @@ PANELS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ),
     ("reward_std", "Reward std within the batch", (names.REWARD_STD,)),
     ("zero_std", "Share of groups with identical rewards (frac_reward_zero_std)", (names.FRAC_ZERO_STD,)),
+    (
+        "dynamic_sampling",
+        "Dynamic sampling per step: informative groups trained on, groups dropped, generation rounds",
+        ("dynamic_sampling/informative_groups", "dynamic_sampling/groups_dropped",
+         "dynamic_sampling/generation_rounds"),
+    ),
     ("kl", "KL to the reference (per token)", (names.KL,)),
     ("entropy", "Entropy (per token)", (names.ENTROPY,)),
     (

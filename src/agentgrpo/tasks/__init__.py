@@ -10,6 +10,7 @@ from agentgrpo.tasks.base import Task
 
 _BUILTIN = {
     "calculator": "agentgrpo.tasks.calculator:TASK",
+    "calculator-hard": "agentgrpo.tasks.calculator:HARD_TASK",
     "coding": "agentgrpo.tasks.coding:TASK",
     "coding-mbpp": "agentgrpo.tasks.coding:MBPP_TASK",
     "wordle": "agentgrpo.tasks.wordle:TASK",

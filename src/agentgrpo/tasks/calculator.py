@@ -5,6 +5,12 @@ Each problem is ``a * b + c`` with two-digit ``a``, ``b`` and ``c``. The agent h
 guesses; a model that copies the expression into the tool and the tool's result into its answer wins.
 GRPO has to discover that from outcomes, because the SFT demonstrations use the tool only half the time.
 
+The ``hard`` variant (task ``calculator-hard``) asks the same questions under another system prompt
+("Reply with the number only."), one the shipped SFT'd model never saw: it starts at about 15% success,
+copying the expression into its tool wrongly more often than not, so most groups start all wrong (and, once
+it has learned, most groups are all right). It is the regime where dynamic sampling matters
+(``dynamic_sampling`` in the config): many groups carry no learning signal.
+
 Version history (bump ``VERSION`` when scoring changes):
   1: first release.
 """
@@ -12,6 +18,8 @@ Version history (bump ``VERSION`` when scoring changes):
 from __future__ import annotations
 
 import ast
+import dataclasses
+import functools
 import operator
 import random
 import re
@@ -27,14 +35,22 @@ _INT = re.compile(r"^\s*(-?\d+)\s*$")
 # --- problems -----------------------------------------------------------------------------------------
 
 
-def make_problem(rng: random.Random) -> dict:
-    """One problem as a dataset row (prompt in conversational form, the gold answer as a string)."""
+VARIANTS = {"demo": SYSTEM_PROMPT, "hard": "Reply with the number only."}  # variant -> system prompt
+
+
+def make_problem(rng: random.Random, variant: str = "demo") -> dict:
+    """One problem as a dataset row (prompt in conversational form, the gold answer as a string).
+
+    ``variant="hard"``: the same problem under the hard variant's system prompt (see the module docstring).
+    """
+    if variant not in VARIANTS:
+        raise ValueError(f"calculator variant {variant!r}: expected one of {list(VARIANTS)}")
     a, b, c = rng.randint(10, 99), rng.randint(10, 99), rng.randint(10, 99)
     expression = f"{a} * {b} + {c}"
     return {
         "id": f"{a}*{b}+{c}",
         "prompt": [
-            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "system", "content": VARIANTS[variant]},
             {"role": "user", "content": f"What is {expression}?"},
         ],
         "expression": expression,
@@ -42,21 +58,21 @@ def make_problem(rng: random.Random) -> dict:
     }
 
 
-def eval_problems(n: int = 200) -> list[dict]:
+def eval_problems(n: int = 200, variant: str = "demo") -> list[dict]:
     """The fixed held-out set: ``n`` distinct problems from a seed training never uses."""
-    return _distinct(random.Random(EVAL_SEED), n, exclude=set())
+    return _distinct(random.Random(EVAL_SEED), n, exclude=set(), variant=variant)
 
 
-def train_problems(n: int, seed: int) -> list[dict]:
+def train_problems(n: int, seed: int, variant: str = "demo") -> list[dict]:
     """``n`` distinct training problems, none of which is in the held-out set (first 1,000 ids)."""
-    held_out = {p["id"] for p in eval_problems(1000)}
-    return _distinct(random.Random(seed), n, exclude=held_out)
+    held_out = {p["id"] for p in eval_problems(1000, variant)}
+    return _distinct(random.Random(seed), n, exclude=held_out, variant=variant)
 
 
-def _distinct(rng: random.Random, n: int, exclude: set[str]) -> list[dict]:
+def _distinct(rng: random.Random, n: int, exclude: set[str], variant: str = "demo") -> list[dict]:
     seen, rows = set(exclude), []
     while len(rows) < n:
-        row = make_problem(rng)
+        row = make_problem(rng, variant)
         if row["id"] not in seen:
             seen.add(row["id"])
             rows.append(row)
@@ -202,4 +218,13 @@ TASK = Task(
     demonstration=demonstration,
     gold_completion=gold_completion,
     columns=("id", "prompt", "expression", "answer"),
+)
+
+HARD_TASK = dataclasses.replace(
+    TASK,
+    name="calculator-hard",
+    description="The calculator task under a system prompt the SFT'd model never saw: about 15% success at "
+                "the start, most groups all wrong (dynamic sampling's regime).",
+    train_problems=functools.partial(train_problems, variant="hard"),
+    eval_problems=functools.partial(eval_problems, variant="hard"),
 )

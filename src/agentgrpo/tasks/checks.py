@@ -1,6 +1,6 @@
-"""Checks of a run plan's task: SFT needs demonstrations, 'tiny' fits only the calculator, and every tool
-(plain functions and the environment's methods) has a schema TRL can render and answers one sample call
-within the tool timeout (a tool that never returns is reported, not waited for)."""
+"""Checks of a run plan's task: SFT needs demonstrations, and every tool (plain functions and the
+environment's methods) has a schema TRL can render and answers one sample call within the tool timeout (a
+tool that never returns is reported, not waited for). Whether the model fits the task is a training check."""
 
 from __future__ import annotations
 
@@ -13,15 +13,7 @@ def check_plan(plan) -> list[str]:
     task, problems = plan.task, []
     if plan.run.sft and task.demonstration is None:
         problems.append(f"sft: task {task.name!r} has no demonstrations to SFT on; set sft: false.")
-    if plan.run.model == "tiny" and task.name != "calculator":
-        problems.append(tiny_elsewhere(task.name))
     return problems
-
-
-def tiny_elsewhere(task_name: str) -> str:
-    return (f"model: 'tiny' is SFT'd on the calculator task, not {task_name!r}; give a model trained for it "
-            "(a run directory, a save_pretrained directory or a Hub id), or 'tiny-random' (the embedded untrained "
-            "model, to train with sft: true).")
 
 
 def sample_rows(task, n: int = 2) -> list[dict]:

@@ -14,6 +14,7 @@ from agentgrpo.tasks.base import Task
 
 ASSETS = Path(__file__).parent / "assets"
 SHIPPED_SFT = ASSETS / "calculator-sft"
+SHIPPED_SFT_TASKS = ("calculator", "calculator-hard")  # the tasks whose prompts the shipped checkpoint knows
 TOKENIZER_CORPUS = 2000  # rendered demonstrations the BPE is trained on
 TOKENIZER_SEED = 0
 ARCH_VERSION = "llama1"  # part of the cache key of 'tiny-random': a cached build of another form is not reused

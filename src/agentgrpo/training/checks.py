@@ -1,5 +1,5 @@
-"""Checks of a run plan that concern training: the device, GRPO's group arithmetic, the ranges TRL checks
-only after the model loads (or never), the trackers, LoRA, and the model being reachable.
+"""Checks of a run plan that concern training: the device, GRPO's group arithmetic, dynamic sampling, the
+ranges TRL checks only after the model loads (or never), the trackers, LoRA, the model fitting the task and being reachable.
 
 Each returns 'field: what is wrong; how to fix it' strings (empty when fine); `agentgrpo.checks` composes
 them with the other packages' checks so `agentgrpo validate` reports every problem at once.
@@ -26,12 +26,16 @@ def check_device(grpo: dict, cuda: bool) -> list[str]:
     ]
 
 
+def _world_size() -> int:
+    return int(os.environ.get("WORLD_SIZE", "1"))
+
+
 def check_groups(plan) -> list[str]:
     n = plan.setting("num_generations")
     if n is not None and n < 2:
         return [f"num_generations: {n} < 2; GRPO compares completions within a group, so it needs at least 2."]
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    gen = generation_batch_size(plan.grpo, world)
+    world = _world_size()
+    gen = generation_batch_size(plan.setting, world)
     if n and gen % n:
         return [
             f"num_generations: {n} does not divide the generation batch of {gen} completions "
@@ -39,6 +43,15 @@ def check_groups(plan) -> list[str]:
             f"pick per_device_train_batch_size as a multiple of {n}, e.g. {n * max(1, gen // n)}."
         ]
     return []
+
+
+def check_dynamic_sampling(plan) -> list[str]:
+    """``dynamic_sampling`` / ``max_generation_rounds`` (the trainer's own check): the rounds are >= 1, and refill,
+    which draws further prompts, has a training set of at least one generation batch of prompts."""
+    from agentgrpo.training.dynamic_sampling import check_options
+
+    prompts = generation_batch_size(plan.setting, _world_size()) // (plan.setting("num_generations") or 1)
+    return check_options(plan.run.dynamic_sampling, plan.run.max_generation_rounds, plan.run.train_size, prompts)
 
 
 def check_ranges(plan) -> list[str]:
@@ -149,6 +162,14 @@ def check_peft(plan) -> list[str]:
     return []
 
 
+def check_model_fits_task(plan) -> list[str]:
+    """'tiny' is SFT'd for the calculator tasks only (said here, before the deep checks resolve the model)."""
+    from agentgrpo.training.models import tiny_misfit
+
+    problem = tiny_misfit(plan.task.name) if plan.task is not None and plan.run.model == "tiny" else None
+    return [problem] if problem else []
+
+
 def check_model(name: str, task) -> list[str]:
     """The model can be found: 'tiny'/'tiny-random', a directory, or a Hub id (cached, when offline)."""
     from agentgrpo.training.models import adapter_base, resolve_model
@@ -181,5 +202,5 @@ def _offline() -> bool:
 
 def check_plan(plan, cuda_available: bool) -> list[str]:
     """Every training check of ``plan`` that loads nothing."""
-    return [*check_device(plan.grpo, cuda_available), *check_groups(plan), *check_ranges(plan),
-            *check_trl_values(plan), *check_peft(plan)]
+    return [*check_device(plan.grpo, cuda_available), *check_groups(plan), *check_dynamic_sampling(plan),
+            *check_ranges(plan), *check_trl_values(plan), *check_peft(plan), *check_model_fits_task(plan)]

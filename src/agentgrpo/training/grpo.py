@@ -26,10 +26,10 @@ def build_grpo_trainer(cfg, task: Task, model_path: str, run_dir: Path, callback
     The plan's own RewardSet and GRPOConfig are used as they are; a ``task`` or ``run_dir`` other than the
     plan's (a test's, a benchmark's) gets its own. ``record=False`` leaves out the recorder (plain TRL, for
     overhead measurements). With ``use_peft`` (or a ``peft_config`` object) TRL wraps the model in a LoRA
-    adapter; only the adapter trains.
+    adapter; only the adapter trains. The trainer is TRL's `GRPOTrainer` with the plan's ``dynamic_sampling``
+    (`agentgrpo.training.dynamic_trainer`; off = TRL's own training).
     """
-    from trl import GRPOTrainer
-
+    from agentgrpo.training.dynamic_trainer import DynamicSamplingTrainer
     from agentgrpo.training.models import freeze_fixed_parameters, load_tokenizer
 
     own = task is cfg.task and Path(run_dir) == Path(cfg.run_dir) and cfg.grpo_config is not None
@@ -42,8 +42,10 @@ def build_grpo_trainer(cfg, task: Task, model_path: str, run_dir: Path, callback
                                      project=f"agentgrpo-{task.name}")
     recorder = Recorder(run_dir) if record else None
     guards = [ToolTimeoutCounter(), Watchdog(run_dir, cfg.run.step_timeout)] if record else []
-    trainer = GRPOTrainer(
+    trainer = DynamicSamplingTrainer(
         model=model_path,
+        dynamic_sampling=cfg.run.dynamic_sampling,
+        max_generation_rounds=cfg.run.max_generation_rounds,
         reward_funcs=funcs,
         args=args,
         train_dataset=train_dataset(task, cfg.run.train_size, seed=args.seed),

@@ -15,6 +15,18 @@ from agentgrpo.tasks.base import Task
 ADAPTER_CONFIG = "adapter_config.json"
 
 
+def tiny_misfit(task_name: str) -> str | None:
+    """Why model 'tiny' does not fit task ``task_name``, or None: the shipped checkpoint was SFT'd on the
+    calculator task's demonstrations and knows only the tasks in `SHIPPED_SFT_TASKS`."""
+    from agentgrpo.tiny.build import SHIPPED_SFT_TASKS
+
+    if task_name in SHIPPED_SFT_TASKS:
+        return None
+    return (f"model: 'tiny' is SFT'd on the calculator task, not {task_name!r}; give a model trained for it "
+            "(a run directory, a save_pretrained directory or a Hub id), or 'tiny-random' (the embedded untrained "
+            "model, to train with sft: true).")
+
+
 def resolve_model(name: str, task: Task) -> str:
     """A path or Hub id for ``name``; builds 'tiny-random' on first use (seconds, no download).
 
@@ -23,10 +35,9 @@ def resolve_model(name: str, task: Task) -> str:
     from agentgrpo.tiny.build import SHIPPED_SFT, random_checkpoint
 
     if name == "tiny":
-        if task.name != "calculator":
-            from agentgrpo.tasks.checks import tiny_elsewhere
-
-            raise UserError(tiny_elsewhere(task.name))
+        problem = tiny_misfit(task.name)
+        if problem:
+            raise UserError(problem)
         if not (SHIPPED_SFT / "config.json").exists():
             raise UserError(f"model: the shipped tiny checkpoint is missing at {SHIPPED_SFT}; rebuild it with "
                             "`agentgrpo build-tiny`.")

@@ -1,0 +1,163 @@
+"""Dynamic sampling against TRL as it is: generated tokens and wall-clock to reach 90% held-out sampled success.
+
+    python benchmarks/dynamic_sampling.py                       # demo + hard variant, off / filter / refill
+    python benchmarks/dynamic_sampling.py --tasks calculator-hard --modes off refill --seeds 42 1
+
+Each run trains the shipped demo recipe (configs/demo.yaml: the tiny SFT'd model, 4 prompts x 8 completions
+per step, 80 steps at most) on one task with one ``dynamic_sampling`` mode and one seed, the same for every
+mode. Every ``--eval_every`` generated tokens (completion tokens the model sampled, tool output excluded,
+dropped groups and refill rounds included: `dynamic_sampling/generated_tokens`), training pauses and the
+policy is evaluated on the task's fixed held-out set (``--eval_size`` problems, sampled at the training
+temperature, as `agentgrpo eval` does). A run stops at the first evaluation at or above ``--target``; it
+reports the generated tokens and the training wall-clock (evaluation excluded) up to that point.
+
+The ratio printed per task is off's tokens / the mode's tokens (> 1: the mode needed fewer). Token counts
+are what this measures; the wall-clock is printed too, and on a shared machine it is noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from transformers import TrainerCallback  # noqa: E402
+
+
+class EvalByTokens(TrainerCallback):
+    """Evaluate held-out sampled success every ``every`` generated tokens; stop at ``target``."""
+
+    def __init__(self, cfg, task, every: int, target: float, eval_size: int):
+        self.cfg, self.task, self.every, self.target = cfg, task, every, target
+        self.rows = task.eval_problems(eval_size)
+        self.trainer = None
+        self.next_at = every
+        self.curve: list[dict] = []
+        self.reached: dict | None = None
+        self.eval_seconds = 0.0
+        self.start = time.perf_counter()
+
+    def on_step_end(self, args, state, control, **kwargs):
+        tokens = self.trainer._generated_tokens_total
+        if tokens < self.next_at and state.global_step < state.max_steps:
+            return
+        while self.next_at <= tokens:
+            self.next_at += self.every
+        started = time.perf_counter()
+        success = self._success()
+        self.eval_seconds += time.perf_counter() - started
+        point = {"step": state.global_step, "generated_tokens": tokens, "success": success,
+                 "train_seconds": round(time.perf_counter() - self.start - self.eval_seconds, 1)}
+        self.curve.append(point)
+        print(f"    step {point['step']:3d}  tokens {tokens:7d}  sampled success {success:.1%}", flush=True)
+        if success >= self.target and self.reached is None:
+            self.reached = point
+            control.should_training_stop = True
+
+    def _success(self) -> float:
+        from agentgrpo.evaluation.evaluate import evaluate
+
+        e = self.cfg.eval  # the plan's eval settings: sampled as GRPO samples
+        result = evaluate(self.trainer.model, self.trainer.processing_class, self.task, self.rows,
+                          modes=("sampled",), temperature=e.temperature,
+                          max_completion_length=e.max_completion_length,
+                          max_tool_calling_iterations=e.max_tool_calling_iterations,
+                          batch_size=e.batch_size, seed=e.seed, show_progress=False)
+        return result["sampled"]["success_rate"]
+
+
+def run_one(task_name: str, mode: str, seed: int, args, root: Path) -> dict:
+    from agentgrpo.config import config_path
+    from agentgrpo.plan import load_config
+    from agentgrpo.tiny.build import SHIPPED_SFT
+    from agentgrpo.training.grpo import build_grpo_trainer
+
+    cfg = load_config(config_path("demo"),
+                      ["--task", task_name, "--dynamic_sampling", mode, "--seed", str(seed),
+                       "--max_generation_rounds", str(args.max_generation_rounds), "--max_steps", str(args.max_steps),
+                       "--save_strategy", "no", "--disable_tqdm", "true", "--doctor_every", "0"])
+    task = cfg.task  # the plan's task (its success reward resolved once, there)
+    run_dir = root / f"{task_name}-{mode}-{seed}"
+    watcher = EvalByTokens(cfg, task, args.eval_every, args.target, args.eval_size)
+    trainer = build_grpo_trainer(cfg, task, str(SHIPPED_SFT), run_dir, callbacks=[watcher])
+    watcher.trainer = trainer
+    trainer.train()
+    last = watcher.curve[-1]
+    return {"task": task_name, "mode": mode, "seed": seed, "reached": watcher.reached is not None,
+            "generated_tokens": (watcher.reached or last)["generated_tokens"],
+            "train_seconds": (watcher.reached or last)["train_seconds"], "steps": (watcher.reached or last)["step"],
+            "final_success": last["success"], "curve": watcher.curve}
+
+
+def summarize(results: list[dict], modes: list[str]) -> list[str]:
+    lines = ["", f"{'task':16s} {'mode':7s} {'seed':>4s} {'reached':>7s} {'steps':>5s} {'tokens':>8s} "
+                 f"{'train s':>8s} {'tokens off/mode':>15s}"]
+    by_key = {(r["task"], r["seed"], r["mode"]): r for r in results}
+    for r in results:
+        off = by_key.get((r["task"], r["seed"], "off"))
+        ratio = (f"{off['generated_tokens'] / r['generated_tokens']:.2f}x"
+                 if off and off["reached"] and r["reached"] else "n/a")
+        lines.append(f"{r['task']:16s} {r['mode']:7s} {r['seed']:4d} {str(r['reached']):>7s} {r['steps']:5d} "
+                     f"{r['generated_tokens']:8d} {r['train_seconds']:8.1f} {ratio:>15s}")
+    for task in dict.fromkeys(r["task"] for r in results):
+        for mode in modes:
+            if mode == "off":
+                continue
+            pairs = [(by_key[(task, s, "off")], by_key[(task, s, mode)]) for (t, s, m) in by_key
+                     if t == task and m == mode and (task, s, "off") in by_key]
+            if pairs and all(o["reached"] and x["reached"] for o, x in pairs):
+                total = sum(o["generated_tokens"] for o, _ in pairs) / sum(x["generated_tokens"] for _, x in pairs)
+                lines.append(f"{task}: {mode} reached the target with {total:.2f}x fewer generated tokens than off "
+                             f"(summed over {len(pairs)} seed(s))")
+            elif pairs:
+                lines.append(f"{task}: {mode} vs off: not every run reached the target (see the table)")
+    return lines
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tasks", nargs="+", default=["calculator", "calculator-hard"])
+    parser.add_argument("--modes", nargs="+", default=["off", "filter", "refill"])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[42])
+    parser.add_argument("--target", type=float, default=0.9, help="held-out sampled success to reach")
+    parser.add_argument("--eval_every", type=int, default=2500, help="generated tokens between evaluations")
+    parser.add_argument("--eval_size", type=int, default=200)
+    parser.add_argument("--max_steps", type=int, default=80)
+    parser.add_argument("--max_generation_rounds", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads (1: on a shared 2-core machine more threads oversubscribe badly)")
+    parser.add_argument("--json", type=Path, default=None, help="also write every result (with curves) here")
+    args = parser.parse_args(argv)
+
+    import torch
+
+    torch.set_num_threads(args.threads)
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch threads "
+          f"{args.threads}, python {platform.python_version()}, torch {torch.__version__}", flush=True)
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for task in args.tasks:
+            for seed in args.seeds:
+                for mode in args.modes:
+                    print(f"== {task} dynamic_sampling={mode} seed={seed}", flush=True)
+                    started = time.perf_counter()
+                    results.append(run_one(task, mode, seed, args, Path(tmp)))
+                    print(f"   ({time.perf_counter() - started:.0f}s with evaluations)", flush=True)
+    for line in summarize(results, args.modes):
+        print(line)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,177 @@
+"""Dynamic sampling (DAPO): which groups carry a learning signal, and the batch surgery to train on those only.
+
+A group whose completions all earn the same reward has zero advantage: it teaches nothing. ``filter`` drops
+such groups from the loss; ``refill`` generates for further prompts until the batch holds as many informative
+groups as it has prompts, within ``max_generation_rounds`` (`agentgrpo.training.dynamic_trainer` does the
+generating). Everything here is plain tensor code, tested against plain Python.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from agentgrpo.config import DYNAMIC_SAMPLING_MODES as MODES
+KEEP = "dynamic_sampling_keep"  # the batch key marking the rows the loss sees (the rest are dropped there)
+LEFT_PADDED = {"prompt_ids": "pad", "prompt_mask": 0}  # TRL pads prompts on the left, completions on the right
+RIGHT_PAD = {"completion_ids": "pad", "tool_mask": 1}  # every other per-token tensor is padded with 0
+ROW_LEVEL_ONLY = ("pixel_values", "image_grid_thw", "num_images", "pixel_attention_mask", "image_sizes")
+
+# metric names (TRL's log averages them over the logging window; recorded in metrics.jsonl)
+METRIC_ROUNDS = "dynamic_sampling/generation_rounds"
+METRIC_DROPPED = "dynamic_sampling/groups_dropped"
+METRIC_INFORMATIVE = "dynamic_sampling/informative_groups"
+METRIC_UNUSED = "dynamic_sampling/groups_unused"
+METRIC_TOKENS = "dynamic_sampling/generated_tokens"
+METRIC_TOKENS_TOTAL = "dynamic_sampling/generated_tokens_total"
+METRIC_LIMIT_HIT = "dynamic_sampling/round_limit_hit"
+METRICS = (METRIC_ROUNDS, METRIC_DROPPED, METRIC_INFORMATIVE, METRIC_UNUSED, METRIC_TOKENS, METRIC_TOKENS_TOTAL,
+           METRIC_LIMIT_HIT)
+
+
+def informative_groups(rewards_per_func: torch.Tensor, weights: torch.Tensor, num_generations: int,
+                       aggregation: str = "sum_then_normalize") -> torch.Tensor:
+    """One bool per group (``num_generations`` consecutive rows): do its rewards differ, as GRPO sees them?
+
+    ``rewards_per_func`` is TRL's (completions x reward functions) tensor, NaN where a function returned None.
+    With TRL's ``sum_then_normalize`` a group teaches when its weighted total reward varies (the test TRL's
+    ``frac_reward_zero_std`` uses); with ``normalize_then_sum``, when any trained reward (weight != 0) varies.
+    Fewer than two scorable completions in a group: no spread, not informative.
+    """
+    from trl.trainer.utils import nanstd
+
+    if rewards_per_func.shape[0] % num_generations:
+        raise ValueError(f"{rewards_per_func.shape[0]} completions do not split into groups of {num_generations}")
+    rewards = rewards_per_func.float()
+    weights = weights.to(rewards.device, rewards.dtype)
+    unscorable = torch.isnan(rewards).all(dim=1)
+    if aggregation == "normalize_then_sum":
+        grouped = rewards.view(-1, num_generations, rewards.shape[1])
+        std = nanstd(grouped, dim=1)  # (groups, funcs)
+        varies = torch.isfinite(std) & ~torch.isclose(std, torch.zeros_like(std)) & (weights != 0)
+        return varies.any(dim=1)
+    if aggregation != "sum_then_normalize":
+        raise ValueError(f"unknown multi_objective_aggregation {aggregation!r}")
+    total = (rewards * weights.unsqueeze(0)).nansum(dim=1)
+    total[unscorable] = torch.nan
+    std = nanstd(total.view(-1, num_generations), dim=1)
+    return torch.isfinite(std) & ~torch.isclose(std, torch.zeros_like(std))
+
+
+def first_informative(informative: torch.Tensor, wanted: int) -> torch.Tensor:
+    """The groups to train on: the first ``wanted`` informative ones (all of them when there are fewer)."""
+    chosen = informative.clone()
+    positions = informative.nonzero().flatten()
+    chosen[positions[wanted:]] = False
+    return chosen
+
+
+def local_rows(groups: torch.Tensor, num_generations: int, process_index: int, local_size: int) -> torch.Tensor:
+    """Per-group flags as flags for this process's rows (TRL gives process ``i`` global rows
+    ``[i * local_size, (i + 1) * local_size)``; a group may span processes)."""
+    rows = groups.repeat_interleave(num_generations)
+    return rows[process_index * local_size:(process_index + 1) * local_size]
+
+
+def check_images(batch: dict) -> None:
+    """Row surgery needs one row per completion; image tensors are laid out per image (refused clearly)."""
+    present = [k for k in ROW_LEVEL_ONLY if batch.get(k) is not None]
+    if present:
+        raise NotImplementedError(
+            f"dynamic_sampling: batches with images ({', '.join(present)}) are not supported yet; "
+            "set dynamic_sampling: off for a vision-language model.")
+
+
+def take_rows(batch: dict, index: torch.Tensor) -> dict:
+    """The batch restricted to rows ``index`` (tensors with a batch dimension, lists); scalars unchanged."""
+    size = len(batch["prompt_ids"])
+    out = {}
+    for key, value in batch.items():
+        if isinstance(value, torch.Tensor) and value.ndim >= 1 and value.shape[0] == size:
+            out[key] = value[index.to(value.device)]
+        elif isinstance(value, list) and len(value) == size:
+            out[key] = [value[i] for i in index.tolist()]
+        else:
+            out[key] = value
+    return out
+
+
+def concat_batches(batches: list[dict], pad_token_id: int) -> dict:
+    """TRL output batches (one per generation round) as one: rows stacked, per-token tensors padded to the
+    widest (prompts on the left, everything else on the right, as TRL pads them). Scalars: the last one's."""
+    if len(batches) == 1:
+        return batches[0]
+    out = {}
+    for key, value in batches[-1].items():
+        values = [b.get(key) for b in batches]
+        if not isinstance(value, torch.Tensor) or value.ndim == 0:
+            out[key] = value
+        elif any(v is None for v in values):
+            raise ValueError(f"dynamic_sampling: generation rounds disagree on whether {key!r} is present")
+        elif value.ndim == 1:
+            out[key] = torch.cat(values)
+        else:
+            out[key] = torch.cat(_pad_width(key, values, pad_token_id))
+    return out
+
+
+def _pad_width(key: str, values: list[torch.Tensor], pad_token_id: int) -> list[torch.Tensor]:
+    width = max(v.shape[1] for v in values)
+    fill = LEFT_PADDED.get(key, RIGHT_PAD.get(key, 0))
+    fill = pad_token_id if fill == "pad" else fill
+    padded = []
+    for v in values:
+        extra = v.new_full((v.shape[0], width - v.shape[1], *v.shape[2:]), fill)
+        padded.append(torch.cat([extra, v] if key in LEFT_PADDED else [v, extra], dim=1))
+    return padded
+
+
+def compact(batch: dict, keep: torch.Tensor, size: int) -> dict:
+    """``size`` rows: the kept ones first, then dropped ones (marked so the loss skips them) as filler, so
+    TRL can split the buffer into equal slices; ``keep`` goes into the batch under `KEEP`."""
+    kept = keep.nonzero().flatten()
+    rest = (~keep).nonzero().flatten()
+    filler = rest[: max(0, size - len(kept))]
+    if len(kept) + len(filler) < size:  # more rows wanted than exist: repeat row 0, marked dropped
+        filler = torch.cat([filler, filler.new_zeros(size - len(kept) - len(filler))])
+    index = torch.cat([kept, filler])
+    out = take_rows(batch, index)
+    out[KEEP] = torch.arange(len(index), device=keep.device) < len(kept)
+    return out
+
+
+def loss_tokens(batch: dict) -> torch.Tensor:
+    """Tokens each row contributes to the loss (TRL's loss mask: completion mask x tool mask)."""
+    mask = batch["completion_mask"]
+    if batch.get("tool_mask") is not None:
+        mask = mask * batch["tool_mask"]
+    return mask.sum(dim=1)
+
+
+def rows_for_loss(inputs: dict) -> dict:
+    """What `compute_loss` passes on: only the kept rows. A slice with none keeps one row with its loss mask
+    zeroed, so the step still runs a forward and backward (every process joins the gradient all-reduce) and
+    adds exactly nothing."""
+    keep = inputs[KEEP]
+    batch = {k: v for k, v in inputs.items() if k != KEEP}
+    if keep.any():
+        return take_rows(batch, keep.nonzero().flatten())
+    batch = take_rows(batch, keep.new_zeros(1, dtype=torch.long))
+    batch["completion_mask"] = torch.zeros_like(batch["completion_mask"])
+    batch["advantages"] = torch.zeros_like(batch["advantages"])
+    return batch
+
+
+def check_options(mode: str, max_rounds: int, train_size: int | None, prompts_per_batch: int) -> list[str]:
+    """Problems with ``dynamic_sampling`` / ``max_generation_rounds``, each naming the field and the fix."""
+    problems = []
+    if mode not in MODES:
+        problems.append(f"dynamic_sampling: {mode!r} is not one of {list(MODES)}; off trains on every group, "
+                        "filter drops groups whose rewards are all equal, refill also generates for more prompts.")
+    if isinstance(max_rounds, int) and max_rounds < 1:
+        problems.append(f"max_generation_rounds: {max_rounds} must be >= 1 (the step's own generation is round 1; "
+                        "e.g. 4 lets refill generate up to 3 more batches per step).")
+    if mode == "refill" and train_size is not None and train_size < prompts_per_batch:
+        problems.append(f"dynamic_sampling: refill draws further prompts from the training set, but train_size "
+                        f"{train_size} is smaller than one generation batch ({prompts_per_batch} prompts); give "
+                        f"train_size >= {prompts_per_batch}, fewer prompts per step, or dynamic_sampling: filter.")
+    return problems

@@ -1,0 +1,199 @@
+"""`GRPOTrainer` with dynamic sampling: train only on groups whose rewards differ (DAPO's dynamic sampling).
+
+Three override points of TRL's `GRPOTrainer`, no copy of its code:
+
+* ``_calculate_rewards`` keeps the rewards TRL has gathered from every process, so the decision about each
+  group sees every rank's completions and is the same on every rank.
+* ``_generate_and_score_completions`` (TRL calls it once per generation batch) marks the rows of groups with
+  equal rewards as dropped (``filter``), or, under ``refill``, calls TRL's own generation again for further
+  prompts until the batch holds as many informative groups as it has prompts, within
+  ``max_generation_rounds``; then it trains on what it has and says so.
+* ``compute_loss`` passes TRL only the rows kept: a dropped group never reaches the loss.
+
+Every process runs the same number of generation rounds (the decision is global), so TRL's collective
+calls, vLLM's server and colocate generation included, stay in step. Advantages are TRL's, computed in the
+round a group was generated in (per group: exact for ``scale_rewards`` group or none).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import torch
+from trl import GRPOTrainer
+
+from agentgrpo.config import RunConfig
+from agentgrpo.errors import UserError
+from agentgrpo.training import dynamic_sampling as ds
+
+logger = logging.getLogger(__name__)
+
+
+class NoLearningSignal(UserError):
+    """The run's first generation rounds produced no group with differing rewards: nothing can be learned."""
+
+
+class DynamicSamplingTrainer(GRPOTrainer):
+    """TRL's `GRPOTrainer` plus ``dynamic_sampling`` (off | filter | refill) and ``max_generation_rounds``.
+
+    ``off`` trains exactly as TRL does and only logs the `ds.METRICS`.
+    """
+
+    def __init__(self, *args, dynamic_sampling: str = RunConfig.dynamic_sampling,
+                 max_generation_rounds: int = RunConfig.max_generation_rounds, **kwargs):
+        problems = ds.check_options(dynamic_sampling, max_generation_rounds, None, 0)
+        if problems:
+            raise UserError("; ".join(problems))
+        super().__init__(*args, **kwargs)
+        self.dynamic_sampling = dynamic_sampling
+        self.max_generation_rounds = max_generation_rounds
+        self._round_rewards = None
+        self._barren_rounds = 0  # generation rounds without an informative group, before the first one
+        self._seen_signal = None  # has any group taught yet (None: not known before the first generation)
+        self._generated_tokens_total = 0
+        self._refill_prompts = None
+        if dynamic_sampling == "refill":
+            self._check_refill_dataset()
+
+    # --- override points ----------------------------------------------------------------------------
+
+    def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
+        rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+        self._round_rewards = rewards  # gathered over every process: (all completions, reward functions)
+        return rewards
+
+    def _generate_and_score_completions(self, inputs):
+        if not self.model.training:
+            return super()._generate_and_score_completions(inputs)
+        local_size, wanted = len(inputs), len(inputs) * self.accelerator.num_processes // self.num_generations
+        batches, keeps, stats = [], [], {"rounds": 0, "dropped": 0, "unused": 0, "informative": 0, "tokens": 0}
+        round_inputs = inputs
+        while True:
+            batch = super()._generate_and_score_completions(round_inputs)
+            stats["rounds"] += 1
+            stats["tokens"] += self._round_generated_tokens()
+            informative = self._informative()
+            if self.dynamic_sampling == "off":
+                stats["informative"] = int(informative.sum())
+                self._log_round_stats(stats, limit_hit=False)
+                return batch
+            ds.check_images(batch)
+            self._count_barren(informative)
+            chosen = ds.first_informative(informative, wanted - stats["informative"])
+            stats["informative"] += int(chosen.sum())
+            stats["dropped"] += int((~informative).sum())
+            stats["unused"] += int((informative & ~chosen).sum())
+            batches.append(batch)
+            keeps.append(ds.local_rows(chosen, self.num_generations, self.accelerator.process_index, local_size))
+            if (self.dynamic_sampling == "filter" or stats["informative"] >= wanted
+                    or stats["rounds"] >= self.max_generation_rounds):
+                break
+            round_inputs = self._next_refill_inputs(local_size)
+        limit_hit = self.dynamic_sampling == "refill" and stats["informative"] < wanted
+        if limit_hit:
+            logger.warning(
+                "dynamic_sampling refill: step %d reached max_generation_rounds=%d with %d of %d informative "
+                "groups; training on those %d", self.state.global_step + 1, self.max_generation_rounds,
+                stats["informative"], wanted, stats["informative"])
+        self._log_round_stats(stats, limit_hit)
+        return self._batch_for_loss(batches, keeps, local_size)
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        if ds.KEEP in inputs:
+            inputs = ds.rows_for_loss(inputs)
+        return super().compute_loss(model, inputs, return_outputs=return_outputs,
+                                    num_items_in_batch=num_items_in_batch)
+
+    # --- helpers ------------------------------------------------------------------------------------
+
+    def _informative(self) -> torch.Tensor:
+        return ds.informative_groups(self._round_rewards, self.reward_weights, self.num_generations,
+                                     getattr(self, "multi_objective_aggregation", "sum_then_normalize")).cpu()
+
+    def _round_generated_tokens(self) -> int:
+        """Completion tokens the model generated this round, over every process (tool output excluded):
+        TRL's own ``completions/mean_length`` of the round times its completions."""
+        lengths = self._metrics["train"].get("completions/mean_length")
+        if not lengths or self._round_rewards is None:
+            return 0
+        return round(lengths[-1] * self._round_rewards.shape[0])
+
+    def _count_barren(self, informative: torch.Tensor) -> None:
+        """Stop a run whose first ``max_generation_rounds`` generation rounds held no informative group (a
+        reward constant for every prompt, a task out of reach). Once a group has taught, a step without one
+        (a policy that solves everything) trains on nothing, logged, and the run goes on."""
+        if self._seen_signal is None:
+            self._seen_signal = self.state.global_step > 0  # a resumed run has learned before
+        if self._seen_signal or informative.any():
+            self._seen_signal = True
+            return
+        self._barren_rounds += 1
+        if self._barren_rounds >= self.max_generation_rounds:
+            rewards = self._round_rewards
+            raise NoLearningSignal(
+                f"dynamic_sampling {self.dynamic_sampling}: the run's first {self._barren_rounds} generation "
+                f"rounds ({rewards.shape[0] // self.num_generations} groups each) produced no group whose "
+                "completions earned different rewards, so nothing can be learned. Check the rewards (`agentgrpo "
+                "audit`, the preflight signal check): a reward that is constant for every prompt, a task far too "
+                "hard or too easy for the model, or too few num_generations. Raise max_generation_rounds to "
+                "search longer, or set dynamic_sampling: off.")
+
+    def _batch_for_loss(self, batches: list[dict], keeps: list[torch.Tensor], local_size: int) -> dict:
+        """One buffer TRL can shuffle and split into ``steps_per_generation`` equal slices; the kept rows
+        marked, the loss's token count recounted over them (every process)."""
+        batch = ds.concat_batches(batches, self._tokenizer.pad_token_id)
+        keep = torch.cat(keeps).to(batch["prompt_ids"].device)
+        slices = self.args.steps_per_generation
+        kept = int(keep.sum())
+        size = max(local_size, -(-kept // slices) * slices)
+        batch = ds.compact(batch, keep, size)
+        tokens = (ds.loss_tokens(batch) * batch[ds.KEEP]).sum()
+        batch["num_items_in_batch"] = self.accelerator.gather(tokens.reshape(1)).sum()
+        return batch
+
+    def _log_round_stats(self, stats: dict, limit_hit: bool) -> None:
+        self._generated_tokens_total += stats["tokens"]
+        metrics = self._metrics["train"]
+        metrics[ds.METRIC_ROUNDS].append(float(stats["rounds"]))
+        metrics[ds.METRIC_DROPPED].append(float(stats["dropped"]))
+        metrics[ds.METRIC_UNUSED].append(float(stats["unused"]))
+        metrics[ds.METRIC_INFORMATIVE].append(float(stats["informative"]))
+        metrics[ds.METRIC_TOKENS].append(float(stats["tokens"]))
+        metrics[ds.METRIC_TOKENS_TOTAL].append(float(self._generated_tokens_total))
+        metrics[ds.METRIC_LIMIT_HIT].append(float(limit_hit))
+
+    # --- refill prompts -----------------------------------------------------------------------------
+
+    def _prompts_per_batch(self) -> int:
+        return self.args.generation_batch_size // self.num_generations
+
+    def _check_refill_dataset(self) -> None:
+        dataset = self.train_dataset
+        if not hasattr(dataset, "__len__") or not hasattr(dataset, "__getitem__"):
+            raise UserError("dynamic_sampling: refill draws further prompts by index; the training dataset is an "
+                            "IterableDataset. Pass a map-style Dataset, or use dynamic_sampling: filter.")
+        problems = ds.check_options("refill", self.max_generation_rounds, len(dataset), self._prompts_per_batch())
+        if problems:
+            raise UserError("; ".join(problems))
+
+    def _next_refill_inputs(self, local_size: int) -> list[dict]:
+        """This process's share of the next refill batch: fresh prompts, each repeated ``num_generations``
+        times, laid out across processes as TRL's sampler lays them out."""
+        if self._refill_prompts is None:
+            self._refill_prompts = self._refill_prompt_batches()
+        prompts = next(self._refill_prompts)
+        rows = [i for i in prompts for _ in range(self.num_generations)]
+        start = self.accelerator.process_index * local_size
+        return [self.train_dataset[i] for i in rows[start:start + local_size]]
+
+    def _refill_prompt_batches(self):
+        """Endless batches of prompt indices, shuffled per pass over the dataset, the same on every process
+        (seeded by the run's seed and the step the stream starts at, so a resumed run draws afresh)."""
+        n, size = len(self.train_dataset), self._prompts_per_batch()
+        seed = self.args.seed * 1_000_003 + self.state.global_step
+        epoch = 0
+        while True:
+            order = torch.randperm(n, generator=torch.Generator().manual_seed(seed + epoch)).tolist()
+            for start in range(0, n - size + 1, size):
+                yield order[start:start + size]
+            epoch += 1

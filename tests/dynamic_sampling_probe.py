@@ -1,0 +1,104 @@
+"""A calculator task whose reward decides from the prompt alone whether a group can teach, for the dynamic
+sampling tests (and their two-process run, which launches this file).
+
+Problems with an even answer earn 0.0 whatever the completion: their groups have equal rewards. Problems with
+an odd answer earn 1.0 on every other completion of the group: mixed rewards. ``--constant`` makes every
+reward 0.0. As a script: train a few steps (``--processes`` via accelerate) and write, from the main
+process, every generation round's groups (answer, informative) and every row the loss saw, as JSON.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import sys
+
+from agentgrpo.tasks.calculator import TASK
+
+_QUESTION = re.compile(r"What is (\d+) \* (\d+) \+ (\d+)\?")
+
+
+def teaches(answer: int) -> bool:
+    """The oracle: a group for this answer has mixed rewards."""
+    return answer % 2 == 1
+
+
+def parity_reward(completions, answer, **kwargs) -> list[float]:
+    """0.0 for an even answer; 1.0 on every other completion (positions within a group) for an odd one."""
+    return [float(teaches(int(a)) and i % 2 == 0) for i, a in enumerate(answer)]
+
+
+def constant_reward(completions, **kwargs) -> list[float]:
+    return [0.0] * len(completions)
+
+
+PARITY_TASK = dataclasses.replace(TASK, name="calculator", reward_funcs={"parity": parity_reward},
+                                  default_rewards=[{"name": "parity", "weight": 1.0}], success_reward="parity")
+CONSTANT_TASK = dataclasses.replace(TASK, name="calculator", reward_funcs={"constant": constant_reward},
+                                    default_rewards=[{"name": "constant", "weight": 1.0}],
+                                    success_reward="constant")
+
+
+def answers_in(tokenizer, prompt_ids) -> list[int]:
+    """The gold answer of each row, read back from its prompt tokens."""
+    out = []
+    for ids in prompt_ids:
+        a, b, c = map(int, _QUESTION.search(tokenizer.decode(ids, skip_special_tokens=True)).groups())
+        out.append(a * b + c)
+    return out
+
+
+def spy(trainer) -> dict:
+    """Record, on every process, each round's groups as TRL saw them and each row that reaches the loss."""
+    from accelerate.utils import gather_object
+
+    seen = {"rounds": [], "loss_rows": []}
+    tok = trainer.processing_class
+    calculate, compute = trainer._calculate_rewards, trainer._compute_loss
+
+    def calculate_rewards(inputs, prompts, completions, completion_ids_list):
+        rewards = calculate(inputs, prompts, completions, completion_ids_list)
+        if trainer.model.training:
+            answers = gather_object([int(x["answer"]) for x in inputs])
+            groups = answers[::trainer.num_generations]
+            flags = trainer._informative().tolist() if hasattr(trainer, "_informative") else None
+            seen["rounds"].append({"step": trainer.state.global_step, "answers": groups, "informative": flags})
+        return rewards
+
+    def compute_loss(model, inputs):
+        mask = inputs["completion_mask"]
+        if "tool_mask" in inputs:
+            mask = mask * inputs["tool_mask"]
+        live = mask.sum(dim=1) > 0
+        answers = answers_in(tok, inputs["prompt_ids"])
+        seen["loss_rows"] += [{"step": trainer.state.global_step, "answer": a}
+                              for a, flag in zip(answers, live.tolist(), strict=True) if flag]
+        return compute(model, inputs)
+
+    trainer._calculate_rewards = calculate_rewards
+    trainer._compute_loss = compute_loss
+    return seen
+
+
+def main(argv: list[str]) -> None:
+    """``dynamic_sampling_probe.py OUT.json MODEL_DIR RUN_DIR [config overrides]`` (run under accelerate)."""
+    from pathlib import Path
+
+    from accelerate.utils import gather_object
+
+    from agentgrpo.plan import load_config
+    from agentgrpo.training.grpo import build_grpo_trainer
+
+    out, model_dir, run_dir, overrides = argv[0], argv[1], Path(argv[2]), argv[3:]
+    cfg = load_config(None, ["--model", "tiny", *overrides], cuda_available=False)
+    trainer = build_grpo_trainer(cfg, PARITY_TASK, model_dir, run_dir)
+    seen = spy(trainer)
+    trainer.train()
+    rows = [r for part in gather_object([seen["loss_rows"]]) for r in part]
+    if trainer.accelerator.is_main_process:
+        Path(out).write_text(json.dumps({"rounds": seen["rounds"], "loss_rows": rows}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

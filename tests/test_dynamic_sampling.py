@@ -1,0 +1,331 @@
+"""Dynamic sampling: the group decision against plain Python, the batch surgery, and real TRL training where
+the reward decides from the prompt whether a group can teach (tests/dynamic_sampling_probe.py): a group of
+equal rewards never reaches the loss, refill fills the batch or says why not, two processes agree with one."""
+
+from __future__ import annotations
+
+import collections
+import json
+import logging
+import math
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentgrpo import rundir
+from agentgrpo.plan import load_config
+from agentgrpo.errors import ConfigError
+from agentgrpo.training import dynamic_sampling as ds
+from agentgrpo.training.dynamic_trainer import NoLearningSignal
+from agentgrpo.training.grpo import build_grpo_trainer
+
+sys.path.insert(0, str(Path(__file__).parent))
+import dynamic_sampling_probe as probe  # noqa: E402
+
+# --- the decision, against plain Python ------------------------------------------------------------------
+
+VALUES = st.sampled_from([0.0, 0.25, 0.5, 1.0, -1.0, math.nan])
+
+
+@st.composite
+def reward_tables(draw):
+    g, groups, funcs = draw(st.integers(2, 5)), draw(st.integers(1, 5)), draw(st.integers(1, 3))
+    table = [[draw(VALUES) for _ in range(funcs)] for _ in range(g * groups)]
+    weights = [draw(st.sampled_from([0.0, 0.5, 1.0, 2.0])) for _ in range(funcs)]
+    return table, weights, g
+
+
+def oracle_sum_then_normalize(table, weights, g) -> list[bool]:
+    out = []
+    for start in range(0, len(table), g):
+        totals = [sum(w * v for w, v in zip(weights, row, strict=True) if not math.isnan(v))
+                  for row in table[start:start + g] if not all(math.isnan(v) for v in row)]
+        out.append(len(totals) >= 2 and statistics.pstdev(totals) > 1e-6)
+    return out
+
+
+def oracle_normalize_then_sum(table, weights, g) -> list[bool]:
+    out = []
+    for start in range(0, len(table), g):
+        rows = table[start:start + g]
+        varies = []
+        for k, w in enumerate(weights):
+            values = [r[k] for r in rows if not math.isnan(r[k])]
+            varies.append(w != 0 and len(values) >= 2 and len(set(values)) > 1)
+        out.append(any(varies))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(reward_tables())
+def test_informative_groups_match_plain_python(case):
+    table, weights, g = case
+    rewards, w = torch.tensor(table), torch.tensor(weights)
+    assert ds.informative_groups(rewards, w, g).tolist() == oracle_sum_then_normalize(table, weights, g)
+    assert ds.informative_groups(rewards, w, g, "normalize_then_sum").tolist() == \
+        oracle_normalize_then_sum(table, weights, g)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.booleans(), min_size=1, max_size=12), st.integers(0, 14), st.integers(2, 4),
+       st.integers(1, 3))
+def test_first_informative_and_each_process_rows(flags, wanted, g, processes):
+    chosen = ds.first_informative(torch.tensor(flags), wanted).tolist()
+    expected, left = [], wanted
+    for f in flags:
+        expected.append(f and left > 0)
+        left -= expected[-1]
+    assert chosen == expected
+    rows = [f for f in expected for _ in range(g)]
+    if len(rows) % processes == 0:
+        size = len(rows) // processes
+        parts = [ds.local_rows(torch.tensor(expected), g, p, size).tolist() for p in range(processes)]
+        assert [x for part in parts for x in part] == rows
+
+
+def _batch(rows, prompt_width, completion_width, pad=0):
+    """A TRL-shaped batch whose rows are recognisable: prompt/completion tokens encode the row number."""
+    prompt_ids = torch.full((rows, prompt_width), pad)
+    completion_ids = torch.full((rows, completion_width), pad)
+    prompt_mask, completion_mask = torch.zeros_like(prompt_ids), torch.zeros_like(completion_ids)
+    for r in range(rows):
+        n = 1 + r % prompt_width
+        prompt_ids[r, -n:], prompt_mask[r, -n:] = 100 + r, 1
+        m = 1 + r % completion_width
+        completion_ids[r, :m], completion_mask[r, :m] = 200 + r, 1
+    return {"prompt_ids": prompt_ids, "prompt_mask": prompt_mask, "completion_ids": completion_ids,
+            "completion_mask": completion_mask, "advantages": torch.arange(rows, dtype=torch.float),
+            "num_items_in_batch": completion_mask.sum()}
+
+
+def _rows(batch):
+    """Each row as (prompt tokens, completion tokens, advantage), padding stripped."""
+    return [(batch["prompt_ids"][r][batch["prompt_mask"][r].bool()].tolist(),
+             batch["completion_ids"][r][batch["completion_mask"][r].bool()].tolist(),
+             float(batch["advantages"][r])) for r in range(len(batch["prompt_ids"]))]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 6), st.integers(1, 5), st.integers(1, 7)), min_size=1, max_size=4),
+       st.data())
+def test_rounds_concatenate_and_compact_without_losing_a_row(shapes, data):
+    batches = [_batch(*shape) for shape in shapes]
+    merged = ds.concat_batches(batches, pad_token_id=0)
+    assert _rows(merged) == [row for b in batches for row in _rows(b)]
+    keep = torch.tensor(data.draw(st.lists(st.booleans(), min_size=len(merged["prompt_ids"]),
+                                           max_size=len(merged["prompt_ids"]))))
+    size = max(int(keep.sum()), data.draw(st.integers(1, 12)))
+    out = ds.compact(merged, keep, size)
+    assert len(out["prompt_ids"]) == size == len(out[ds.KEEP])
+    kept = [row for row, k in zip(_rows(merged), keep.tolist(), strict=True) if k]
+    assert [row for row, k in zip(_rows(out), out[ds.KEEP].tolist(), strict=True) if k] == kept
+    seen = ds.rows_for_loss(out)
+    if kept:
+        assert _rows(seen) == kept
+    else:  # one row, masked out entirely: the loss gets a forward pass and exactly nothing to learn from
+        assert len(seen["prompt_ids"]) == 1 and seen["completion_mask"].sum() == 0
+
+
+# --- bad input -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("flags, field, words", [
+    (["--max_generation_rounds", "0"], "max_generation_rounds", "must be >= 1"),
+    (["--dynamic_sampling", "refill", "--train_size", "1"], "dynamic_sampling", "train_size >= 2"),
+    (["--dynamic_sampling", "sometimes"], "dynamic_sampling", "expected one of ['off', 'filter', 'refill']"),
+])
+def test_bad_options_are_refused_before_training(flags, field, words):
+    with pytest.raises(ConfigError) as err:
+        load_config(None, ["--model", "tiny", "--max_steps", "2", "--per_device_train_batch_size", "16",
+                           "--num_generations", "8", *flags], cuda_available=False)
+    assert any(p.startswith(f"{field}:") and words in p for p in err.value.problems), err.value.problems
+
+
+# --- training through TRL -------------------------------------------------------------------------------
+
+SMALL = ["--model", "tiny", "--per_device_train_batch_size", "16", "--num_generations", "8",
+         "--max_completion_length", "24", "--save_strategy", "no", "--disable_tqdm", "true", "--doctor_every", "0",
+         "--learning_rate", "1e-4", "--seed", "5"]
+
+
+def train(tmp_path, model_dir, task, mode, *extra, steps=3):
+    cfg = load_config(None, [*SMALL, "--max_steps", str(steps), "--dynamic_sampling", mode, *extra],
+                      cuda_available=False)
+    trainer = build_grpo_trainer(cfg, task, str(model_dir), tmp_path)
+    seen = probe.spy(trainer)
+    trainer.train()
+    return seen, rundir.read_jsonl(tmp_path / rundir.METRICS)
+
+
+def loss_answers(seen) -> collections.Counter:
+    return collections.Counter((r["step"], r["answer"]) for r in seen["loss_rows"])
+
+
+def test_off_trains_on_equal_reward_groups(tiny_sft_dir, tmp_path):
+    """The control: without dynamic sampling, groups of equal rewards do reach the loss."""
+    seen, records = train(tmp_path, tiny_sft_dir, probe.PARITY_TASK, "off")
+    assert any(not probe.teaches(a) for _, a in loss_answers(seen))
+    assert [r[ds.METRIC_ROUNDS] for r in records] == [1.0, 1.0, 1.0]
+
+
+def test_filter_keeps_equal_reward_groups_out_of_the_loss(tiny_sft_dir, tmp_path):
+    seen, records = train(tmp_path, tiny_sft_dir, probe.PARITY_TASK, "filter", steps=4)
+    generated = collections.Counter()
+    for rnd in seen["rounds"]:
+        assert rnd["informative"] == [probe.teaches(a) for a in rnd["answers"]]
+        generated.update((rnd["step"], a) for a in rnd["answers"] if probe.teaches(a))
+    assert any(not all(r["informative"]) for r in seen["rounds"]), "seed 5 should draw an even answer"
+    # the loss saw exactly the 8 completions of every informative group, and nothing else
+    assert loss_answers(seen) == collections.Counter({k: 8 * n for k, n in generated.items()})
+    for rnd, record in zip(seen["rounds"], records, strict=True):
+        assert record[ds.METRIC_INFORMATIVE] == sum(rnd["informative"])
+        assert record[ds.METRIC_DROPPED] == len(rnd["answers"]) - sum(rnd["informative"])
+        assert record[ds.METRIC_ROUNDS] == 1.0
+        assert record["frac_reward_zero_std"] == 1 - sum(rnd["informative"]) / len(rnd["answers"])
+    # the report draws them: informative groups trained on, groups dropped, generation rounds
+    from agentgrpo.doctor import read_run
+    from agentgrpo.report import charts
+
+    panel = next(c for c in charts.build(read_run(tmp_path).table) if c.key == "dynamic_sampling")
+    assert [list(s.y) for s in panel.series] == [[r[m] for r in records] for m in (
+        ds.METRIC_INFORMATIVE, ds.METRIC_DROPPED, ds.METRIC_ROUNDS)]
+
+
+def test_refill_trains_on_as_many_informative_groups_as_prompts(tiny_sft_dir, tmp_path):
+    seen, records = train(tmp_path, tiny_sft_dir, probe.PARITY_TASK, "refill", "--max_generation_rounds", "10")
+    counts = collections.Counter(step for step, _ in loss_answers(seen).elements())
+    assert counts == {0: 16, 1: 16, 2: 16}  # 2 prompts per step: 2 informative groups of 8, every step
+    assert all(probe.teaches(a) for _, a in loss_answers(seen))
+    rounds = collections.Counter(r["step"] for r in seen["rounds"])
+    assert max(rounds.values()) > 1, "seed 5 should need a second round somewhere"
+    for step, record in enumerate(records):
+        assert record[ds.METRIC_INFORMATIVE] == 2 and record[ds.METRIC_LIMIT_HIT] == 0
+        assert record[ds.METRIC_ROUNDS] == rounds[step]
+        generated = [a for r in seen["rounds"] if r["step"] == step for a in r["answers"]]
+        assert record[ds.METRIC_DROPPED] == sum(not probe.teaches(a) for a in generated)
+        assert record[ds.METRIC_TOKENS] > 0
+    totals = [r[ds.METRIC_TOKENS_TOTAL] for r in records]
+    assert totals == [sum(r[ds.METRIC_TOKENS] for r in records[:i + 1]) for i in range(len(records))]
+
+
+def test_refill_with_gradient_accumulation_splits_the_kept_rows_across_micro_steps(tiny_sft_dir, tmp_path):
+    """steps_per_generation 2: TRL splits the buffer in halves; the kept rows are all trained on, once."""
+    seen, records = train(tmp_path, tiny_sft_dir, probe.PARITY_TASK, "refill", "--max_generation_rounds", "10",
+                          "--per_device_train_batch_size", "8", "--gradient_accumulation_steps", "2", steps=2)
+    generated = collections.Counter()
+    for rnd in seen["rounds"]:
+        generated.update((rnd["step"], a) for a in rnd["answers"] if probe.teaches(a))
+    trained = loss_answers(seen)
+    assert all(probe.teaches(a) for _, a in trained)
+    assert collections.Counter(step for step, _ in trained.elements()) == {0: 16, 1: 16}
+    assert all(n == 8 and generated[key] >= 1 for key, n in trained.items())  # whole groups, generated that step
+    assert [r[ds.METRIC_INFORMATIVE] for r in records] == [2.0, 2.0]
+
+
+def test_refill_at_the_round_limit_trains_on_what_it_has_and_says_so(tiny_sft_dir, tmp_path, caplog):
+    with caplog.at_level(logging.WARNING, logger="agentgrpo.training.dynamic_trainer"):
+        seen, records = train(tmp_path, tiny_sft_dir, probe.PARITY_TASK, "refill", "--max_generation_rounds", "2",
+                              steps=4)
+    short = [r for r in records if r[ds.METRIC_INFORMATIVE] < 2]
+    assert short, "seed 5 should leave a step short of informative groups after 2 rounds"
+    for step, record in enumerate(records):
+        limit = record[ds.METRIC_INFORMATIVE] < 2
+        assert record[ds.METRIC_LIMIT_HIT] == float(limit)
+        assert record[ds.METRIC_ROUNDS] == (2.0 if limit else record[ds.METRIC_ROUNDS])
+        trained = sum(1 for s, _ in loss_answers(seen).elements() if s == step)
+        assert trained == 8 * record[ds.METRIC_INFORMATIVE]
+    assert "reached max_generation_rounds=2" in caplog.text
+
+
+@pytest.mark.parametrize("mode, rounds_before_stop", [("filter", 3), ("refill", 3)])
+def test_a_reward_constant_for_every_prompt_stops_the_run(tiny_sft_dir, tmp_path, mode, rounds_before_stop):
+    cfg = load_config(None, [*SMALL, "--max_steps", "20", "--dynamic_sampling", mode, "--max_generation_rounds",
+                             str(rounds_before_stop)], cuda_available=False)
+    trainer = build_grpo_trainer(cfg, probe.CONSTANT_TASK, str(tiny_sft_dir), tmp_path)
+    seen = probe.spy(trainer)
+    with pytest.raises(NoLearningSignal, match="the run's first 3 generation rounds .* no group whose completions"):
+        trainer.train()
+    assert len(seen["rounds"]) == rounds_before_stop  # it stops, never loops
+    assert seen["loss_rows"] == []
+
+
+def test_refill_refuses_a_dataset_smaller_than_one_batch(tiny_sft_dir, tmp_path):
+    """The config check refuses train_size < one batch (above); a dataset that ends up smaller is refused
+    by the trainer itself, before any generation."""
+    from agentgrpo.errors import UserError
+
+    import dataclasses
+
+    cfg = load_config(None, [*SMALL, "--max_steps", "2", "--dynamic_sampling", "refill"], cuda_available=False)
+    options = dataclasses.replace(cfg.options, run=dataclasses.replace(cfg.run, train_size=1))
+    cfg = dataclasses.replace(cfg, options=options)  # a plan whose dataset ended up smaller than one batch
+    with pytest.raises(UserError, match="train_size 1 is smaller than one generation batch"):
+        build_grpo_trainer(cfg, probe.PARITY_TASK, str(tiny_sft_dir), tmp_path)
+
+
+# --- several processes ------------------------------------------------------------------------------------
+
+
+def _launch(tmp_path, name, processes, per_device):
+    from agentgrpo.launch.accelerate_cmd import free_port
+
+    out = tmp_path / f"{name}.json"
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", str(processes),
+           "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no"]
+    cmd += ["--multi_gpu", "--main_process_port", str(free_port())] if processes > 1 else ["--cpu"]
+    cmd += [str(Path(__file__).parent / "dynamic_sampling_probe.py"), str(out), str(_model_dir()),
+            str(tmp_path / name), "--max_steps", "2", "--per_device_train_batch_size", str(per_device),
+            "--num_generations", "4", "--max_completion_length", "24", "--save_strategy", "no", "--disable_tqdm",
+            "true", "--doctor_every", "0", "--seed", "5", "--dynamic_sampling", "refill", "--use_cpu", "true",
+            "--max_generation_rounds", "10"]
+    env = {**__import__("os").environ, "PYTHONPATH": f"{Path(ds.__file__).parents[2]}:{Path(__file__).parent}",
+           "OMP_NUM_THREADS": "1"}
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=540, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(out.read_text())
+
+
+def _model_dir():
+    from agentgrpo.tiny.build import SHIPPED_SFT
+
+    return SHIPPED_SFT
+
+
+@pytest.mark.timeout(600)
+def test_two_processes_drop_the_groups_one_process_drops(tmp_path):
+    """Three prompts of 4 completions per step: on two processes of 6 rows the middle group spans both."""
+    one = _launch(tmp_path, "one", 1, 12)
+    two = _launch(tmp_path, "two", 2, 6)
+    decisions = [(r["step"], r["answers"], r["informative"]) for r in one["rounds"]]
+    assert decisions == [(r["step"], r["answers"], r["informative"]) for r in two["rounds"]]
+    assert any(not all(flags) for _, _, flags in decisions)
+    assert all(flags == [probe.teaches(a) for a in answers] for _, answers, flags in decisions)
+    assert sorted(map(json.dumps, one["loss_rows"])) == sorted(map(json.dumps, two["loss_rows"]))
+
+
+# --- the preflight signal check's advice -----------------------------------------------------------------
+
+
+def test_signal_check_advice_accounts_for_refill():
+    """30% of prompts pass once in 8: too hard for plain GRPO at g=8, enough for refill over 4 rounds."""
+    from agentgrpo.preflight.signal import mixed_fraction, verdict
+
+    groups = [[1.0] + [0.0] * 7] * 3 + [[0.0] * 8] * 7
+    rates = [sum(g) / len(g) for g in groups]
+    share = mixed_fraction(groups, 8)[0]
+    plain = verdict(groups, rates, 8, 32)
+    refill = verdict(groups, rates, 8, 32, refill_rounds=4)
+    assert plain["verdict"] == refill["verdict"] == "too hard" and "refill" not in plain["advice"]
+    assert share * 4 >= 1 and refill["recommended_k_with_refill"] <= 8
+    assert "num_generations 8 is fine with dynamic_sampling refill" in refill["advice"]
+    # E[min(4, Binomial(16, share))], summed by hand
+    expected = sum(min(4, j) * math.comb(16, j) * share**j * (1 - share) ** (16 - j) for j in range(17))
+    assert refill["useful_groups_per_step_with_refill"] == round(expected, 2)
+    assert refill["useful_groups_per_step_with_refill"] > plain["useful_groups_per_step"]
+    assert verdict(groups, rates, 8, 32, refill_rounds=1)["recommended_k_with_refill"] != 8
