@@ -227,6 +227,8 @@ def function_calls(column: str = "ground_truth"):
         return [share for share, _, _ in results]
 
     function_calls.max_reward = 1.0
+    function_calls.__doc__ = ("Share of the expected calls the answer makes right, compared as structures "
+                              "(extra calls count against it).")
     return function_calls
 
 
@@ -243,6 +245,7 @@ def function_calls_exact(column: str = "ground_truth"):
                                                                                  strict=True)]
 
     function_calls_exact.max_reward = 1.0
+    function_calls_exact.__doc__ = "1.0 when the answer makes exactly the expected calls (any order), else 0.0."
     return function_calls_exact
 
 
