@@ -9,7 +9,7 @@ from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.finding import CONVERGED as CONVERGED_STATE
 from agentgrpo.doctor.finding import FAILURE, STATUS_ORDER, TOO_SHORT, WARNING, Finding
 from agentgrpo.doctor.finding import SATURATED as SATURATED_STATE
-from agentgrpo.doctor.signals import Signals
+from agentgrpo.doctor.curves import Curves
 from agentgrpo.doctor.table import MetricTable
 
 # A failure of the key is a consequence of a failure of any of the values (reported, but not as a failure):
@@ -119,7 +119,7 @@ class Report:
 
 def diagnose(table: MetricTable, only: tuple[str, ...] | None = None) -> Report:
     """Run the detectors (all, or those named in ``only``) on a table. Never raises for missing metrics."""
-    signals = Signals(table)
+    signals = Curves(table)
     findings = [d.detect(signals) for d in detectors.DETECTORS if only is None or d.NAME in only]
     steps = table.steps
     _explain(findings, float(steps[-1] - steps[0]) if len(steps) else 0.0, table)

@@ -20,7 +20,7 @@ from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.regression import crash
 from agentgrpo.doctor.detectors.text import moved, num
 from agentgrpo.doctor.finding import FAILURE, OK, Finding, confidence
-from agentgrpo.doctor.signals import Signals
+from agentgrpo.doctor.curves import Curves
 
 NAME = Mode.COLLAPSE
 FIX = (
@@ -30,7 +30,7 @@ FIX = (
 DISTINCT = "completions/distinct_frac"
 
 
-def _fall(sig: Signals, metric: str, ratio: float):
+def _fall(sig: Curves, metric: str, ratio: float):
     """(ramp, evidence) when the metric fell significantly to below ``ratio`` of its level before."""
     curve = sig.curve(metric)
     if curve is None:
@@ -44,7 +44,7 @@ def _fall(sig: Signals, metric: str, ratio: float):
     return r, moved(metric, r)
 
 
-def _explosion(sig: Signals):
+def _explosion(sig: Curves):
     """(ramp, evidence) when entropy rose significantly to ``ENTROPY_EXPLOSION`` times its early level."""
     curve = sig.curve(names.ENTROPY)
     if curve is None:
@@ -58,7 +58,7 @@ def _explosion(sig: Signals):
     return r, moved(names.ENTROPY, r, "exploded")
 
 
-def _uniform(sig: Signals):
+def _uniform(sig: Curves):
     """(ramp, evidence) when most late batches have completions of one identical length below the cap.
 
     Completions of different prompts sampled at temperature > 0 never share one length by chance: a batch
@@ -89,7 +89,7 @@ def _uniform(sig: Signals):
     return ramp, text
 
 
-def _zero_std_rise(sig: Signals):
+def _zero_std_rise(sig: Curves):
     curve = sig.curve(names.FRAC_ZERO_STD)
     if curve is None:
         return None
@@ -101,7 +101,7 @@ def _zero_std_rise(sig: Signals):
     return r, moved(names.FRAC_ZERO_STD, r, "climbed")
 
 
-def detect(sig: Signals) -> Finding:
+def detect(sig: Curves) -> Finding:
     facts = sig.reward
     if facts is None:
         return sig.unjudged(NAME)

@@ -13,7 +13,7 @@ from agentgrpo.doctor import names
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.text import num, pct, span
 from agentgrpo.doctor.finding import CONVERGED, OK, SATURATED, WARNING, Finding
-from agentgrpo.doctor.signals import Signals
+from agentgrpo.doctor.curves import Curves
 
 NAME = Mode.CONVERGENCE
 FIX_SATURATED = (
@@ -22,7 +22,7 @@ FIX_SATURATED = (
 )
 
 
-def detect(sig: Signals) -> Finding:
+def detect(sig: Curves) -> Finding:
     facts = sig.reward
     if facts is None:
         return sig.unjudged(NAME)
@@ -108,7 +108,7 @@ def detect(sig: Signals) -> Finding:
     )
 
 
-def _against(sig: Signals) -> list[str]:
+def _against(sig: Curves) -> list[str]:
     """Signs that contradict convergence (a plateau is not enough): completions that do not terminate,
     entropy that exploded, a reward component that fell while the total rose."""
     out = []

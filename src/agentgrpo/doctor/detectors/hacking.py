@@ -25,7 +25,7 @@ from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.text import moved, span
 from agentgrpo.doctor.finding import FAILURE, OK, WARNING, Finding, confidence, not_judged
-from agentgrpo.doctor.signals import RewardFacts, Signals
+from agentgrpo.doctor.curves import RewardFacts, Curves
 
 NAME = Mode.HACKING
 FIX = (
@@ -39,7 +39,7 @@ def _comp(name: str) -> str:
     return f"rewards/{name}/mean"
 
 
-def detect(sig: Signals) -> Finding:
+def detect(sig: Curves) -> Finding:
     facts = sig.reward
     if facts is None:
         return sig.unjudged(NAME)
@@ -56,7 +56,7 @@ def detect(sig: Signals) -> Finding:
     return not_judged(NAME, "a shadow reward (a config reward with weight 0) or several reward components")
 
 
-def _with_shadows(sig: Signals, facts: RewardFacts, shadows: list[str]) -> Finding:
+def _with_shadows(sig: Curves, facts: RewardFacts, shadows: list[str]) -> Finding:
     if not facts.learned:
         return Finding(
             detector=NAME,
@@ -99,7 +99,7 @@ def _with_shadows(sig: Signals, facts: RewardFacts, shadows: list[str]) -> Findi
     )
 
 
-def _shadow_check(sig: Signals, facts: RewardFacts, name: str):
+def _shadow_check(sig: Curves, facts: RewardFacts, name: str):
     """(onset, strength, evidence) when the shadow fell or did not follow the trained reward; else None.
 
     Falls first (it dates the divergence best): the shadow fell significantly (and ends below where it
@@ -132,7 +132,7 @@ def _shadow_check(sig: Signals, facts: RewardFacts, name: str):
     return rise.onset, th.T_TREND + max(0.0, -follow.t), [text], name
 
 
-def _divergence_onset(sig: Signals, name: str, fallback: float) -> float:
+def _divergence_onset(sig: Curves, name: str, fallback: float) -> float:
     """Where the trained reward starts to pull away from the shadow: the onset of a rise in the gap between
     the two curves, each standardised over the run (so different units compare)."""
     pair = sig.pair(names.REWARD, _comp(name))
@@ -189,7 +189,7 @@ def objectives(comps: list[str]) -> tuple[list[str], str]:
     return [], ""
 
 
-def _inferred_objective(sig: Signals, facts: RewardFacts, comps: list[str]) -> Finding | None:
+def _inferred_objective(sig: Curves, facts: RewardFacts, comps: list[str]) -> Finding | None:
     """Reward hacking judged against the components the names say are the objective; None when names say
     nothing, or the objective followed the others' gain materially."""
     tasks, how = objectives(comps)
@@ -260,7 +260,7 @@ def immaterial_gain(true: np.ndarray, gained: np.ndarray) -> tuple[float, float,
     return (gain, bound, others) if bound < th.MATERIAL_COMPONENT * others else None
 
 
-def _shortcut(sig: Signals, comps: list[str]) -> Finding:
+def _shortcut(sig: Curves, comps: list[str]) -> Finding:
     """Without a shadow: a component rose while another was abandoned, or all the gain is one component
     that saturated (every sample gets it) while the others stayed flat. Warnings: no shadow says which
     component is the objective."""
@@ -322,7 +322,7 @@ def _shortcut(sig: Signals, comps: list[str]) -> Finding:
     )
 
 
-def _saturated(sig: Signals, comp: str) -> bool:
+def _saturated(sig: Curves, comp: str) -> bool:
     """The component sits at the top of its range and its within-batch std has nearly vanished."""
     curve, std = sig.curve(_comp(comp)), sig.curve(f"rewards/{comp}/std")
     s = curve.smooth

@@ -14,7 +14,7 @@ from agentgrpo.doctor import names
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.text import num
 from agentgrpo.doctor.finding import FAILURE, OK, Finding, confidence, not_judged
-from agentgrpo.doctor.signals import Signals
+from agentgrpo.doctor.curves import Curves
 
 NAME = Mode.INSTABILITY
 WATCHED = (names.GRAD_NORM, names.LOSS, names.KL, names.REWARD, names.ENTROPY)
@@ -24,7 +24,7 @@ FIX = (
 )
 
 
-def detect(sig: Signals) -> Finding:
+def detect(sig: Curves) -> Finding:
     logged = [m for m in WATCHED if sig.table.has(m) or sig.nonfinite(m)]
     if not logged:
         return not_judged(NAME, "grad_norm, loss and kl")
@@ -52,7 +52,7 @@ def detect(sig: Signals) -> Finding:
     )
 
 
-def _precursor(sig: Signals, first: int) -> tuple[int, str]:
+def _precursor(sig: Curves, first: int) -> tuple[int, str]:
     """(onset, evidence): the first spike (``SPIKE`` x the median of the finite values before the NaN) of kl
     or grad_norm before the first non-finite value, where the instability began; else the NaN's step."""
     best = None

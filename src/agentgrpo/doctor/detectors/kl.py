@@ -27,7 +27,7 @@ from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.text import num
 from agentgrpo.doctor.finding import FAILURE, OK, WARNING, Finding, confidence, not_judged
-from agentgrpo.doctor.signals import Signals
+from agentgrpo.doctor.curves import Curves
 
 NAME = Mode.KL
 FIX = (
@@ -56,13 +56,13 @@ def rolling_median(y: np.ndarray, k: int) -> np.ndarray:
     return np.median(np.lib.stride_tricks.sliding_window_view(pad, k), axis=1)
 
 
-def _raw_peak(sig: Signals) -> tuple[float, int]:
+def _raw_peak(sig: Curves) -> tuple[float, int]:
     x, y = sig.table.series(names.KL)
     i = int(np.argmax(y))
     return float(y[i]), int(x[i])
 
 
-def _spikes(sig: Signals, base: float) -> list[int]:
+def _spikes(sig: Curves, base: float) -> list[int]:
     """Steps where KL (>= SPIKE x its median and x the baseline) and grad_norm (>= SPIKE x median) both spike."""
     pair = sig.pair(names.KL, names.GRAD_NORM)
     if pair is None:
@@ -75,7 +75,7 @@ def _spikes(sig: Signals, base: float) -> list[int]:
     return [int(s) for s in x[hot]]
 
 
-def huge_spikes(sig: Signals) -> list[tuple[int, float, float]]:
+def huge_spikes(sig: Curves) -> list[tuple[int, float, float]]:
     """(step, value, times the run's median) of each logged KL >= KL_BLOWUP and >= KL_SPIKE_HUGE x the
     median of the run's KL: isolated events judged by their size against the run's own scale."""
     x, y = sig.table.series(names.KL)
@@ -88,7 +88,7 @@ def huge_spikes(sig: Signals) -> list[tuple[int, float, float]]:
     return [(int(s), float(v), float(v) / scale) for s, v in zip(x[hot], y[hot])]
 
 
-def _at_step(sig: Signals, metric: str, step: int) -> str | None:
+def _at_step(sig: Curves, metric: str, step: int) -> str | None:
     """'metric V at that step (N x its median M)' when the metric is logged there."""
     x, y = sig.table.series(metric)
     hit = np.flatnonzero(x == step)
@@ -112,7 +112,7 @@ def takeoff(x: np.ndarray, y: np.ndarray) -> float | None:
     return rise.onset if rise is not None and rise.t >= th.T_CHANGE else None
 
 
-def detect(sig: Signals) -> Finding:
+def detect(sig: Curves) -> Finding:
     if not sig.table.has(names.KL):
         return not_judged(NAME, "kl (TRL logs it only when beta > 0)")
     curve = sig.curve(names.KL)

@@ -21,7 +21,7 @@ from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.text import moved, num, pct
 from agentgrpo.doctor.finding import FAILURE, OK, WARNING, Finding, confidence, not_judged
-from agentgrpo.doctor.signals import Signals
+from agentgrpo.doctor.curves import Curves
 
 NAME = Mode.LENGTH
 FIX = (
@@ -32,7 +32,7 @@ FIX_TRUNCATION = "raise max_completion_length, or penalise overlong completions 
 METRICS = [names.LENGTH, names.CLIPPED, names.REWARD]
 
 
-def detect(sig: Signals) -> Finding:
+def detect(sig: Curves) -> Finding:
     length = sig.curve(names.LENGTH)
     if length is None:
         return not_judged(NAME, f"{names.LENGTH} (or completion_length)")
@@ -75,11 +75,11 @@ def detect(sig: Signals) -> Finding:
     )
 
 
-def _shadow_curves(sig: Signals) -> list[str]:
+def _shadow_curves(sig: Curves) -> list[str]:
     return [s for s in sig.shadows if sig.curve(f"rewards/{s}/mean") is not None]
 
 
-def _tool_explained(sig: Signals, length) -> list[str] | None:
+def _tool_explained(sig: Curves, length) -> list[str] | None:
     """Evidence that rising tool calls account for the length growth; None when they do not.
 
     Both curves rising over the run proves nothing (any two trends correlate), so the link is read from
@@ -114,7 +114,7 @@ def _tool_explained(sig: Signals, length) -> list[str] | None:
     ]
 
 
-def _room(sig: Signals, length, clipped) -> list[str]:
+def _room(sig: Curves, length, clipped) -> list[str]:
     """Supporting evidence: the length levelled off far below the cap, without truncation."""
     cap = sig.table.meta.get("max_completion_length")
     half = len(length.y) // 2
@@ -129,7 +129,7 @@ def _room(sig: Signals, length, clipped) -> list[str]:
     return out
 
 
-def _gaming(sig: Signals, rise: stats.Ramp, clipped, growth: float) -> Finding | None:
+def _gaming(sig: Curves, rise: stats.Ramp, clipped, growth: float) -> Finding | None:
     facts = sig.reward
     pair = sig.pair(names.LENGTH, names.REWARD)
     if facts is None or pair is None:
@@ -181,7 +181,7 @@ def _gaming(sig: Signals, rise: stats.Ramp, clipped, growth: float) -> Finding |
     )
 
 
-def _never_end(sig: Signals, length, clipped) -> Finding | None:
+def _never_end(sig: Curves, length, clipped) -> Finding | None:
     """A failure when (almost) every late completion was truncated at the cap."""
     term = sig.curve(names.TERM_LENGTH)
     evidence = []

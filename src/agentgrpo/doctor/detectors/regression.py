@@ -14,7 +14,7 @@ from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.text import moved
 from agentgrpo.doctor.finding import FAILURE, OK, Finding, confidence
-from agentgrpo.doctor.signals import Signals
+from agentgrpo.doctor.curves import Curves
 
 NAME = Mode.REGRESSION
 FIX = (
@@ -23,7 +23,7 @@ FIX = (
 )
 
 
-def crash(sig: Signals) -> tuple[stats.Ramp, stats.Ramp, float] | None:
+def crash(sig: Curves) -> tuple[stats.Ramp, stats.Ramp, float] | None:
     """(rise before the peak, fall after it, share of the gain lost) when the reward learned then crashed."""
     facts = sig.reward
     if facts is None:
@@ -45,7 +45,7 @@ def crash(sig: Signals) -> tuple[stats.Ramp, stats.Ramp, float] | None:
     return (rise, fall, lost) if lost >= th.REGRESSION_LOST else None
 
 
-def detect(sig: Signals) -> Finding:
+def detect(sig: Curves) -> Finding:
     if sig.reward is None:
         return sig.unjudged(NAME)
     found = crash(sig)

@@ -17,7 +17,7 @@ from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.text import num, pct, span
 from agentgrpo.doctor.finding import FAILURE, OK, WARNING, Finding, confidence
-from agentgrpo.doctor.signals import Signals
+from agentgrpo.doctor.curves import Curves
 
 NAME = Mode.STALL
 FIX_FLAT = (
@@ -31,7 +31,7 @@ FIX_NO_SIGNAL = (
 )
 
 
-def detect(sig: Signals) -> Finding:
+def detect(sig: Curves) -> Finding:
     facts = sig.reward
     if facts is None:
         return sig.unjudged(NAME)

@@ -8,7 +8,7 @@ from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.text import moved, num, pct
 from agentgrpo.doctor.finding import FAILURE, OK, Finding, confidence, not_judged
-from agentgrpo.doctor.signals import Signals
+from agentgrpo.doctor.curves import Curves
 
 NAME = Mode.TOOLS
 FIX_FAIL = (
@@ -22,7 +22,7 @@ FIX_GONE = (
 )
 
 
-def detect(sig: Signals) -> Finding:
+def detect(sig: Curves) -> Finding:
     fails, calls = sig.curve(names.TOOL_FAILURES), sig.curve(names.TOOL_CALLS)
     if fails is None and calls is None:
         have = sig.count(names.TOOL_FAILURES) or sig.count(names.TOOL_CALLS)

@@ -17,7 +17,7 @@ from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.detectors.text import num, pct
 from agentgrpo.doctor.modes import Mode
 from agentgrpo.doctor.finding import FAILURE, OK, Finding, confidence
-from agentgrpo.doctor.signals import Signals
+from agentgrpo.doctor.curves import Curves
 
 NAME = Mode.ZERO_VARIANCE
 FIX = (
@@ -27,7 +27,7 @@ FIX = (
 )
 
 
-def _silent(sig: Signals) -> tuple[np.ndarray, np.ndarray, str] | None:
+def _silent(sig: Curves) -> tuple[np.ndarray, np.ndarray, str] | None:
     """(steps, per-step share of signal-less groups, what it is) from frac_reward_zero_std or reward_std."""
     x, z = sig.table.series(names.FRAC_ZERO_STD)
     if len(z) >= th.MIN_POINTS:
@@ -42,7 +42,7 @@ def _silent(sig: Signals) -> tuple[np.ndarray, np.ndarray, str] | None:
     return None
 
 
-def detect(sig: Signals) -> Finding:
+def detect(sig: Curves) -> Finding:
     found = _silent(sig)
     if found is None:
         return sig.unjudged(NAME, names.FRAC_ZERO_STD)

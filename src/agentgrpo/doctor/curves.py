@@ -1,4 +1,4 @@
-"""`Signals`: the table's curves binned and summarised once, shared by all detectors.
+"""`Curves`: the table's curves binned and summarised once, shared by all detectors.
 
 Also :class:`RewardFacts`, the reading of the reward curve that several detectors need: did the run
 learn, is the reward at the top of its range now, did it fall from a peak.
@@ -64,7 +64,7 @@ class Curve:
         return self._ramps[direction]
 
 
-class Signals:
+class Curves:
     """Binned curves of a `MetricTable`, computed on first use."""
 
     def __init__(self, table: MetricTable):
