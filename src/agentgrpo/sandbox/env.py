@@ -77,13 +77,25 @@ def answer_key_paths(environ: dict[str, str] | None = None) -> list[str]:
             spec = None
         for location in (spec.submodule_search_locations or []) if spec else []:
             out.add(os.path.join(os.path.realpath(location), data))
-        for entry in sys.path:  # every copy on the path (an editable install next to a checkout...)
+        for entry in [*sys.path, *_prefix_site_packages()]:  # every copy on the path or in a bound prefix
             if entry and os.path.isdir(os.path.join(entry, package)):
                 out.add(os.path.realpath(os.path.join(entry, package, data)))
+    for entry in _prefix_site_packages():  # another install of agentgrpo (a virtual environment's base...)
+        if os.path.isdir(os.path.join(entry, "agentgrpo")):
+            out.add(os.path.realpath(os.path.join(entry, "agentgrpo")))
     for var in ("HF_DATASETS_CACHE", "HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_CACHE"):
         if environ.get(var) and os.path.isabs(environ[var]):
             out.add(os.path.realpath(environ[var]))
     return sorted({p.rstrip("/") for p in out if os.path.exists(p) and p.rstrip("/") not in _SYSTEM})
+
+
+def _prefix_site_packages() -> list[str]:
+    """The site-packages directories of every interpreter prefix a job's view binds, also those not on this
+    interpreter's path (a virtual environment's base interpreter keeps its own packages, readable by path)."""
+    import site
+
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    return sorted({os.path.realpath(p) for p in site.getsitepackages(sorted(prefixes)) if os.path.isdir(p)})
 
 
 def clean_env(environ: dict[str, str] | None = None, extra: dict[str, str] | None = None) -> dict[str, str]:
