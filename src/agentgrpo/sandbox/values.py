@@ -39,6 +39,11 @@ _BUILTIN_KINDS = {range: "range", bytearray: "bytearray", type({}.keys()): "dict
                   type({}.values()): "dict_values", type({}.items()): "dict_items"}
 _types: dict = {}
 _seen_modules = -1
+# builtin classes that cross by name (``defaultdict(list)``'s factory, ``assert f() is int``): rebuilt as the
+# receiving interpreter's own class
+_BUILTIN_TYPES = {cls: cls.__name__ for cls in (int, float, complex, str, bytes, bool, list, dict, set, frozenset,
+                                                tuple, bytearray, object, type(None))}
+_BUILTIN_TYPE_NAMES = {name: cls for cls, name in _BUILTIN_TYPES.items()}
 
 
 def kind_of(cls) -> str | None:
@@ -56,6 +61,14 @@ def kind_of(cls) -> str | None:
 def describe(obj) -> Ext | None:
     """``obj`` as an `Ext` if it is (exactly) a standard-library value or a numpy value; else None."""
     cls = type(obj)
+    if isinstance(obj, type):
+        if cls.__hash__ is not type.__hash__:  # a metaclass of the program's: never called here
+            return None
+        name = _BUILTIN_TYPES.get(obj)
+        if name is None:
+            kind = kind_of(obj)  # a standard-library value class itself (``defaultdict(Counter)``)
+            return Ext("type", kind) if kind is not None else None
+        return Ext("type", name)
     kind = kind_of(cls)
     if kind is None:
         numpy = sys.modules.get("numpy")
@@ -114,7 +127,8 @@ def std_class(kind):
     raise TypeError(f"unknown class {str(kind)[:40]!r}")
 
 
-KINDS = frozenset(set(_KNOWN.values()) | set(_BUILTIN_KINDS.values()) | {"numpy", "ndarray", "ndarray_object"})
+KINDS = frozenset(set(_KNOWN.values()) | set(_BUILTIN_KINDS.values())
+                  | {"numpy", "ndarray", "ndarray_object", "type"})
 
 
 def rebuild(ext: Ext, convert=lambda value: value):
@@ -125,6 +139,10 @@ def rebuild(ext: Ext, convert=lambda value: value):
         raise ValueError(f"unknown kind of value {kind[:40]!r}")
     if kind.startswith(("numpy", "ndarray")):
         return _rebuild_numpy(kind, payload, convert)
+    if kind == "type":
+        _need(type(payload) is str, kind)
+        found = _BUILTIN_TYPE_NAMES.get(payload)
+        return found if found is not None else std_class(payload)
     payload = convert(payload)
     if kind in ("Counter", "OrderedDict", "defaultdict", "deque"):
         import collections
