@@ -5,9 +5,14 @@
 works), and `Sandbox` refuses to start with a message saying to install a C compiler and reinstall.
 """
 
+import hashlib
 import sys
 
 from setuptools import Extension, setup
 
-native = Extension("agentgrpo.sandbox._native", ["src/agentgrpo/sandbox/_native.c"], optional=True)
+SOURCE = "src/agentgrpo/sandbox/_native.c"
+with open(SOURCE, "rb") as fh:  # compiled in: the sandbox refuses a build older than its source
+    digest = hashlib.sha256(fh.read()).hexdigest()
+native = Extension("agentgrpo.sandbox._native", [SOURCE], optional=True,
+                   define_macros=[("AGENTGRPO_SOURCE_SHA256", f'"{digest}"')])
 setup(ext_modules=[native] if sys.platform.startswith("linux") else [])

@@ -16,6 +16,7 @@ import sys
 import time
 
 import pytest
+from sandbox_helpers import assert_pool_still_serves
 
 from agentgrpo.sandbox import CRASHED, ERROR, FAILED, PASSED, TIMEOUT, Limits, Sandbox
 from agentgrpo.sandbox.isolation import UID_BASE, job_uid
@@ -30,13 +31,6 @@ root_only = pytest.mark.skipif(os.geteuid() != 0, reason="the namespace modes ar
 def box():
     with Sandbox(workers=2, limits=LIMITS) as sandbox:
         yield sandbox
-
-
-def _still_serves(box):
-    good = ("def f(x):\n    return x + 1", ["assert f(1) == 2", "assert f(2) == 3"])
-    bad = ("def f(x):\n    return x", ["assert f(1) == 2", "assert f(2) == 2"])
-    verdicts = box.run_many([good, bad, good, bad])
-    assert [(v.status, v.passed) for v in verdicts] == [(PASSED, 2), (FAILED, 1)] * 2, verdicts
 
 
 def _sandbox_processes(box) -> list[int]:
@@ -124,7 +118,7 @@ def test_a_forged_verdicts_fail(box, name, program):
     # "!= 4" and "not add(0, 0)" are the ones a wrong add returning 0 legitimately passes; no other may
     assert {i for i, t in enumerate(verdict.tests) if t == "passed"} <= {10, 11}, verdict
     assert not verdict.forgeable
-    _still_serves(box)
+    assert_pool_still_serves(box)
 
 
 def test_a_control_the_honest_program_passes_every_shape(box):
@@ -185,7 +179,7 @@ SERIALISER_BREAKERS = [
 def test_a_return_values_built_to_break_the_serialiser(box, name, program):
     verdict = box.run(program, ["assert add(1, 2) == 3"])
     assert verdict.status in BAD and verdict.passed == 0, verdict
-    _still_serves(box)
+    assert_pool_still_serves(box)
 
 
 # --- B: nothing is shared between jobs ------------------------------------------------------------------
@@ -266,7 +260,7 @@ def test_b_compiling_happens_under_the_job_limits(box):
     after = [_cpu_of(pid) for pid in box.pids()]
     assert verdict.status in {PASSED, TIMEOUT, ERROR}, verdict
     assert max(a - b for a, b in zip(after, before, strict=True)) < 0.5, (before, after)
-    _still_serves(box)
+    assert_pool_still_serves(box)
 
 
 def _cpu_of(pid: int) -> float:
@@ -325,7 +319,7 @@ def test_c_supervision_cannot_be_fooled(box, tmp_path, name, program):
     assert victim.read_text() == "root's file"  # no root operation on a path the job chose
     time.sleep(0.1)
     assert _sandbox_processes(box) == [], "job processes outlived their job"
-    _still_serves(box)
+    assert_pool_still_serves(box)
 
 
 @pytest.mark.parametrize(
@@ -428,7 +422,7 @@ def test_d_the_kernel_surface_is_closed(box):
     )
     control = box.run(allowed, [f"assert reached({n!r})" for n in ("pair", "urandom", "tmp", "thread", "fork")])
     assert control.status == PASSED, control
-    _still_serves(box)
+    assert_pool_still_serves(box)
 
 
 @root_only
@@ -498,7 +492,7 @@ BAD_TESTS = [
 def test_bad_tests_fail_cleanly(box, tests, status, passed):
     verdict = box.run("def add(a, b):\n    return a + b", tests)
     assert (verdict.status, verdict.passed) == (status, passed), verdict
-    _still_serves(box)
+    assert_pool_still_serves(box)
 
 
 def test_output_imitating_the_framing_is_just_output(box):

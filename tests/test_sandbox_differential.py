@@ -235,7 +235,7 @@ def value_tests(draw):
         f"assert g({other}) == f()",
         f"assert g({got}) == {other}",  # the value handed INTO the program
         f"assert type(g({got})) is type({other})",
-        f"x = f()\nassert x == x and (x is f()) == (f() is f())",
+        "x = f()\nassert x == x and (x is f()) == (f() is f())",
         f"assert math.isclose(f(), {draw(st.floats(-10, 10))!r})",
         f"assert abs(f() - {other}) < 1e-9",
         f"assert f().x == {draw(ints)}",

@@ -11,6 +11,7 @@ import socket
 import time
 
 import pytest
+from sandbox_helpers import assert_pool_still_serves
 
 from agentgrpo.sandbox import (
     CRASHED,
@@ -220,7 +221,7 @@ def test_hostile_program_is_contained(env, name, program, allowed):
     seen = " ".join([verdict.stdout, verdict.stderr, verdict.reason, *verdict.tests])
     assert not any(s in seen for s in env["secrets"]), "a secret reached the verdict"
     assert os.getpid() and _trainer_unharmed(env)
-    _pool_still_serves(box)
+    assert_pool_still_serves(box)
 
 
 def _trainer_unharmed(env) -> bool:
@@ -247,11 +248,6 @@ def _no_later_job_sees_it(box, program):
         assert verdict.status == PASSED, f"a later job saw a file the hostile job wrote: {verdict}"
 
 
-def _pool_still_serves(box):
-    good = ("def f(x):\n    return x + 1", ["assert f(1) == 2", "assert f(2) == 3"])
-    bad = ("def f(x):\n    return x", ["assert f(1) == 2", "assert f(2) == 2"])
-    verdicts = box.run_many([good, bad, good, bad])
-    assert [(v.status, v.passed) for v in verdicts] == [(PASSED, 2), (FAILED, 1)] * 2, verdicts
 
 
 def test_daemon_left_nothing_running(env):

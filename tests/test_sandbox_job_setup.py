@@ -124,6 +124,34 @@ def test_without_the_c_helper_the_pool_refuses_to_start(monkeypatch):
         Sandbox(workers=1, limits=LIMITS).start()
 
 
+def test_a_build_older_than_its_source_is_refused(monkeypatch):
+    """A stale extension would run an older boundary (one such ran basic-mode jobs' mounts in the host's
+    namespace): the pool refuses to start and says to rebuild."""
+    from agentgrpo.sandbox import isolation
+
+    if isolation.native() is None:
+        pytest.skip("the C helper is not built here")
+    assert isolation.native_problem() == "", "the extension here is stale: rebuild it"
+    monkeypatch.setattr(isolation.native(), "SOURCE_SHA256", "0" * 64)
+    assert "rebuild" in isolation.native_problem()
+    with pytest.raises(SandboxUnavailable, match="rebuild"):
+        Sandbox(workers=1, limits=LIMITS).start()
+
+
+def test_basic_mode_mounts_nothing_in_the_callers_namespace():
+    """Without namespaces a job must not mount anything: in the caller's mount namespace a tmpfs on /tmp
+    (and a /proc) would cover the machine's."""
+    def mounts() -> int:
+        with open("/proc/self/mountinfo") as fh:
+            return sum(1 for _ in fh)
+
+    before = mounts()
+    with Sandbox(workers=1, limits=LIMITS, isolation="basic") as box:
+        verdicts = box.run_many([("def f():\n    return 1", ["assert f() == 1"])] * 3)
+    assert [v.status for v in verdicts] == [PASSED] * 3, verdicts
+    assert mounts() == before
+
+
 def test_the_c_helper_is_built_where_ci_requires_it():
     """.ci/run sets AGENTGRPO_REQUIRE_NATIVE=1: there a silently skipped build (optional=True) must fail."""
     if os.environ.get("AGENTGRPO_REQUIRE_NATIVE") != "1":

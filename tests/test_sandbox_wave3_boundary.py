@@ -21,6 +21,7 @@ import tempfile
 import time
 
 import pytest
+from sandbox_helpers import assert_pool_still_serves
 
 from agentgrpo.sandbox import PASSED, SANDBOX_ERROR, Limits, Sandbox, SandboxUnavailable
 
@@ -84,11 +85,6 @@ def _at_once(box, jobs: list) -> list:
 
     with ThreadPoolExecutor(len(jobs)) as pool:
         return list(pool.map(lambda job: box.run(*job), jobs))
-
-
-def _still_serves(box) -> None:
-    good = ("def f(x):\n    return x + 1", ["assert f(1) == 2"])
-    assert [v.status for v in box.run_many([good, good])] == [PASSED, PASSED]
 
 
 # --- C: no answer key within reach ---------------------------------------------------------------------
@@ -454,7 +450,7 @@ def test_d_nothing_outlives_its_verdict(box, program):
         except OSError:
             pass
     _contained_or_declared(box, not left, "process_tree", [verdict])
-    _still_serves(box)
+    assert_pool_still_serves(box)
 
 
 def test_d_the_job_kills_its_own_process_group(box):
@@ -462,7 +458,7 @@ def test_d_the_job_kills_its_own_process_group(box):
     verdict = box.run("import os, signal\ndef f():\n    os.kill(0, signal.SIGKILL)", ["assert f() is None"])
     assert verdict.status != SANDBOX_ERROR, verdict  # a program can never cause sandbox_error
     _contained_or_declared(box, box.pids() == before, "signals", [verdict])
-    _still_serves(box)
+    assert_pool_still_serves(box)
 
 
 def test_d_the_job_kills_its_parents(box):
@@ -477,7 +473,7 @@ def test_d_the_job_kills_its_parents(box):
     verdict = box.run(program, ["assert f() is None"])
     assert verdict.status != SANDBOX_ERROR, verdict
     _contained_or_declared(box, box.pids() == before, "signals", [verdict])
-    _still_serves(box)
+    assert_pool_still_serves(box)
 
 
 def test_d_kill_every_process_it_may(box):
@@ -489,7 +485,7 @@ def test_d_kill_every_process_it_may(box):
     verdict = box.run("import os, signal\ndef f():\n    os.kill(-1, signal.SIGKILL)", ["assert f() is None"])
     assert verdict.status != SANDBOX_ERROR, verdict
     _contained_or_declared(box, box.pids() == before, "signals", [verdict])
-    _still_serves(box)
+    assert_pool_still_serves(box)
 
 
 def test_d_signalling_a_concurrent_job(box):
@@ -507,7 +503,7 @@ def test_d_signalling_a_concurrent_job(box):
     )
     verdicts = _at_once(box, [victim, killer])
     _contained_or_declared(box, verdicts[0].status == PASSED, "signals", verdicts)
-    _still_serves(box)
+    assert_pool_still_serves(box)
 
 
 def test_d_inode_exhaustion_on_the_scratch(box):

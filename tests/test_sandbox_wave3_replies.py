@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from sandbox_helpers import assert_pool_still_serves
 
 from agentgrpo.sandbox import PASSED, SANDBOX_ERROR, Limits, Sandbox
 
@@ -126,16 +127,6 @@ def box():
         yield sandbox
 
 
-def _still_serves(box):
-    good = ("def f(x):\n    return x + 1", ["assert f(1) == 2", "assert f(2) == 3"])
-    bad = ("def f(x):\n    return x", ["assert f(1) == 2", "assert f(2) == 2"])
-    verdicts = box.run_many([good, bad, good, bad])
-    assert [(v.status, v.passed) for v in verdicts] == [(PASSED, 2), (SANDBOX_STATUS_FAILED, 1)] * 2, verdicts
-
-
-SANDBOX_STATUS_FAILED = "failed"
-
-
 @pytest.mark.parametrize("name,program", ATTACKS, ids=[a[0] for a in ATTACKS])
 def test_b_whatever_the_job_sends_fails_only_that_job(box, name, program):
     box.start()
@@ -149,7 +140,7 @@ def test_b_whatever_the_job_sends_fails_only_that_job(box, name, program):
         assert len(verdict.reason) <= 1000 and all(len(t) <= 1000 for t in verdict.tests), verdict.reason[:200]
     assert elapsed < 2 * (LIMITS.wall_s + MARGIN_S), f"took {elapsed:.1f}s"
     assert sorted(box.pids()) == workers, "a worker was lost or replaced"
-    _still_serves(box)
+    assert_pool_still_serves(box)
 
 
 def test_b_control_a_forged_frame_reaches_the_worker(box):
@@ -210,7 +201,7 @@ FORGERS = [
 def test_a_no_description_forges_a_pass(box, name, program):
     verdict = box.run(program, SHAPES)
     assert verdict.passed == 0 and verdict.status != SANDBOX_ERROR, verdict
-    _still_serves(box)
+    assert_pool_still_serves(box)
 
 
 def test_a_control_honest_descriptions_pass_the_same_shapes(box):

@@ -539,4 +539,15 @@ static struct PyModuleDef module = {
     .m_methods = methods,
 };
 
-PyMODINIT_FUNC PyInit__native(void) { return PyModule_Create(&module); }
+#ifndef AGENTGRPO_SOURCE_SHA256
+#define AGENTGRPO_SOURCE_SHA256 ""  /* built without setup.py: no check of its age */
+#endif
+
+PyMODINIT_FUNC PyInit__native(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && PyModule_AddStringConstant(m, "SOURCE_SHA256", AGENTGRPO_SOURCE_SHA256) != 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

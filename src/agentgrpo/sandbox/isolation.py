@@ -45,13 +45,36 @@ INODES_PER_MB = 256  # the job's tmpfs: nr_inodes = scratch_mb * this (64 MB: 16
 
 
 def native_problem() -> str:
-    """Why jobs cannot be set up here ("" when they can): the C helper is the only implementation."""
+    """Why jobs cannot be set up here ("" when they can): the C helper is the only implementation, and
+    it must be built from the source next to it (a stale build would run an older boundary)."""
     if _native is not None:
-        return ""
+        return _stale_build()
     return (
         "the sandbox's job setup (the C extension agentgrpo.sandbox._native) is not built, and there is no "
         "other implementation: install a C compiler (e.g. apt install gcc) and reinstall agentgrpo "
         "(pip install -e . or pip install agentgrpo) on Linux"
+    )
+
+
+def _stale_build() -> str:
+    """A problem if the extension was built from another version of ``_native.c`` than the one beside it
+    (a source checkout after a pull, an editable install not rebuilt); "" when they agree or there is no
+    source to compare with (an installed wheel)."""
+    import hashlib
+
+    source = os.path.join(os.path.dirname(__file__), "_native.c")
+    built = getattr(_native, "SOURCE_SHA256", "")
+    try:
+        with open(source, "rb") as fh:
+            current = hashlib.sha256(fh.read()).hexdigest()
+    except OSError:
+        return ""
+    if built == current:
+        return ""
+    return (
+        "the sandbox's C extension (agentgrpo.sandbox._native) was built from another version of "
+        f"{source} than the one installed: rebuild it (pip install -e . , or python setup.py build_ext "
+        "--inplace in a source checkout)"
     )
 
 
