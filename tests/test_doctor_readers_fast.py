@@ -112,3 +112,53 @@ def test_jsonl_in_one_decode_matches_line_by_line(seed):
     if fast is not None:
         assert fast == records
     assert textlog.parse_text(text)[0] == records
+
+
+def _html_table(rng: random.Random, n: int) -> str:
+    """A progress-callback-like table with random variations that the fast reading must notice."""
+    header = ["Step", "Training Loss", "reward", "kl"]
+    head_tr = rng.choice(["<tr>", '<tr style="text-align: left;">'])
+    rows = []
+    step = 0
+    for _ in range(n):
+        step = step + 1 if rng.random() > 0.03 else max(1, step - 3)  # now and then a restart
+        cells = [str(step), rng.choice([f"{rng.random():.6f}", "No log"] if rng.random() < 0.05 else [f"{rng.random():.6f}"]),
+                 f"{rng.uniform(-1, 2):.6f}", rng.choice([f"{rng.random():.6f}", "1e-05", "nan"] if rng.random() < 0.05 else ["0.001"])]
+        tag = "<td>" if rng.random() > 0.02 else rng.choice(['<td class="x">', "<th>", "<TD>"])
+        rows.append("<tr>" + "".join(f"\n  {tag}{c}</td>".replace("<th>" + c + "</td>", "<th>" + c + "</th>") for c in cells) + "</tr>")
+    body = "\n".join(rows)
+    ths = "".join(f"<th>{h}</th>" for h in header)
+    return f'<table border="1" class="dataframe"><thead>{head_tr}{ths}</tr></thead><tbody>\n{body}\n</tbody></table>'
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_notebook_table_read_as_numbers_gives_the_table_its_cells_give(seed):
+    from agentgrpo.doctor.readers.notebook import html_tables, numeric_table
+    from agentgrpo.doctor.readers.read import records_to_table
+    from agentgrpo.doctor.table import TextBlock
+
+    rng = random.Random(seed)
+    table = _html_table(rng, rng.choice([12, 40, 200]))
+    rows = html_tables(table)[0]
+    cells = [c for row in rows[1:] for c in row]
+    fast = numeric_table(table)
+    if fast is not None:
+        assert fast.header == rows[0] and fast.text_cells() == cells
+        assert fast.numbers.ravel().tolist() == [float(c) for c in cells]
+    block = fast if fast is not None else TextBlock(rows[0], cells)
+    dicts = [dict(zip(rows[0], row)) for row in rows[1:]]
+    a, b = records_to_table(block, "t", "nb"), records_to_table(dicts, "t", "nb")
+    assert a.steps.tolist() == b.steps.tolist() and a.meta == b.meta
+    assert a.columns.keys() == b.columns.keys()
+    for key in a.columns:
+        assert a.columns[key].tobytes() == b.columns[key].tobytes(), key
+
+
+def test_the_plain_trainer_table_takes_the_numbers_path():
+    from agentgrpo.doctor.readers.notebook import numeric_table
+
+    rng = random.Random(0)
+    table = _html_table(random.Random(1), 30)
+    clean = table.replace("No log", "0.5").replace("nan", "0.5").replace('<td class="x">', "<td>")
+    clean = clean.replace("<TD>", "<td>").replace("<th>0", "<td>0").replace("0</th>", "0</td>")
+    assert numeric_table(clean) is not None, rng

@@ -65,6 +65,18 @@ class MetricTable:
         Records for the same step are merged (later values win), e.g. a train and an eval row.
         """
         raw, logged_nan = _raw_columns(list(records))
+        return cls.from_raw(raw, logged_nan, meta, rename)
+
+    @classmethod
+    def from_raw(
+        cls,
+        raw: dict[str, np.ndarray],
+        logged_nan: dict[str, np.ndarray],
+        meta: dict | None = None,
+        rename: Mapping[str, str] | None = None,
+    ) -> MetricTable:
+        """`from_records` from its raw float columns (one per raw key, NaN where not logged) and the rows
+        where NaN was logged as a value."""
         rename = dict(rename or {})
         taken = set(rename.values())
         by_name: dict[str, list[str]] = {}
@@ -136,6 +148,49 @@ class MetricTable:
     def train_names(self) -> list[str]:
         """Names of training (not evaluation) metrics."""
         return [k for k in self.names() if not k.startswith("eval/")]
+
+
+@dataclass
+class TextBlock:
+    """Rows of text cells under one header, every row the header's width (a notebook's training table),
+    standing for the records ``dict(zip(header, row))`` without building them: `records_to_table` converts
+    its columns in one call, and `records()` gives the dicts whenever the general path is needed."""
+
+    header: list[str]
+    cells: list[str] | None  # the data rows' cells, row after row (None: only `numbers` was read)
+    numbers: np.ndarray | None = None  # the same cells already parsed (rows x header), when read as numbers
+    recount: object = None  # () -> cells: reads them again when only `numbers` was kept
+
+    def __len__(self) -> int:
+        if self.numbers is not None:
+            return len(self.numbers)
+        return len(self.cells) // max(len(self.header), 1)
+
+    def text_cells(self) -> list[str]:
+        if self.cells is None:
+            self.cells = self.recount()
+        return self.cells
+
+    def records(self) -> list[dict]:
+        cells, w = self.text_cells(), len(self.header)
+        return [dict(zip(self.header, cells[i : i + w])) for i in range(0, len(cells), w)]
+
+    def raw_columns(self) -> dict[str, np.ndarray] | None:
+        """Every column as floats, parsed as one JSON array of numbers (`_text_numbers`); None when a cell
+        is not one plain number or a name repeats (the records then say what each cell means)."""
+        w = len(self.header)
+        if w < 2 or len(set(self.header)) != w:
+            return None
+        block = self.numbers
+        if block is None:
+            cells = self.text_cells()
+            if not cells or len(cells) % w:
+                return None
+            block = _text_numbers([tuple(cells)], len(cells))
+            if block is None:
+                return None
+            block = block.reshape(-1, w)
+        return dict(zip(self.header, block.T.copy()))
 
 
 def _spelling_rank(key: str, name: str) -> tuple:
@@ -222,15 +277,26 @@ def _text_numbers(rows: list[tuple], width: int) -> np.ndarray | None:
         text = ",".join(chain.from_iterable(rows))
     except TypeError:
         return None
-    if any(c in text for c in '"[{tfn'):  # a string, list, object, true, false or null in some cell
+    flat = json_numbers(text)
+    if flat is None or len(flat) != len(rows) * width:
+        return None
+    return flat.reshape(len(rows), width)
+
+
+def json_numbers(text: str) -> np.ndarray | None:
+    """The comma-separated plain JSON numbers of ``text`` as floats, in one ``orjson`` call; None when
+    orjson is not installed or some item is anything else (a string, ``true``, ``null``, ``nan``, empty).
+
+    >>> json_numbers(" 1, -0.5 ,2e-3").tolist(), json_numbers("1,No log"), json_numbers("1,,2")
+    ([1.0, -0.5, 0.002], None, None)
+    """
+    if orjson is None or any(c in text for c in '"[{tfn'):  # a string, list, object, true, false or null
         return None
     try:
         flat = orjson.loads("[" + text + "]")
     except ValueError:
         return None
-    if len(flat) != len(rows) * width:
-        return None
-    return np.array(flat, dtype=float).reshape(len(rows), width)
+    return np.array(flat, dtype=float)
 
 
 def _is_nan(value) -> bool:
