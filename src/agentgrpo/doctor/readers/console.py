@@ -24,7 +24,7 @@ _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?i:nan|inf(?:inity)?
 _PAIR = re.compile(r"['\"]([^'\"]+)['\"]\s*:\s*(?:[A-Za-z_.]+\()?['\"]?(" + _NUMBER + r")")
 _TQDM = re.compile(r"(?<!\d)(\d+)/(\d+) \[")
 _TOTAL = re.compile(r"/(\d+) \[")  # `_TQDM` from its slash on
-_DIGITS = frozenset("0123456789")
+_COUNT_BEFORE = re.compile(r"[0-9]+\Z")  # searched up to a slash (endpos): the count it ends
 _LOGGING_STEPS = re.compile(r"logging_steps\s*[=:]\s*(\d+)")
 _BARE_NUMBER = re.compile(r"(?<=[:\s])(-?(?:nan|inf))(?=\s*[,}])")
 _MAX_WRAPPED_LINES = 40
@@ -93,12 +93,10 @@ def is_metric_record(record: dict) -> bool:
 
 # what `str.splitlines` ends a line at; a printed dict and the rest of its line hold none of them
 _BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
-# a dict start (as `_DICT_START`, within one line), and when the dict is flat (one brace pair, no `(` or
-# backslash, up to the end of its line) the dict itself in group 'flat'
-_START_OR_FLAT = re.compile(
-    r"\{(?:(?![" + _BREAKS + r"])\s)*['\"](?P<flat>[^{}()\\" + _BREAKS + r"]*\})?"
-    r"(?(flat)(?=[^{}()\\" + _BREAKS + r"]*(?:[" + _BREAKS + r"]|\Z)))"
-)
+# a dict start (as `_DICT_START`, within one line) and the end of its line
+_FLAT_START = re.compile(r"\{(?:(?![" + _BREAKS + r"])\s)*['\"]")
+_LINE_BREAK = re.compile("[" + _BREAKS + "]")
+_NOT_FLAT = re.compile(r"[{}()\\]")  # after a flat dict's closing brace, up to the end of its line
 
 
 def find_dicts(text: str) -> tuple[list[tuple[int, dict]], int]:
@@ -150,15 +148,32 @@ def _only_flat_dicts(text: str) -> list[tuple[int, dict]] | None:
     if fastjson.orjson is None:
         return None
     offsets, chunks = [], []
-    for m in _START_OR_FLAT.finditer(text):
-        chunk = m.group(0)
-        if m.group("flat") is None or (chunk.count("'") + chunk.count('"')) % 2:
+    length, find = len(text), text.find
+    rare_breaks = any(c in text for c in _BREAKS[2:])  # most logs break lines with \n and \r only
+    for m in _FLAT_START.finditer(text):  # "{" is a literal: the engine skips to each one in C
+        start, rest = m.start(), m.end()
+        if rare_breaks:
+            brk = _LINE_BREAK.search(text, rest)
+            end = brk.start() if brk else length
+        else:
+            end = find("\n", rest)
+            end = length if end < 0 else end
+            cr = find("\r", rest, end)
+            end = end if cr < 0 else cr
+        close = find("}", rest, end)
+        if close < 0 or (close + 1 < end and _NOT_FLAT.search(text, close + 1, end)):
             return None
-        offsets.append(m.start())
-        chunks.append(chunk)
+        offsets.append(start)
+        chunks.append(text[start : close + 1])
     if not chunks:
         return None
     joined = ",".join(chunks)
+    # flat: one brace pair per dict, no parenthesis or backslash (checked on all dicts at once). Quotes
+    # need no check: with no backslash every quote delimits a JSON string, so a dict with an odd number
+    # of them fails to decode or changes the number of elements (both send the log to the line reader)
+    n = len(chunks)
+    if joined.count("{") != n or joined.count("}") != n or any(c in joined for c in "()\\"):
+        return None
     if "nan" in joined or "inf" in joined:
         joined = _BARE_NUMBER.sub(r'"\1"', joined)
     try:
@@ -286,13 +301,12 @@ def _progress_counters(text: str) -> list[tuple[int, int]]:
     [(2, 3), (28, 4)]
     """
     matches = []
+    count_before = _COUNT_BEFORE.search
     for m in _TOTAL.finditer(text):
         slash = m.start()
-        start = slash
-        while start > 0 and text[start - 1] in _DIGITS:
-            start -= 1
-        if start < slash:
-            matches.append((start, int(text[start:slash]), int(m.group(1))))
+        count = count_before(text, max(0, slash - 18), slash)  # the digits that end at the slash
+        if count is not None:
+            matches.append((count.start(), int(count.group()), int(m.group(1))))
     if not matches:
         return []
     distinct: dict[int, set[int]] = {}
