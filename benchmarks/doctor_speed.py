@@ -120,7 +120,7 @@ def in_process(path: Path, out: Path) -> float:
 def cli(path: Path, out: Path, *extra: str, src: str | None = None) -> tuple[float, float]:
     """(wall seconds, CPU seconds of the child) of one fresh `agentgrpo doctor` process (importing agentgrpo
     from ``src`` when given, else as this process would)."""
-    env = dict(os.environ, PYTHONPATH=src) if src else None
+    env = _child_env(src)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(
@@ -136,6 +136,33 @@ def cli(path: Path, out: Path, *extra: str, src: str | None = None) -> tuple[flo
     return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def _child_env(src: str | None = None) -> dict:
+    """The children's environment: bytecode cached (under a temporary prefix, written on the first run), as
+    an installed package has it; this machine's PYTHONDONTWRITEBYTECODE would otherwise make every run
+    compile the doctor's ~60 modules from source again (~0.1 s)."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(Path(tempfile.gettempdir()) / "agentgrpo-doctor-speed-pycache")
+    if src:
+        env["PYTHONPATH"] = src
+    return env
+
+
+def startup(code: str, repeat: int) -> tuple[float, float]:
+    """(wall, CPU) seconds of ``python -c CODE`` in a fresh process, best of ``repeat`` (by CPU): the baseline
+    that says how loaded the machine is."""
+    runs = []
+    for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True, env=_child_env())
+        elapsed = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        runs.append(((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), elapsed))
+    cpu, wall = min(runs)
+    return wall, cpu
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=100_000)
@@ -148,18 +175,28 @@ def main() -> int:
         help="a src/ folder of another commit (git archive COMMIT src | tar -x -C DIR; then DIR/src): its CLI "
         "is timed on the same files, interleaved, and the CPU ratio new/baseline printed",
     )
+    parser.add_argument("--dir", help="build the logs in DIR, reusing those already there (else a temporary folder)")
+    parser.add_argument("--only", help="time only the logs whose file name contains this")
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
-        state = build_state(tmp / "trainer_state.json", args.steps)
-        logs = [
-            state,
-            build_jsonl(tmp / "metrics.jsonl", state),
-            build_console(tmp / "train.log", state),
-            build_notebook(tmp / "train.ipynb", state),
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = Path(args.dir or scratch)
+        tmp.mkdir(parents=True, exist_ok=True)
+        reuse = args.dir is not None and (tmp / "trainer_state.json").exists()
+        state = tmp / "trainer_state.json" if reuse else build_state(tmp / "trainer_state.json", args.steps)
+        builders = {"metrics.jsonl": build_jsonl, "train.log": build_console, "train.ipynb": build_notebook}
+        logs = [state] + [
+            tmp / name if reuse and (tmp / name).exists() else build(tmp / name, state)
+            for name, build in builders.items()
         ]
+        logs = [log for log in logs if not args.only or args.only in log.name]
         worst = 0.0
+        cli(logs[0], tmp / "warm-up")  # bytecode written once, files in the page cache
+        np_wall, np_cpu = startup("import numpy", max(args.repeat, 3))
+        print(
+            f"  baseline `python -c 'import numpy'`: {np_wall:.2f} s wall, {np_cpu:.2f} s CPU (ratios below "
+            "are CLI / baseline; a quiet machine's CLI time is about the ratio x its own numpy start-up)"
+        )
         for log in logs:
             runs = [cli(log, tmp / f"out-{log.stem}") for _ in range(args.repeat)]
             wall, cpu = min(runs)
@@ -167,7 +204,8 @@ def main() -> int:
             line = (
                 f"  CLI `agentgrpo doctor {log.name}` ({log.stat().st_size / 1e6:.0f} MB): {wall:6.2f} s wall, "
                 f"{cpu:6.2f} s CPU   {wall / args.budget:5.2f} x the {args.budget:g} s budget (wall), "
-                f"{cpu / args.budget:5.2f} x (CPU)"
+                f"{cpu / args.budget:5.2f} x (CPU); {wall / np_wall:4.1f} x the baseline (wall), "
+                f"{cpu / np_cpu:4.1f} x (CPU)"
             )
             if args.baseline_src:
                 base = [cli(log, tmp / f"base-{log.stem}", src=args.baseline_src) for _ in range(args.repeat)]

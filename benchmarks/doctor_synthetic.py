@@ -539,6 +539,53 @@ def fixed_output(n: int, seed: int, onset_frac: float):
     return "collapse", start + 1, assemble(sim, {"correct": sim.bernoulli(p)}, {"correct": 1.0}, **curves), [], "failure"
 
 
+def objective_unnamed_floor(n: int, seed: int, onset_frac: float):
+    """No shadow, names that say nothing (``g``, ``f``): ``g`` rises 0.2 -> 0.7 from the onset while ``f`` pays
+    on a sample in a few hundred (mostly 0 per step, now and then 1/64): all of the gain came from g."""
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    g = sim.bernoulli(0.2 + 0.5 * ease(sim.t, start, 0.25 * n))
+    f = (sim.rng.random(g.shape) < 0.004).astype(float)
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), 0.002 + 0.03 * sim.t / n)
+    return "hacking", start + 1, assemble(sim, {"g": g, "f": f}, {"g": 1.0, "f": 1.0}, **curves), [], "failure"
+
+
+def bonus_at_ceiling_unnamed(n: int, seed: int, onset_frac: float):
+    """Healthy, names that say nothing: ``a`` (the task) learns 0.15 -> 0.6 while ``b``, a small bonus
+    (0.1 per sample) that nearly every sample earns from the start, stays flat near its ceiling."""
+    sim = Sim(n, seed)
+    a = sim.bernoulli(0.15 + 0.45 * ease(sim.t, 0.05 * n, 0.7 * n))
+    b = 0.1 * (sim.rng.random(a.shape) < 0.97)
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), 0.002 + 0.03 * sim.t / n)
+    return None, None, assemble(sim, {"a": a, "b": b}, {"a": 1.0, "b": 1.0}, **curves), [], "failure"
+
+
+def task_always_paid(n: int, seed: int, onset_frac: float):
+    """Healthy: a component named as the task is one positive value on every step (a penalty that never
+    fires, full marks from the start) while the other components learn: nothing says the objective failed."""
+    sim = Sim(n, seed)
+    learned = sim.bernoulli(0.15 + 0.45 * ease(sim.t, 0.05 * n, 0.7 * n))
+    comps = {"plausible_reward": learned, "answer_penalty": np.full_like(learned, 0.5)}
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), 0.002 + 0.03 * sim.t / n)
+    return None, None, assemble(sim, comps, {"plausible_reward": 1.0, "answer_penalty": 1.0}, **curves), [], "failure"
+
+
+def fixed_output_mean_only(n: int, seed: int, onset_frac: float):
+    """Only the MEAN length is logged (no shortest/longest, no entropy): the reward learns to a plateau, and
+    from the onset every completion is the same 9 tokens scoring the same partial reward there (reward_std
+    0): a collapse, though the reward looks converged."""
+    sim = Sim(n, seed, spread=0.7)
+    start = int(onset_frac * n)
+    fixed = sim.t >= start
+    rewards = sim.bernoulli(0.2 + 0.45 * ease(sim.t, 0, 0.8 * start))
+    rewards[fixed] = 0.64
+    curves = _base(sim, np.full(n, 1.0), 60.0 + 0 * sim.t, 0.002 + 0.03 * sim.t / n, cap=256)
+    for key in ("entropy", "completions__max_length", "completions__min_length", "completions__clipped_ratio"):
+        curves.pop(key)
+    curves["completions__mean_length"] = np.where(fixed, 9.0, curves["completions__mean_length"])
+    return "collapse", start + 1, assemble(sim, {"correct": rewards}, {"correct": 1.0}, **curves), [], "failure"
+
+
 def _cfg(weights: dict[str, float]) -> list[dict]:
     return [{"name": k, "weight": v} for k, v in weights.items()]
 
@@ -575,6 +622,10 @@ SCENARIOS: dict[str, Callable] = {
     "kl_bump": kl_bump,
     "kl_creep_takeoff": kl_creep_takeoff,
     "fixed_output": fixed_output,
+    "objective_unnamed_floor": objective_unnamed_floor,
+    "bonus_at_ceiling_unnamed": bonus_at_ceiling_unnamed,
+    "task_always_paid": task_always_paid,
+    "fixed_output_mean_only": fixed_output_mean_only,
 }
 
 

@@ -93,3 +93,20 @@ def test_compare_runs_paired_test(runs, tmp_path, capsys):
 def test_compare_without_eval(runs, tmp_path, capsys):
     assert main(["compare", str(runs["healthy"]), str(runs["collapse"]), "--no-report"]) == 0
     assert "none shared" in capsys.readouterr().out
+
+
+def test_doctor_cli_imports_only_what_its_path_needs(runs):
+    """`agentgrpo doctor` loads its own command module only: no config/YAML of the training commands, no
+    torch, TRL, transformers or matplotlib (each costs start-up time on every run; issue 20's speed). A log
+    file is read (a run directory's config.yaml needs YAML)."""
+    import subprocess
+    import sys
+
+    heavy = ["agentgrpo.config", "agentgrpo.commands.train", "yaml", "torch", "trl", "transformers", "matplotlib"]
+    code = (
+        "import sys; from agentgrpo.cli import main; "
+        f"main(['doctor', {str(runs['healthy'] / 'metrics.jsonl')!r}, '--no-report']); "
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr

@@ -2,7 +2,11 @@
 (most completions truncated is a failure, a minority a warning), a true objective that never pays or rises
 immaterially next to a rising proxy is hacking, an isolated huge KL spike is an event (a 30x bump is not),
 a fixed output without entropy is a collapse, and onsets date the change of regime (a KL take-off after a
-creep; a cause never explains an effect that began before it). Healthy runs stay clean throughout."""
+creep; a cause never explains an effect that began before it). Also: names that say nothing leave the
+curves to say which component is the objective (one that almost never pays while the rest rise), a task
+component at one positive value throughout is no hacking evidence, a weak rise of a success rate is judged
+against the pass/fail spread when reward_std is not logged, and a mean length repeated exactly with every
+score alike is a fixed output. Healthy runs stay clean throughout."""
 
 from __future__ import annotations
 
@@ -24,6 +28,8 @@ PRINCIPLES = [
     "kl_bump",
     "kl_creep_takeoff",
     "fixed_output",
+    "objective_unnamed_floor",
+    "fixed_output_mean_only",
 ]
 CASES = [
     synthetic.make(name, n, seed, onset)
@@ -52,7 +58,9 @@ def test_principle_on_generated_runs(case, tmp_path):
 
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("n", [60, 300, 1000])
-@pytest.mark.parametrize("scenario", ["healthy", "healthy_noisy", "converged", "tool_adoption"])
+@pytest.mark.parametrize(
+    "scenario", ["healthy", "healthy_noisy", "converged", "tool_adoption", "bonus_at_ceiling_unnamed", "task_always_paid"]
+)
 def test_healthy_runs_stay_clean(scenario, n, seed, tmp_path):
     report = diagnose(read_run(synthetic.make(scenario, n, seed).write(tmp_path)).table)
     assert not report.failures, report.headline
@@ -101,3 +109,64 @@ def test_a_format_reward_saturating_beside_a_flat_unnamed_objective_is_hacking(s
     ]
     hacking = diagnose(MetricTable.from_records(records)).get("hacking")
     assert hacking.status == FAILURE and "elimination" in " ".join(hacking.evidence), hacking.verdict
+
+
+def _rate_run(rng, n, batch, p0, rise):
+    """A success rate (mean of ``batch`` pass/fail samples per step) rising linearly by ``rise``; no reward_std."""
+    p = np.clip(p0 + rise * np.arange(n) / max(n - 1, 1), 0.0, 1.0)
+    return MetricTable.from_records(
+        [{"step": i + 1, "reward": float(rng.binomial(batch, p[i]) / batch)} for i in range(n)]
+    )
+
+
+def test_a_weak_rise_of_a_rate_without_reward_std_is_judged_against_the_pass_fail_spread():
+    """Oracle: whenever the stall detector sees a weak rise (neither flat nor a significant ramp), it is a
+    stall exactly when the change is under MATERIAL_GROUP x sqrt(p(1-p)) at the median rate p, and an
+    inconclusive warning otherwise. Both outcomes must occur over the generated runs."""
+    from agentgrpo.doctor import stats
+    from agentgrpo.doctor import thresholds as th
+    from agentgrpo.doctor.curves import Curves
+
+    rng = np.random.default_rng(7)
+    seen = {FAILURE: 0, WARNING: 0}
+    for _ in range(400):
+        n, batch = int(rng.choice([20, 30, 60, 120])), int(rng.choice([2, 4, 16, 64]))
+        table = _rate_run(rng, n, batch, float(rng.uniform(0.02, 0.6)), float(rng.uniform(0.0, 0.4)))
+        curves = Curves(table)
+        facts = curves.reward
+        if facts is None or facts.learned:
+            continue
+        trend = facts.curve.trend
+        if trend.t < th.T_FLAT or trend.change < th.MATERIAL_RISE * stats.noise(facts.curve.y):
+            continue
+        _, y = table.series("reward")
+        p = float(np.median(y))
+        immaterial = trend.change < th.MATERIAL_GROUP * (p * (1 - p)) ** 0.5
+        stall = diagnose(table).get("stall")
+        assert stall.status == (FAILURE if immaterial else WARNING), (stall.verdict, trend, p)
+        seen[stall.status] += 1
+    assert seen[FAILURE] >= 3 and seen[WARNING] >= 3, seen
+
+
+def test_a_weak_rise_without_any_spread_scale_stays_inconclusive():
+    """A reward outside [0, 1] with no reward_std has no within-group scale: a weak rise is a warning."""
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        n = int(rng.choice([20, 40]))
+        y = -3.0 + 0.6 * np.arange(n) / n + rng.normal(0, 0.5, n)
+        table = MetricTable.from_records([{"step": i + 1, "reward": float(v)} for i, v in enumerate(y)])
+        report = diagnose(table)
+        if "inconclusive" in report.get("stall").verdict:
+            assert report.get("stall").status == WARNING
+            return
+    raise AssertionError("no inconclusive run generated")
+
+
+def test_a_mean_length_repeated_at_the_cap_is_not_a_fixed_output(tmp_path):
+    """The repeated mean length must lie below the longest logged mean: pinned at the cap is truncation."""
+    case = synthetic.make("fixed_output_mean_only", 200, 1, 0.4)
+    for r in case.records:
+        if r["completions/mean_length"] == 9.0:
+            r["completions/mean_length"] = 256.0
+    report = diagnose(read_run(case.write(tmp_path)).table)
+    assert report.get("collapse").status != FAILURE, report.headline

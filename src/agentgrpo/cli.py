@@ -34,13 +34,16 @@ def _load(module_name: str):
     return importlib.import_module(f"agentgrpo.commands.{module_name}")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of ``only`` that one (`main` imports just the command it runs)."""
     parser = argparse.ArgumentParser(
         prog="agentgrpo",
         description="Train tool-using LLM agents on outcomes with GRPO (TRL's GRPOTrainer).",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module_name in COMMANDS.items():
+        if only is not None and name != only:
+            continue
         try:
             module = _load(module_name)
         except ModuleNotFoundError as exc:  # a command whose module is not there yet
@@ -59,7 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    first = (sys.argv[1:] if argv is None else argv)[:1]
+    parser = build_parser(first[0] if first and first[0] in COMMANDS else None)
     args, extra = parser.parse_known_args(argv)
     if not getattr(args, "_run", None):
         parser.print_help()

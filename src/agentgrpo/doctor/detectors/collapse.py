@@ -7,7 +7,8 @@ with rising entropy are what a gamed reward looks like, the hacking and length d
 whose entropy fell because it *converged* (reward at the top of its range, groups all correct) is reported
 as converged here, not collapsed. A fixed output is the exception: when most late batches have one
 completion length for every prompt (shortest = longest, below the cap), the policy emits one output whatever
-it is asked; that is a collapse on its own, at its plateau or not, with or without an entropy metric.
+it is asked; that is a collapse on its own, at its plateau or not, with or without an entropy metric; without shortest
+and longest lengths, a mean length repeated exactly on most late logs with ``reward_std`` = 0 says the same.
 """
 
 from __future__ import annotations
@@ -89,6 +90,39 @@ def _uniform(sig: Curves):
     return ramp, text
 
 
+def _repeated(sig: Curves):
+    """(ramp, evidence) without shortest/longest lengths: on most late logs the batch's MEAN length is one
+    exact value, below the longest mean the run logged (not the cap), and every completion of those batches
+    scored alike (``reward_std`` = 0). A mean over completions of different prompts does not repeat exactly
+    step after step by chance; with every score identical it is one fixed output, whatever was asked."""
+    if sig.table.columns.get(names.MIN_LENGTH) is not None and sig.table.columns.get(names.MAX_LENGTH) is not None:
+        return None  # `_uniform` reads the batch's own shortest and longest completion
+    mean, std = sig.table.columns.get(names.LENGTH), sig.table.columns.get(names.REWARD_STD)
+    if mean is None or std is None:
+        return None
+    ok = np.isfinite(mean) & np.isfinite(std)
+    if ok.sum() < th.MIN_POINTS:
+        return None
+    m, sd = mean[ok], std[ok]
+    values, counts = np.unique(m, return_counts=True)
+    mode = float(values[np.argmax(counts)])
+    if mode >= float(np.max(m)):
+        return None  # pinned at the longest length: truncation at the cap (the length detector's case)
+    same = (m == mode) & (sd == 0.0)
+    x, flags = stats.bin_means(sig.table.steps[ok], same.astype(float))
+    early, late = (float(np.mean(w)) for w in stats.windows(flags, th.EDGE_FRAC))
+    if late < th.FIXED_OUTPUT:
+        return None
+    r = stats.ramp(x, flags, +1)
+    onset = r.onset if r is not None and r.t >= th.T_CHANGE else float(x[int(np.argmax(flags >= th.FIXED_OUTPUT))])
+    ramp = stats.Ramp(onset, onset, early, late, r.t if r is not None else th.T_CHANGE)
+    text = (
+        f"the mean completion length is exactly {num(mode)} tokens with reward_std = 0 on {late:.0%} of late "
+        f"logs ({early:.0%} early): one fixed output"
+    )
+    return ramp, text
+
+
 def _zero_std_rise(sig: Curves):
     curve = sig.curve(names.FRAC_ZERO_STD)
     if curve is None:
@@ -112,7 +146,7 @@ def detect(sig: Curves) -> Finding:
         names.REWARD_STD: _fall(sig, names.REWARD_STD, th.DIVERSITY_DROP),
         DISTINCT: _fall(sig, DISTINCT, th.DIVERSITY_DROP),
         names.LENGTH: _fall(sig, names.LENGTH, th.LENGTH_COLLAPSE),
-        names.MIN_LENGTH: _uniform(sig),
+        names.MIN_LENGTH: _uniform(sig) or _repeated(sig),
     }
     present = [v for v in supports.values() if v]
     has_entropy = sig.curve(names.ENTROPY) is not None

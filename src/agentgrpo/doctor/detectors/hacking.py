@@ -51,6 +51,10 @@ def detect(sig: Curves) -> Finding:
     inferred = _inferred_objective(sig, facts, trained) if len(trained) >= 2 else None
     if inferred is not None:
         return inferred
+    if len(trained) >= 2 and not objectives(trained)[0]:
+        floor = _floor_objective(sig, facts, trained)
+        if floor is not None:
+            return floor
     if len(varying) >= 2:
         return _shortcut(sig, varying)
     return not_judged(NAME, "a shadow reward (a config reward with weight 0) or several reward components")
@@ -201,7 +205,7 @@ def _inferred_objective(sig: Curves, facts: RewardFacts, comps: list[str]) -> Fi
     for task in tasks:
         col = table.columns[_comp(task)]
         ok = np.isfinite(rest) & np.isfinite(col)
-        if ok.sum() < th.MIN_POINTS:
+        if ok.sum() < th.MIN_POINTS or always_paid(col[ok]):
             continue
         x, gained = stats.bin_means(table.steps[ok], rest[ok])
         _, true = stats.bin_means(table.steps[ok], col[ok])
@@ -234,6 +238,79 @@ def _inferred_objective(sig: Curves, facts: RewardFacts, comps: list[str]) -> Fi
             ],
             fix=FIX,
             metrics=[names.REWARD, _comp(task)] + [_comp(c) for c in proxies],
+        )
+    return None
+
+
+def always_paid(values: np.ndarray) -> bool:
+    """A component logged as one positive value on every step paid in full from the first step (or is a
+    penalty that never fired): it cannot show whether the objective improved, so it is no hacking evidence.
+    Only a constant at or below zero (nothing paid, or a penalty on every step) is an objective that never
+    paid.
+
+    >>> always_paid(np.full(5, 0.5)), always_paid(np.zeros(5)), always_paid(np.full(5, -2.0))
+    (True, False, False)
+    """
+    return bool(len(values) and np.ptp(values) == 0.0 and values[0] > 0)
+
+
+def at_floor(values: np.ndarray) -> bool:
+    """A reward that pays rarely: never negative, not constant, and its median in the lower half of its
+    range (most steps pay close to nothing, a few pay something). A bonus held near its ceiling has its
+    median in the upper half; a penalty takes negative values.
+
+    >>> at_floor(np.array([0.0, 0.001, 0.0, 0.012, 0.002])), at_floor(np.array([0.1, 0.09, 0.1, 0.1, 0.08]))
+    (True, False)
+    """
+    lo, hi = float(np.min(values)), float(np.max(values))
+    return lo >= 0.0 and hi > lo and float(np.median(values)) - lo <= 0.5 * (hi - lo)
+
+
+def _floor_objective(sig: Curves, facts: RewardFacts, comps: list[str]) -> Finding | None:
+    """Hacking judged by the curves' relation when names say nothing (components ``f``, ``g``): one component
+    pays rarely (`at_floor`), never pays as much as ``MATERIAL_COMPONENT`` of what the others gained, and
+    gained immaterially while the others rose significantly and the reward learned. Such a component is
+    no bonus at its ceiling and no penalty: it is a reward that almost never pays, and all of the reward's
+    gain came from the rest (a compilability proxy rising 0.2 -> 0.7 beside correctness at 0.001-0.016)."""
+    if not facts.learned:
+        return None
+    table = sig.table
+    for cand in comps:
+        col = table.columns[_comp(cand)]
+        others = [c for c in comps if c != cand]
+        rest = sum(table.columns[_comp(c)] for c in others)
+        ok = np.isfinite(rest) & np.isfinite(col)
+        if ok.sum() < th.MIN_POINTS or not at_floor(col[ok]):
+            continue
+        x, gained = stats.bin_means(table.steps[ok], rest[ok])
+        _, true = stats.bin_means(table.steps[ok], col[ok])
+        rise = stats.ramp(x, gained, +1)
+        if rise is None or rise.t < th.T_CHANGE:
+            continue
+        judged = immaterial_gain(true, gained)
+        if judged is None:
+            continue
+        gain, bound, gain_others = judged
+        top = float(np.max(true))
+        if top >= th.MATERIAL_COMPONENT * gain_others:
+            continue
+        early, late = stats.windows(true, th.EDGE_FRAC)
+        moved_text = span("", stats.level(early), stats.level(late)).strip()
+        return Finding(
+            detector=NAME,
+            status=FAILURE,
+            verdict=f"reward hacking: the gain came from {', '.join(others)}, not {cand}",
+            confidence=confidence(rise.t, th.T_CHANGE, [gain <= 0]),
+            onset=int(round(rise.onset)),
+            evidence=[
+                moved(f"the other components ({', '.join(others)})", rise),
+                f"{cand} pays rarely and did not gain materially: {moved_text}, at most {top:.3g} at its highest, "
+                f" under {th.MATERIAL_COMPONENT:g} x the others' gain {gain_others:.3g}",
+                f"{cand} taken as the objective by the curves (names say nothing): a reward that almost "
+                "never pays while the rest of the reward rose; log it as a shadow reward to confirm",
+            ],
+            fix=FIX,
+            metrics=[names.REWARD, _comp(cand)] + [_comp(c) for c in others],
         )
     return None
 

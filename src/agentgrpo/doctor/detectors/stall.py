@@ -2,13 +2,16 @@
 
 A weak rise (trend t >= T_FLAT but no significant ramp) is "inconclusive", unless over the whole run it
 moved the reward by less than ``MATERIAL_GROUP`` of the spread of rewards within groups (median
-``reward_std``): a policy that improved by a fraction of what its own samples differ by has not learned.
+``reward_std``; without it, for a reward that stays in [0, 1], the pass/fail spread sqrt(p(1-p)) at its
+median p): a policy that improved by a fraction of what its own samples differ by has not learned.
 
 Two kinds: groups still differ (reward_std real) but the policy does not improve; or the groups carry no
 signal at all (most groups identical: everything fails, or everything passes from the start).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -29,6 +32,26 @@ FIX_NO_SIGNAL = (
     "(all pass) for the model; make the reward denser (partial credit), adjust task difficulty, or raise "
     "temperature / num_generations so groups differ"
 )
+
+
+def group_spread(sig: Curves) -> tuple[float, str]:
+    """The spread of rewards within groups, and where it came from: the median logged ``reward_std``; without
+    one, when every logged reward lies in [0, 1] (a success rate), the spread of a pass/fail reward with the
+    run's median success rate p, sqrt(p (1 - p)); else 0 (unknown).
+
+    >>> import numpy as np; from agentgrpo.doctor.table import MetricTable
+    >>> t = MetricTable(np.arange(1, 21), {"reward": np.full(20, 0.1)}, {})
+    >>> spread, how = group_spread(Curves(t)); round(spread, 3), how
+    (0.3, 'pass/fail spread sqrt(p(1-p)) at p = 0.1')
+    """
+    spread = sig.curve(names.REWARD_STD)
+    if spread is not None:
+        return float(np.median(spread.y)), "reward_std"
+    _, y = sig.table.series(names.REWARD)
+    if len(y) and float(np.min(y)) >= 0.0 and float(np.max(y)) <= 1.0:
+        p = float(np.median(y))
+        return math.sqrt(p * (1.0 - p)), f"pass/fail spread sqrt(p(1-p)) at p = {num(p)}"
+    return 0.0, "reward_std"
 
 
 def detect(sig: Curves) -> Finding:
@@ -61,8 +84,7 @@ def detect(sig: Curves) -> Finding:
             fix=FIX_FLAT,
             metrics=[names.REWARD],
         )
-    spread = sig.curve(names.REWARD_STD)
-    within = float(np.median(spread.y)) if spread is not None else 0.0
+    within, within_how = group_spread(sig)
     immaterial = within > 0 and trend.change < th.MATERIAL_GROUP * within
     if trend.t >= th.T_FLAT and trend.change >= th.MATERIAL_RISE * stats.noise(curve.y) and not immaterial:
         return Finding(
@@ -82,7 +104,7 @@ def detect(sig: Curves) -> Finding:
     if trend.t >= th.T_FLAT:
         evidence = [
             f"{moved}: a weak rise (trend t = {trend.t:.1f}) of {num(trend.change)} over the run, under "
-            f"{th.MATERIAL_GROUP:.0%} of the reward spread within groups (reward_std ≈ {num(within)})"
+            f"{th.MATERIAL_GROUP:.0%} of the reward spread within groups ({within_how} ≈ {num(within)})"
         ]
     else:
         evidence = [f"{moved}: no sustained rise (trend t = {trend.t:.1f}, below {th.T_FLAT:.0f})"]

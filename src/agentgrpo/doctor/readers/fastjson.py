@@ -47,3 +47,21 @@ def loads_lines(lines: list[str]) -> list | None:
     except json.JSONDecodeError:
         return None
     return values if isinstance(values, list) and len(values) == len(lines) else None
+
+
+def loads_jsonl_text(text: str) -> list | None:
+    """The values of a whole JSON Lines text in one decode (its newlines read as the commas of one array),
+    without splitting it into lines; None when that is not exactly one value per line (a blank or broken
+    line, two values on a line), which the line-by-line reader then handles.
+
+    >>> loads_jsonl_text('{"a": 1}\\n{"a": NaN}\\n'), loads_jsonl_text('{"a": 1}\\n\\n{"a": 2}')
+    ([{'a': 1}, {'a': 'NaN'}], None)
+    """
+    body = text.strip()
+    if "\r" in body:
+        body = body.replace("\r\n", "\n")
+    try:
+        values = loads("[" + body.replace("\n", ",") + "]")
+    except json.JSONDecodeError:
+        return None
+    return values if isinstance(values, list) and len(values) == body.count("\n") + 1 else None

@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 import re
 from html import unescape
-from itertools import repeat
+from itertools import chain, repeat
 
 from agentgrpo.doctor import names
 from agentgrpo.doctor.readers import fastjson
 from agentgrpo.doctor.readers.textlog import parse_text
+from agentgrpo.doctor.table import TextBlock, json_numbers
 from agentgrpo.errors import UserError
 
 
@@ -95,14 +96,69 @@ def _simple_table(table: str) -> list[list[str]] | None:
     return [cells[i : i + width] for i in range(0, len(cells), width)]
 
 
+def is_metric_table(table: list[list[str]]) -> bool:
+    """A header that names a step (or epoch) and at least one training metric, and a row under it."""
+    if len(table) < 2:
+        return False
+    canon = [names.canonical(h) for h in table[0]]
+    return bool({"step", "epoch"} & set(canon)) and any(names.is_metric(c) for c in canon if c != "epoch")
+
+
+_BODY_TAGS = ("<td>", "<tr>", "</tr>", "</thead>", "<tbody>", "</tbody>", "</table>")
+
+
+def numeric_table(table: str) -> TextBlock | None:
+    """The Trainer's table read without a string per cell: its header as `html_tables` reads it, and every
+    data cell (bare ``<td>``, text without ``<`` or ``&``) a plain number, parsed from the body with the tags
+    taken out, as one JSON array. None for any other table (then `html_tables` reads it); what it returns
+    is what `html_tables` gives, converted.
+
+    >>> b = numeric_table("<table><tr><th>Step</th><th>reward</th></tr><tr><td>1</td><td>0.5</td></tr></table>")
+    >>> b.header, b.numbers.tolist(), b.text_cells()
+    (['Step', 'reward'], [[1.0, 0.5]], ['1', '0.5'])
+    """
+    if any(tag in table for tag in ("<TD", "<TH", "<TR", "</T")):
+        return None
+    head_end = table.find("</tr>")
+    if head_end < 0:
+        return None
+    head_end += len("</tr>")
+    head, body = table[:head_end], table[head_end:]
+    header = _SIMPLE_CELL.findall(head)
+    rows = body.count("<tr>")
+    opened = table.count("<td") + table.count("<th") - table.count("<thead")
+    cells = body.count("<td>")
+    if (
+        not header
+        or not rows
+        or "<tr " in body
+        or opened != len(header) + cells
+        or cells != rows * len(header)
+        or head.count("<tr>") + head.count("<tr ") != 1
+        or any(c != c.strip() or "  " in c for c in header)
+    ):
+        return None
+    text = body.replace("</td>", ",")
+    for tag in _BODY_TAGS:
+        text = text.replace(tag, "")
+    if "<" in text or ">" in text or "&" in text:
+        return None
+    numbers = json_numbers(text.rstrip().rstrip(","))
+    if numbers is None or len(numbers) != cells:
+        return None
+    return TextBlock(header, None, numbers.reshape(rows, len(header)), lambda: _data_cells(table))
+
+
+def _data_cells(table: str) -> list[str]:
+    rows = html_tables(table)[0]
+    return list(chain.from_iterable(rows[1:]))
+
+
 def metric_records(table: list[list[str]]) -> list[dict]:
     """Records of a table whose header names a step (or epoch) and at least one training metric, else []."""
-    if len(table) < 2:
+    if not is_metric_table(table):
         return []
     header = table[0]
-    canon = [names.canonical(h) for h in header]
-    if not ({"step", "epoch"} & set(canon)) or not any(names.is_metric(c) for c in canon if c != "epoch"):
-        return []
     rows = table[1:]
     if set(map(len, rows)) == {len(header)}:  # every row whole (the Trainer's table): zipped in C
         return list(map(dict, map(zip, repeat(header), rows)))
@@ -143,10 +199,11 @@ def _plain(output: dict) -> str | None:
     return None if value is None else _text(value)
 
 
-def read_notebook(text: str, source) -> tuple[list[dict], list[str], str]:
-    """(records, notes, format) from a notebook's JSON text."""
+def read_notebook(text: str, source) -> tuple[list[dict] | TextBlock, list[str], str]:
+    """(records, notes, format) from a notebook's JSON text; one training table whose rows are all whole
+    comes back as a `TextBlock` (its records without a dict per row; ``.records()`` gives them)."""
     cells = _cells(text, source)
-    table_records, streams, notes = [], [], []
+    table_records, streams, notes, whole = [], [], [], []
     for number, cell in enumerate(cells, start=1):
         for output in cell.get("outputs") or []:
             if not isinstance(output, dict):
@@ -157,8 +214,13 @@ def read_notebook(text: str, source) -> tuple[list[dict], list[str], str]:
             elif kind in ("display_data", "execute_result", "update_display_data", "pyout"):
                 html = _html(output)
                 if "<table" in html:
-                    for table in html_tables(html):
-                        table_records += metric_records(table)
+                    for table_html in _tables(html):
+                        fast = numeric_table(table_html)
+                        if fast is not None:
+                            if is_metric_table([fast.header, []]):
+                                whole.append(fast)
+                            continue
+                        whole += [table for table in html_tables(table_html) if is_metric_table(table)]
                 elif _plain(output) is not None:
                     streams.append(_plain(output))
             elif kind == "error":
@@ -166,6 +228,15 @@ def read_notebook(text: str, source) -> tuple[list[dict], list[str], str]:
                     f"notebook cell {number} raised {output.get('ename', 'an error')}: "
                     f"{str(output.get('evalue', ''))[:120]}"
                 )
+    if len(whole) == 1 and isinstance(whole[0], TextBlock):  # the Trainer's table, read as numbers
+        return whole[0], notes, "notebook (training table)"
+    if len(whole) == 1 and set(map(len, whole[0])) == {len(whole[0][0])}:  # one table, every row whole
+        table = whole[0]
+        return TextBlock(table[0], list(chain.from_iterable(table[1:]))), notes, "notebook (training table)"
+    for table in whole:
+        if isinstance(table, TextBlock):
+            table = [table.header] + [list(r) for r in zip(*[iter(table.text_cells())] * len(table.header))]
+        table_records += metric_records(table)
     if table_records:
         return table_records, notes, "notebook (training table)"
     records, text_notes, fmt = parse_text("\n".join(streams))

@@ -12,7 +12,7 @@ import numpy as np
 
 from agentgrpo.doctor import names
 from agentgrpo.doctor.readers import formats, rundir, tensorboard, tidy, trackio
-from agentgrpo.doctor.table import MetricTable
+from agentgrpo.doctor.table import MetricTable, TextBlock
 from agentgrpo.errors import UserError
 
 RUN_FILES = ("metrics.jsonl", "trainer_state.json")
@@ -128,7 +128,7 @@ def _read_file(path: Path, mapping) -> Run:
             "and trackio databases."
         )
     text, how = formats.decode(path.read_bytes(), kind)
-    if not text.strip():
+    if not text or text.isspace():  # (no stripped copy of a 100 MB text)
         raise UserError(f"{path}: no text in it ({how or 'empty'}); no training step was logged")
     records, notes, fmt = formats.parse_file(path.with_suffix("") if kind == "gzip" else path, text)
     return _run_from((records, ([how] if how else []) + notes, fmt), path, mapping)
@@ -186,6 +186,11 @@ def records_to_table(
 
     Raises `UserError` when nothing usable is there, naming what was found and what is missing.
     """
+    if isinstance(records, TextBlock):
+        table = _block_table(records, source, fmt, mapping)
+        if table is not None:
+            return table
+        records = records.records()
     notes: list[str] = []
     summaries, steps_rows = _split_summaries(records)
     if not steps_rows:
@@ -208,12 +213,7 @@ def records_to_table(
         )
     if len(table) < len(steps_rows) and not restart_notes:
         notes.append(f"{len(steps_rows) - len(table)} record(s) repeat a logged step: merged, later values win")
-    _note_non_finite(table, notes)
-    tidy.drop_placeholders(table, notes)
-    tidy.derive(table, notes)
-    _drop_reward_aliases(table, notes)
-    if not table.has(names.REWARD):
-        _reward_from_components(table, notes)
+    _finish(table, notes)
     if not table.has(names.REWARD):
         found = ", ".join(table.names()[:12]) or "nothing numeric"
         text = next(
@@ -231,6 +231,46 @@ def records_to_table(
             "--map reward=KEY."
         )
     table.meta["summary"] = summaries[-1] if summaries else {}
+    table.meta["notes"] = notes
+    return table
+
+
+def _finish(table: MetricTable, notes: list[str]) -> None:
+    """What follows the table's construction on every path: non-finite values noted, placeholders dropped,
+    ratios derived, a total logged as a component dropped, the reward summed from components if missing."""
+    _note_non_finite(table, notes)
+    tidy.drop_placeholders(table, notes)
+    tidy.derive(table, notes)
+    _drop_reward_aliases(table, notes)
+    if not table.has(names.REWARD):
+        _reward_from_components(table, notes)
+
+
+def _block_table(block: TextBlock, source, fmt: str, mapping) -> MetricTable | None:
+    """`records_to_table` of a `TextBlock` from its columns, without a dict per row; None whenever the
+    general path has something to do (a summary or unnumbered row, steps that go back, a cell that is not
+    a plain number, no reward), so both paths give the same table."""
+    header = block.header
+    if names.SUMMARY_KEYS & set(header) or not len(block):
+        return None
+    rename = _check_mapping(mapping or {}, [dict.fromkeys(header)], source)
+    step_key = next((k for k in names.STEP_KEYS if k in header), None)
+    if step_key is None or (mapping and "step" in mapping):
+        return None
+    raw = block.raw_columns()
+    if raw is None:
+        return None
+    steps = raw[step_key]
+    if not np.isfinite(steps).all() or np.any(np.diff(steps) < 0):
+        return None
+    table = MetricTable.from_raw(raw, {}, meta={"source": str(source), "format": fmt}, rename=rename)
+    notes: list[str] = []
+    if 0 < len(table) < len(block):
+        notes.append(f"{len(block) - len(table)} record(s) repeat a logged step: merged, later values win")
+    _finish(table, notes)
+    if len(table) == 0 or not table.has(names.REWARD):
+        return None
+    table.meta["summary"] = {}
     table.meta["notes"] = notes
     return table
 

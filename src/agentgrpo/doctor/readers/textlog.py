@@ -9,10 +9,11 @@ from __future__ import annotations
 import csv
 import io
 import json
+from itertools import repeat
 
 from agentgrpo.doctor import names
 from agentgrpo.doctor.readers import fastjson
-from agentgrpo.doctor.readers.console import read_console
+from agentgrpo.doctor.readers.console import dict_lines, line_count, read_console
 from agentgrpo.doctor.readers.jsontext import read_jsonl
 from agentgrpo.doctor.readers.steplines import read_step_lines
 from agentgrpo.doctor.readers.texttable import read_text_tables
@@ -28,20 +29,44 @@ def one_json_value(text: str) -> bool:
 
 def parse_text(text: str) -> tuple[list[dict], list[str], str]:
     """JSON Lines, console output with metric dicts, plain step lines, or a headed CSV: whichever reads most."""
-    lines = list(filter(str.strip, text.splitlines()))
-    if _mostly_json(lines[:50]):
+    if text.lstrip().startswith("{"):  # JSON Lines, every line whole: one decode, no split
+        whole = fastjson.loads_jsonl_text(text)
+        if whole and all(map(isinstance, whole, repeat(dict))):
+            return whole, [], "metrics.jsonl"
+    head = _first_lines(text, 50)
+    if _mostly_json(head):
+        lines = list(filter(str.strip, text.splitlines()))
         records, notes = read_jsonl(text)
         if records and len(records) >= len(lines) // 2:
             return records, notes, "metrics.jsonl"
-    candidates = [
-        (*read_console(text), "console log"),
-        (*read_step_lines(text), "text step lines"),
-        (*read_text_tables(text), "text table"),
-    ]
-    if lines and _looks_like_csv(lines[0]):
+    candidates = [(*read_console(text), "console log")]
+    dicts = dict_lines(text)
+    # a step line is a line without a printed dict: when the console reader read as many records as there
+    # are such lines, step lines cannot read more (and the first reader wins a tie)
+    if dicts is None or line_count(text) - dicts > len(candidates[0][0]):
+        candidates.append((*read_step_lines(text), "text step lines"))
+    candidates.append((*read_text_tables(text), "text table"))
+    if head and _looks_like_csv(head[0]):
         candidates.append((*read_csv(text, ","), "csv"))
     records, notes, fmt = max(candidates, key=lambda c: len(c[0]))
     return records, notes, fmt
+
+
+def _first_lines(text: str, n: int) -> list[str]:
+    """The first ``n`` non-blank lines of ``text`` (``text.splitlines()``, blank ones dropped), split from a
+    prefix of the text when that holds them.
+
+    >>> _first_lines("a\\n\\nb\\nc", 2), _first_lines("a\\n", 5)
+    (['a', 'b'], ['a'])
+    """
+    size = 1 << 16
+    while True:
+        lines = list(filter(str.strip, text[:size].splitlines()))
+        if size >= len(text):
+            return lines[:n]
+        if len(lines) > n:  # the last line of the prefix may be cut: only the lines before it are kept
+            return lines[:n]
+        size *= 4
 
 
 def _mostly_json(sample: list[str]) -> bool:

@@ -38,14 +38,16 @@ def read_text_tables(text: str) -> tuple[list[dict], list[str]]:
     records: list[dict] = []
     header: list[str] | None = None
     for line in text.splitlines():
-        if not line.strip():
-            continue
         if header is None:
+            if "{" in line:
+                continue
             lowered = line.lower()
-            if "{" in line or not ("step" in lowered or "iter" in lowered):
+            if not ("step" in lowered or "iter" in lowered) or not line.strip():
                 continue
             cells = _cells(line)
             header = cells if _is_header(cells) else None
+            continue
+        if not line.strip():
             continue
         cells = _cells(line)
         if _SEPARATOR.match(line):

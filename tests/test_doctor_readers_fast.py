@@ -1,0 +1,164 @@
+"""The fast whole-text paths of the text readers give what the line-by-line readers give, on generated
+console logs that mix every kind of line (issue 20's speed work must not change a single record)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from agentgrpo.doctor.readers import console, fastjson, textlog
+from agentgrpo.doctor.readers.console import find_dicts, find_dicts_by_line, line_count
+from agentgrpo.doctor.readers.jsontext import read_jsonl
+from agentgrpo.doctor.readers.steplines import read_step_lines
+from agentgrpo.doctor.readers.texttable import read_text_tables
+
+
+def _value(rng: random.Random) -> str:
+    return rng.choice(
+        [f"{rng.uniform(-2, 2):.4f}", str(rng.randint(0, 9)), "nan", "-inf", f"'{rng.random():.3f}'", "1e-05"]
+    )
+
+
+def _dict(rng: random.Random, odd: bool) -> str:
+    keys = rng.sample(["loss", "reward", "reward_std", "kl", "grad_norm", "completions/mean_length", "epoch"], 4)
+    body = ", ".join(f"'{k}': {_value(rng)}" for k in keys)
+    if odd:
+        body += rng.choice(
+            [", 'mode': 'train'", ", 'kl': tensor(0.5, device='cuda:0')", ", 'ok': True", ", 'x': [1, 2]", ", 'q': \"a'"]
+        )
+    return "{" + body + "}"
+
+
+def _line(rng: random.Random, step: int, odd_share: float) -> str:
+    odd = rng.random() < odd_share
+    kind = rng.random()
+    if kind < 0.35:
+        return f"{rng.randint(0, 99):3d}%|##  | {step}/500 [00:0{rng.randint(0, 9)}<00:10,  1.00it/s]"
+    if kind < 0.75:
+        return rng.choice(["", "INFO ", "  "]) + _dict(rng, odd) + rng.choice(["", " ", " done"])
+    if kind < 0.8 and odd:
+        d = _dict(rng, False)
+        cut = rng.randint(2, len(d) - 2)
+        return d[:cut] + "\n" + d[cut:]
+    if kind < 0.85:
+        return f"{step}/500 | loss={rng.random():.3f} | reward={rng.random():.3f}"
+    if kind < 0.9:
+        return "{'pad_token_id': 0}" if odd else "Processed prompts: 64/64 [00:01<00:00]"
+    if kind < 0.95:
+        return rng.choice(["step reward kl", f"{step} {rng.random():.2f} {rng.random():.2f}", "{x} {'loss': 1.0}"])
+    return rng.choice(["", "   ", "warning: something\x0bodd", "a\u2028b", "line\r"])
+
+
+def _log(seed: int, odd_share: float) -> str:
+    rng = random.Random(seed)
+    sep = rng.choice(["\n", "\r\n", "\n", "\r"])
+    return sep.join(_line(rng, i, odd_share) for i in range(1, rng.randint(20, 300))) + rng.choice(["", sep])
+
+
+def _reference_parse_text(text: str):
+    """`parse_text` as it was: every reader run, the one that reads most kept (the first on a tie)."""
+    candidates = [
+        (*console.read_console(text), "console log"),
+        (*read_step_lines(text), "text step lines"),
+        (*read_text_tables(text), "text table"),
+    ]
+    return max(candidates, key=lambda c: len(c[0]))
+
+
+@pytest.mark.parametrize("odd_share", [0.0, 0.02, 0.3])
+def test_fast_paths_read_what_the_line_by_line_readers_read(odd_share):
+    fast_used = 0
+    for seed in range(60):
+        text = _log(seed, odd_share)
+        assert line_count(text) == len(text.splitlines())
+        assert find_dicts(text) == find_dicts_by_line(text), seed
+        fast_used += console._only_flat_dicts(text) is not None
+        lines = text.splitlines()
+        offsets = [sum(len(x) for x in text.splitlines(keepends=True)[:i]) for i in range(len(lines))]
+        expected = [
+            (off + m.start(), int(m.group(1)))
+            for line, off in zip(lines, offsets)
+            if " [" in line
+            for m in console._TQDM.finditer(line)
+        ]
+        totals = {}
+        for line in lines:
+            for m in console._TQDM.finditer(line):
+                totals.setdefault(int(m.group(2)), set()).add(int(m.group(1)))
+        if expected:
+            main = max(totals, key=lambda t: (len(totals[t]), t))
+            expected = [(o, c) for (o, c), m in zip(expected, _all_totals(lines)) if m == main]
+        assert console._progress_counters(text) == expected, seed
+        if not text.lstrip().startswith("{"):
+            assert textlog.parse_text(text) == _reference_parse_text(text), seed
+    if odd_share == 0.0:
+        assert fast_used >= 30  # the fast path is what long clean logs take
+
+
+def _all_totals(lines):
+    return [int(m.group(2)) for line in lines if " [" in line for m in console._TQDM.finditer(line)]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_jsonl_in_one_decode_matches_line_by_line(seed):
+    rng = random.Random(seed)
+    lines = [f'{{"step": {i}, "reward": {rng.random():.3f}, "kl": {rng.choice(["NaN", "0.1", "1e-3"])}}}' for i in range(50)]
+    text = rng.choice(["\n", "\r\n"]).join(lines) + rng.choice(["", "\n"])
+    if rng.random() < 0.3:
+        text = text.replace("\n", "\n\n", 1)  # a blank line: the fast path declines, the reader still reads
+    fast = fastjson.loads_jsonl_text(text)
+    records, _ = read_jsonl(text)
+    if fast is not None:
+        assert fast == records
+    assert textlog.parse_text(text)[0] == records
+
+
+def _html_table(rng: random.Random, n: int) -> str:
+    """A progress-callback-like table with random variations that the fast reading must notice."""
+    header = ["Step", "Training Loss", "reward", "kl"]
+    head_tr = rng.choice(["<tr>", '<tr style="text-align: left;">'])
+    rows = []
+    step = 0
+    for _ in range(n):
+        step = step + 1 if rng.random() > 0.03 else max(1, step - 3)  # now and then a restart
+        cells = [str(step), rng.choice([f"{rng.random():.6f}", "No log"] if rng.random() < 0.05 else [f"{rng.random():.6f}"]),
+                 f"{rng.uniform(-1, 2):.6f}", rng.choice([f"{rng.random():.6f}", "1e-05", "nan"] if rng.random() < 0.05 else ["0.001"])]
+        tag = "<td>" if rng.random() > 0.02 else rng.choice(['<td class="x">', "<th>", "<TD>"])
+        rows.append("<tr>" + "".join(f"\n  {tag}{c}</td>".replace("<th>" + c + "</td>", "<th>" + c + "</th>") for c in cells) + "</tr>")
+    body = "\n".join(rows)
+    ths = "".join(f"<th>{h}</th>" for h in header)
+    return f'<table border="1" class="dataframe"><thead>{head_tr}{ths}</tr></thead><tbody>\n{body}\n</tbody></table>'
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_notebook_table_read_as_numbers_gives_the_table_its_cells_give(seed):
+    from agentgrpo.doctor.readers.notebook import html_tables, numeric_table
+    from agentgrpo.doctor.readers.read import records_to_table
+    from agentgrpo.doctor.table import TextBlock
+
+    rng = random.Random(seed)
+    table = _html_table(rng, rng.choice([12, 40, 200]))
+    rows = html_tables(table)[0]
+    cells = [c for row in rows[1:] for c in row]
+    fast = numeric_table(table)
+    if fast is not None:
+        assert fast.header == rows[0] and fast.text_cells() == cells
+        assert fast.numbers.ravel().tolist() == [float(c) for c in cells]
+    block = fast if fast is not None else TextBlock(rows[0], cells)
+    dicts = [dict(zip(rows[0], row)) for row in rows[1:]]
+    a, b = records_to_table(block, "t", "nb"), records_to_table(dicts, "t", "nb")
+    assert a.steps.tolist() == b.steps.tolist() and a.meta == b.meta
+    assert a.columns.keys() == b.columns.keys()
+    for key in a.columns:
+        assert a.columns[key].tobytes() == b.columns[key].tobytes(), key
+
+
+def test_the_plain_trainer_table_takes_the_numbers_path():
+    from agentgrpo.doctor.readers.notebook import numeric_table
+
+    rng = random.Random(0)
+    table = _html_table(random.Random(1), 30)
+    clean = table.replace("No log", "0.5").replace("nan", "0.5").replace('<td class="x">', "<td>")
+    clean = clean.replace("<TD>", "<td>").replace("<th>0", "<td>0").replace("0</th>", "0</td>")
+    assert numeric_table(clean) is not None, rng
