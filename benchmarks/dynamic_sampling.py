@@ -140,9 +140,9 @@ def summarize(results: list[dict], modes: list[str]) -> list[str]:
             bound = "" if all(o["reached"] for o, _ in pairs) else ">= "
             total = sum(o["generated_tokens"] if o["reached"] else o["tokens_spent"] for o, _ in pairs) / sum(
                 x["generated_tokens"] for _, x in pairs)
-            lines.append(f"{task}: {mode} reached the target with {bound}{total:.2f}x fewer generated tokens than off "
-                         f"(summed over {len(pairs)} seed(s)"
-                         + ("; off ran out of budget, so this is a lower bound)" if bound else ")"))
+            lines.append(f"{task}: tokens off / {mode} to the target = {bound}{total:.2f}x "
+                         f"({'fewer' if total >= 1 else 'more'} tokens with {mode}; summed over {len(pairs)} seed(s)"
+                         + ("; some off run ran out of budget, so this is a lower bound)" if bound else ")"))
     return lines
 
 
