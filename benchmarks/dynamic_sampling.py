@@ -105,7 +105,15 @@ def run_one(task_name: str, mode: str, seed: int, args, root: Path) -> dict:
             "generated_tokens": (watcher.reached or last)["generated_tokens"],
             "train_seconds": (watcher.reached or last)["train_seconds"], "steps": (watcher.reached or last)["step"],
             "final_success": last["success"], "best_success": max(p["success"] for p in watcher.curve),
-            "tokens_spent": last["generated_tokens"], "curve": watcher.curve}
+            "tokens_spent": last["generated_tokens"], "stopped_by": stopped_by(watcher, last, args),
+            "curve": watcher.curve}
+
+
+def stopped_by(watcher, last: dict, args) -> str:
+    """Why a run ended: it reached the target, spent the token budget, or ran to the step horizon."""
+    if watcher.reached is not None:
+        return "target"
+    return "budget" if last["generated_tokens"] >= args.token_budget else "max_steps"
 
 
 def ratio_against_off(off: dict | None, run: dict) -> str:
@@ -118,12 +126,12 @@ def ratio_against_off(off: dict | None, run: dict) -> str:
 
 
 def summarize(results: list[dict], modes: list[str]) -> list[str]:
-    lines = ["", f"{'task':16s} {'mode':7s} {'seed':>4s} {'reached':>7s} {'best':>6s} {'steps':>5s} {'tokens':>8s} "
-                 f"{'train s':>8s} {'tokens off/mode':>15s}"]
+    lines = ["", f"{'task':16s} {'mode':7s} {'seed':>4s} {'stopped by':>10s} {'best':>6s} {'steps':>5s} "
+                 f"{'tokens':>8s} {'train s':>8s} {'tokens off/mode':>15s}"]
     by_key = {(r["task"], r["seed"], r["mode"]): r for r in results}
     for r in results:
         ratio = ratio_against_off(by_key.get((r["task"], r["seed"], "off")), r)
-        lines.append(f"{r['task']:16s} {r['mode']:7s} {r['seed']:4d} {str(r['reached']):>7s} "
+        lines.append(f"{r['task']:16s} {r['mode']:7s} {r['seed']:4d} {r['stopped_by']:>10s} "
                      f"{r['best_success']:6.1%} {r['steps']:5d} {r['generated_tokens']:8d} {r['train_seconds']:8.1f} "
                      f"{ratio:>15s}")
     for task in dict.fromkeys(r["task"] for r in results):
@@ -141,7 +149,7 @@ def summarize(results: list[dict], modes: list[str]) -> list[str]:
             total = sum(o["generated_tokens"] if o["reached"] else o["tokens_spent"] for o, _ in pairs) / sum(
                 x["generated_tokens"] for _, x in pairs)
             lines.append(f"{task}: tokens off / {mode} to the target = {bound}{total:.2f}x "
-                         f"({'fewer' if total >= 1 else 'more'} tokens with {mode}; summed over {len(pairs)} seed(s)"
+                         f"({'fewer' if total > 1.005 else 'more' if total < 0.995 else 'as many'} tokens with {mode}; summed over {len(pairs)} seed(s)"
                          + ("; some off run ran out of budget, so this is a lower bound)" if bound else ")"))
     return lines
 
@@ -170,6 +178,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.summarize:
         results = [r for path in args.summarize for r in json.loads(path.read_text())]
+        for r in results:  # results written before runs recorded why they ended: the same rule, this --token_budget
+            r.setdefault("stopped_by", "target" if r["reached"] else
+                         "budget" if r["tokens_spent"] >= args.token_budget else "max_steps")
         for line in summarize(results, list(dict.fromkeys(["off", *(r["mode"] for r in results)]))):
             print(line)
         return 0
