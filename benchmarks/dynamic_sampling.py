@@ -143,14 +143,15 @@ def summarize(results: list[dict], modes: list[str]) -> list[str]:
             if not pairs:
                 continue
             if not all(x["reached"] for _, x in pairs):
-                lines.append(f"{task}: {mode} did not reach the target in every seed within the budget (see the table)")
+                lines.append(f"{task}: {mode} did not reach the target in every seed (see the table)")
                 continue
             bound = "" if all(o["reached"] for o, _ in pairs) else ">= "
             total = sum(o["generated_tokens"] if o["reached"] else o["tokens_spent"] for o, _ in pairs) / sum(
                 x["generated_tokens"] for _, x in pairs)
-            lines.append(f"{task}: tokens off / {mode} to the target = {bound}{total:.2f}x "
-                         f"({'fewer' if total > 1.005 else 'more' if total < 0.995 else 'as many'} tokens with {mode}; summed over {len(pairs)} seed(s)"
-                         + ("; some off run ran out of budget, so this is a lower bound)" if bound else ")"))
+            verdict = "fewer" if total > 1.005 else "more" if total < 0.995 else "as many"
+            lines.append(f"{task}: tokens off / {mode} to the target = {bound}{total:.2f}x ({verdict} tokens with "
+                         f"{mode}; summed over {len(pairs)} seed(s)"
+                         + ("; some off run ended short of the target, so this is a lower bound)" if bound else ")"))
     return lines
 
 
