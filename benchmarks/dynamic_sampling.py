@@ -117,7 +117,7 @@ def stopped_by(watcher, last: dict, args) -> str:
 
 
 def ratio_against_off(off: dict | None, run: dict) -> str:
-    """off's tokens / the run's tokens to the target; a lower bound (">=") when off ran out of budget first."""
+    """off's tokens / the run's tokens to the target; a lower bound (">=") when off ended short of the target."""
     if off is None or not run["reached"]:
         return "n/a"
     if off["reached"]:
