@@ -4,15 +4,21 @@
     python benchmarks/dynamic_sampling.py --tasks calculator-hard --modes off refill --seeds 42 1
 
 Each run trains the shipped demo recipe (configs/demo.yaml: the tiny SFT'd model, 4 prompts x 8 completions
-per step, 80 steps at most) on one task with one ``dynamic_sampling`` mode and one seed, the same for every
-mode. Every ``--eval_every`` generated tokens (completion tokens the model sampled, tool output excluded,
-dropped groups and refill rounds included: `dynamic_sampling/generated_tokens`), training pauses and the
-policy is evaluated on the task's fixed held-out set (``--eval_size`` problems, sampled at the training
-temperature, as `agentgrpo eval` does). A run stops at the first evaluation at or above ``--target``; it
-reports the generated tokens and the training wall-clock (evaluation excluded) up to that point.
+per step) on one task with one ``dynamic_sampling`` mode and one seed, the same for every mode, until it
+reaches ``--target`` or has generated ``--token_budget`` tokens, whichever comes first: every mode gets the
+same generation budget, not the same number of steps. The learning-rate schedule (the recipe's warm-up then
+linear decay) runs over ``--max_steps`` steps for every mode, a horizon set well past where the budget ends
+(a run stopped by the budget has not decayed its learning rate to 0). Every ``--eval_every`` generated
+tokens (completion tokens the model sampled, tool output excluded, dropped groups and refill rounds
+included: `dynamic_sampling/generated_tokens`), training pauses and the policy is evaluated on the task's
+fixed held-out set (``--eval_size`` problems, sampled at the training temperature, as `agentgrpo eval`
+does). A run reports the generated tokens and the training wall-clock (evaluation excluded) up to its first
+evaluation at or above the target.
 
-The ratio printed per task is off's tokens / the mode's tokens (> 1: the mode needed fewer). Token counts
-are what this measures; the wall-clock is printed too, and on a shared machine it is noisy.
+The ratio printed per task is off's tokens / the mode's tokens (> 1: the mode needed fewer). When off did
+not reach the target within the budget, the ratio is a lower bound, printed as ">= off's tokens spent /
+the mode's tokens". Token counts are what this measures; the wall-clock is printed too, and on a shared
+machine it is noisy.
 """
 
 from __future__ import annotations
@@ -34,10 +40,11 @@ from transformers import TrainerCallback  # noqa: E402
 
 
 class EvalByTokens(TrainerCallback):
-    """Evaluate held-out sampled success every ``every`` generated tokens; stop at ``target``."""
+    """Evaluate held-out sampled success every ``every`` generated tokens; stop at ``target`` or once
+    ``budget`` tokens have been generated (evaluating then)."""
 
-    def __init__(self, cfg, task, every: int, target: float, eval_size: int):
-        self.cfg, self.task, self.every, self.target = cfg, task, every, target
+    def __init__(self, cfg, task, every: int, target: float, eval_size: int, budget: int):
+        self.cfg, self.task, self.every, self.target, self.budget = cfg, task, every, target, budget
         self.rows = task.eval_problems(eval_size)
         self.trainer = None
         self.next_at = every
@@ -48,7 +55,8 @@ class EvalByTokens(TrainerCallback):
 
     def on_step_end(self, args, state, control, **kwargs):
         tokens = self.trainer._generated_tokens_total
-        if tokens < self.next_at and state.global_step < state.max_steps:
+        spent = tokens >= self.budget
+        if tokens < self.next_at and state.global_step < state.max_steps and not spent:
             return
         while self.next_at <= tokens:
             self.next_at += self.every
@@ -61,6 +69,7 @@ class EvalByTokens(TrainerCallback):
         print(f"    step {point['step']:3d}  tokens {tokens:7d}  sampled success {success:.1%}", flush=True)
         if success >= self.target and self.reached is None:
             self.reached = point
+        if self.reached is not None or spent:
             control.should_training_stop = True
 
     def _success(self) -> float:
@@ -87,7 +96,7 @@ def run_one(task_name: str, mode: str, seed: int, args, root: Path) -> dict:
                        "--save_strategy", "no", "--disable_tqdm", "true", "--doctor_every", "0"])
     task = cfg.task  # the plan's task (its success reward resolved once, there)
     run_dir = root / f"{task_name}-{mode}-{seed}"
-    watcher = EvalByTokens(cfg, task, args.eval_every, args.target, args.eval_size)
+    watcher = EvalByTokens(cfg, task, args.eval_every, args.target, args.eval_size, args.token_budget)
     trainer = build_grpo_trainer(cfg, task, str(SHIPPED_SFT), run_dir, callbacks=[watcher])
     watcher.trainer = trainer
     trainer.train()
@@ -95,31 +104,54 @@ def run_one(task_name: str, mode: str, seed: int, args, root: Path) -> dict:
     return {"task": task_name, "mode": mode, "seed": seed, "reached": watcher.reached is not None,
             "generated_tokens": (watcher.reached or last)["generated_tokens"],
             "train_seconds": (watcher.reached or last)["train_seconds"], "steps": (watcher.reached or last)["step"],
-            "final_success": last["success"], "curve": watcher.curve}
+            "final_success": last["success"], "best_success": max(p["success"] for p in watcher.curve),
+            "tokens_spent": last["generated_tokens"], "stopped_by": stopped_by(watcher, last, args),
+            "curve": watcher.curve}
+
+
+def stopped_by(watcher, last: dict, args) -> str:
+    """Why a run ended: it reached the target, spent the token budget, or ran to the step horizon."""
+    if watcher.reached is not None:
+        return "target"
+    return "budget" if last["generated_tokens"] >= args.token_budget else "max_steps"
+
+
+def ratio_against_off(off: dict | None, run: dict) -> str:
+    """off's tokens / the run's tokens to the target; a lower bound (">=") when off ended short of the target."""
+    if off is None or not run["reached"]:
+        return "n/a"
+    if off["reached"]:
+        return f"{off['generated_tokens'] / run['generated_tokens']:.2f}x"
+    return f">= {off['tokens_spent'] / run['generated_tokens']:.2f}x"
 
 
 def summarize(results: list[dict], modes: list[str]) -> list[str]:
-    lines = ["", f"{'task':16s} {'mode':7s} {'seed':>4s} {'reached':>7s} {'steps':>5s} {'tokens':>8s} "
-                 f"{'train s':>8s} {'tokens off/mode':>15s}"]
+    lines = ["", f"{'task':16s} {'mode':7s} {'seed':>4s} {'stopped by':>10s} {'best':>6s} {'steps':>5s} "
+                 f"{'tokens':>8s} {'train s':>8s} {'tokens off/mode':>15s}"]
     by_key = {(r["task"], r["seed"], r["mode"]): r for r in results}
     for r in results:
-        off = by_key.get((r["task"], r["seed"], "off"))
-        ratio = (f"{off['generated_tokens'] / r['generated_tokens']:.2f}x"
-                 if off and off["reached"] and r["reached"] else "n/a")
-        lines.append(f"{r['task']:16s} {r['mode']:7s} {r['seed']:4d} {str(r['reached']):>7s} {r['steps']:5d} "
-                     f"{r['generated_tokens']:8d} {r['train_seconds']:8.1f} {ratio:>15s}")
+        ratio = ratio_against_off(by_key.get((r["task"], r["seed"], "off")), r)
+        lines.append(f"{r['task']:16s} {r['mode']:7s} {r['seed']:4d} {r['stopped_by']:>10s} "
+                     f"{r['best_success']:6.1%} {r['steps']:5d} {r['generated_tokens']:8d} {r['train_seconds']:8.1f} "
+                     f"{ratio:>15s}")
     for task in dict.fromkeys(r["task"] for r in results):
         for mode in modes:
             if mode == "off":
                 continue
             pairs = [(by_key[(task, s, "off")], by_key[(task, s, mode)]) for (t, s, m) in by_key
                      if t == task and m == mode and (task, s, "off") in by_key]
-            if pairs and all(o["reached"] and x["reached"] for o, x in pairs):
-                total = sum(o["generated_tokens"] for o, _ in pairs) / sum(x["generated_tokens"] for _, x in pairs)
-                lines.append(f"{task}: {mode} reached the target with {total:.2f}x fewer generated tokens than off "
-                             f"(summed over {len(pairs)} seed(s))")
-            elif pairs:
-                lines.append(f"{task}: {mode} vs off: not every run reached the target (see the table)")
+            if not pairs:
+                continue
+            if not all(x["reached"] for _, x in pairs):
+                lines.append(f"{task}: {mode} did not reach the target in every seed (see the table)")
+                continue
+            bound = "" if all(o["reached"] for o, _ in pairs) else ">= "
+            total = sum(o["generated_tokens"] if o["reached"] else o["tokens_spent"] for o, _ in pairs) / sum(
+                x["generated_tokens"] for _, x in pairs)
+            verdict = "fewer" if total > 1.005 else "more" if total < 0.995 else "as many"
+            lines.append(f"{task}: tokens off / {mode} to the target = {bound}{total:.2f}x ({verdict} tokens with "
+                         f"{mode}; summed over {len(pairs)} seed(s)"
+                         + ("; some off run ended short of the target, so this is a lower bound)" if bound else ")"))
     return lines
 
 
@@ -131,12 +163,28 @@ def main(argv=None) -> int:
     parser.add_argument("--target", type=float, default=0.9, help="held-out sampled success to reach")
     parser.add_argument("--eval_every", type=int, default=2500, help="generated tokens between evaluations")
     parser.add_argument("--eval_size", type=int, default=200)
-    parser.add_argument("--max_steps", type=int, default=80)
+    parser.add_argument("--token_budget", type=int, default=150_000,
+                        help="generated tokens after which a run that has not reached the target stops")
+    parser.add_argument("--max_steps", type=int, default=400,
+                        help="the learning-rate schedule's horizon in steps (the same for every mode); a run "
+                             "also stops there")
     parser.add_argument("--max_generation_rounds", type=int, default=4)
     parser.add_argument("--threads", type=int, default=1,
                         help="torch threads (1: on a shared 2-core machine more threads oversubscribe badly)")
-    parser.add_argument("--json", type=Path, default=None, help="also write every result (with curves) here")
+    parser.add_argument("--json", type=Path, default=None,
+                        help="also write every result (with curves) here, after each run")
+    parser.add_argument("--summarize", type=Path, nargs="+", default=None, metavar="JSON",
+                        help="train nothing: print the table of results written by earlier --json runs (cells "
+                             "run as separate invocations, e.g. one at a time on a shared machine)")
     args = parser.parse_args(argv)
+    if args.summarize:
+        results = [r for path in args.summarize for r in json.loads(path.read_text())]
+        for r in results:  # results written before runs recorded why they ended: the same rule, this --token_budget
+            r.setdefault("stopped_by", "target" if r["reached"] else
+                         "budget" if r["tokens_spent"] >= args.token_budget else "max_steps")
+        for line in summarize(results, list(dict.fromkeys(["off", *(r["mode"] for r in results)]))):
+            print(line)
+        return 0
 
     import torch
 
@@ -152,10 +200,10 @@ def main(argv=None) -> int:
                     started = time.perf_counter()
                     results.append(run_one(task, mode, seed, args, Path(tmp)))
                     print(f"   ({time.perf_counter() - started:.0f}s with evaluations)", flush=True)
+                    if args.json:
+                        args.json.write_text(json.dumps(results, indent=1))
     for line in summarize(results, args.modes):
         print(line)
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=1))
     return 0
 
 

@@ -89,6 +89,29 @@ def test_first_informative_and_each_process_rows(flags, wanted, g, processes):
         assert [x for part in parts for x in part] == rows
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 8), st.integers(0, 12), st.integers(1, 12), st.integers(1, 4), st.integers(2, 8),
+       st.integers(1, 8), st.booleans())
+def test_refill_rounds_are_sized_to_the_missing_groups(missing, informative, groups, processes, g, units, last):
+    """The smallest round expected to bring the missing groups at the rate seen, in whole shares per process,
+    never over a batch; a whole batch when the rate is unknown or the round is the last allowed."""
+    informative = min(informative, groups)
+    unit = processes // math.gcd(g, processes)
+    full = units * unit  # TRL's batch of prompts splits evenly over the processes
+    size = ds.refill_prompts(missing, informative, groups, full, processes, g, last)
+    assert 1 <= size <= full and size * g % processes == 0
+    if last or informative == 0:
+        assert size == full
+        return
+    enough = [m for m in range(1, full + 1) if m * g % processes == 0 and m * informative >= missing * groups]
+    assert size == (enough[0] if enough else full)
+
+
+def test_refill_round_size_refuses_nothing_missing():
+    with pytest.raises(ValueError, match="missing must be >= 1"):
+        ds.refill_prompts(0, 1, 4, 4, 1, 8, False)
+
+
 def _batch(rows, prompt_width, completion_width, pad=0):
     """A TRL-shaped batch whose rows are recognisable: prompt/completion tokens encode the row number."""
     prompt_ids = torch.full((rows, prompt_width), pad)
@@ -204,6 +227,7 @@ def test_refill_trains_on_as_many_informative_groups_as_prompts(tiny_sft_dir, tm
     assert all(probe.teaches(a) for _, a in loss_answers(seen))
     rounds = collections.Counter(r["step"] for r in seen["rounds"])
     assert max(rounds.values()) > 1, "seed 5 should need a second round somewhere"
+    assert_refill_rounds_sized_to_the_deficit(seen["rounds"], wanted=2, full=2, max_rounds=10, processes=1, g=8)
     for step, record in enumerate(records):
         assert record[ds.METRIC_INFORMATIVE] == 2 and record[ds.METRIC_LIMIT_HIT] == 0
         assert record[ds.METRIC_ROUNDS] == rounds[step]
@@ -212,6 +236,45 @@ def test_refill_trains_on_as_many_informative_groups_as_prompts(tiny_sft_dir, tm
         assert record[ds.METRIC_TOKENS] > 0
     totals = [r[ds.METRIC_TOKENS_TOTAL] for r in records]
     assert totals == [sum(r[ds.METRIC_TOKENS] for r in records[:i + 1]) for i in range(len(records))]
+
+
+def assert_refill_rounds_sized_to_the_deficit(rounds, wanted, full, max_rounds, processes, g):
+    """Every step's first round is TRL's whole batch; each further round generates for the fewest prompts that
+    bring the missing informative groups at the rate seen so far that step (plain arithmetic, whole shares per
+    process), a whole batch when nothing informative was seen yet or on the last round allowed."""
+    by_step = collections.defaultdict(list)
+    for r in rounds:
+        by_step[r["step"]].append([probe.teaches(a) for a in r["answers"]])
+    for step_rounds in by_step.values():
+        assert len(step_rounds[0]) == full
+        have = seen_informative = seen_groups = 0
+        for number, flags in enumerate(step_rounds, start=1):
+            if number > 1:
+                missing = wanted - have
+                if number == max_rounds or seen_informative == 0:
+                    expected = full
+                else:
+                    expected = next((m for m in range(1, full + 1) if m * g % processes == 0
+                                     and m * seen_informative >= missing * seen_groups), full)
+                assert len(flags) == expected, (number, step_rounds)
+            have = min(wanted, have + sum(flags))
+            seen_informative, seen_groups = seen_informative + sum(flags), seen_groups + len(flags)
+
+
+def test_refill_generates_only_for_the_missing_groups(tiny_sft_dir, tmp_path):
+    """8 prompts of 2 completions per step: a first round with more than half informative leaves few missing,
+    and the next round generates for fewer prompts than a batch; every step still trains on 8 groups."""
+    seen, records = train(tmp_path, tiny_sft_dir, probe.PARITY_TASK, "refill", "--max_generation_rounds", "10",
+                          "--num_generations", "2")
+    assert_refill_rounds_sized_to_the_deficit(seen["rounds"], wanted=8, full=8, max_rounds=10, processes=1, g=2)
+    assert any(len(r["answers"]) < 8 for r in seen["rounds"]), "seed 5 should need a partial round somewhere"
+    counts = collections.Counter(step for step, _ in loss_answers(seen).elements())
+    assert counts == {0: 16, 1: 16, 2: 16} and all(probe.teaches(a) for _, a in loss_answers(seen))
+    for step, record in enumerate(records):
+        generated = [a for r in seen["rounds"] if r["step"] == step for a in r["answers"]]
+        assert record[ds.METRIC_INFORMATIVE] == 8 and record[ds.METRIC_LIMIT_HIT] == 0
+        assert record[ds.METRIC_UNUSED] == sum(map(probe.teaches, generated)) - 8
+        assert record[ds.METRIC_DROPPED] == sum(not probe.teaches(a) for a in generated)
 
 
 def test_refill_with_gradient_accumulation_splits_the_kept_rows_across_micro_steps(tiny_sft_dir, tmp_path):
@@ -307,6 +370,8 @@ def test_two_processes_drop_the_groups_one_process_drops(tmp_path):
     assert any(not all(flags) for _, _, flags in decisions)
     assert all(flags == [probe.teaches(a) for a in answers] for _, answers, flags in decisions)
     assert sorted(map(json.dumps, one["loss_rows"])) == sorted(map(json.dumps, two["loss_rows"]))
+    for run in (one, two):  # refill rounds after the first are sized to the deficit on every process count
+        assert_refill_rounds_sized_to_the_deficit(run["rounds"], wanted=3, full=3, max_rounds=10, processes=2, g=4)
 
 
 # --- the preflight signal check's advice -----------------------------------------------------------------

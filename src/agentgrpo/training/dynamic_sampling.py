@@ -8,6 +8,8 @@ generating). Everything here is plain tensor code, tested against plain Python.
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from agentgrpo.config import DYNAMIC_SAMPLING_MODES as MODES
@@ -63,6 +65,25 @@ def first_informative(informative: torch.Tensor, wanted: int) -> torch.Tensor:
     positions = informative.nonzero().flatten()
     chosen[positions[wanted:]] = False
     return chosen
+
+
+def refill_prompts(missing: int, informative_seen: int, groups_seen: int, full: int, processes: int,
+                   num_generations: int, last_round: bool) -> int:
+    """How many prompts a refill round generates for: enough to bring ``missing`` informative groups at the
+    informative rate seen so far this step (``informative_seen`` of ``groups_seen``), not a whole batch.
+
+    A whole batch (``full`` prompts) when the rate is unknown (nothing informative seen yet) or this is the
+    last round allowed (the round limit would leave the step short otherwise). Never more than ``full`` (TRL's
+    generation batch bounds memory); rounded up so the round's rows (prompts x ``num_generations``) split
+    evenly over ``processes`` (TRL gathers equal shares from every process).
+    """
+    if missing < 1:
+        raise ValueError(f"refill_prompts: missing must be >= 1, got {missing}")
+    if last_round or informative_seen == 0:
+        return full
+    wanted = min(full, -(-missing * groups_seen // informative_seen))  # ceil(missing / rate)
+    step = processes // math.gcd(num_generations, processes)  # prompts per unit that splits evenly
+    return min(full, -(-wanted // step) * step)
 
 
 def local_rows(groups: torch.Tensor, num_generations: int, process_index: int, local_size: int) -> torch.Tensor:

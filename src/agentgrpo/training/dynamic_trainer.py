@@ -7,7 +7,9 @@ Three override points of TRL's `GRPOTrainer`, no copy of its code:
 * ``_generate_and_score_completions`` (TRL calls it once per generation batch) marks the rows of groups with
   equal rewards as dropped (``filter``), or, under ``refill``, calls TRL's own generation again for further
   prompts until the batch holds as many informative groups as it has prompts, within
-  ``max_generation_rounds``; then it trains on what it has and says so.
+  ``max_generation_rounds``; then it trains on what it has and says so. A refill round generates for as
+  many prompts as the step's informative rate so far says are missing (`ds.refill_prompts`), not a
+  whole batch.
 * ``compute_loss`` passes TRL only the rows kept: a dropped group never reaches the loss.
 
 Every process runs the same number of generation rounds (the decision is global), so TRL's collective
@@ -67,6 +69,7 @@ class DynamicSamplingTrainer(GRPOTrainer):
             return super()._generate_and_score_completions(inputs)
         local_size, wanted = len(inputs), len(inputs) * self.accelerator.num_processes // self.num_generations
         batches, keeps, stats = [], [], {"rounds": 0, "dropped": 0, "unused": 0, "informative": 0, "tokens": 0}
+        seen = {"informative": 0, "groups": 0}  # this step's informative rate so far, to size refill rounds
         round_inputs = inputs
         while True:
             batch = super()._generate_and_score_completions(round_inputs)
@@ -83,12 +86,19 @@ class DynamicSamplingTrainer(GRPOTrainer):
             stats["informative"] += int(chosen.sum())
             stats["dropped"] += int((~informative).sum())
             stats["unused"] += int((informative & ~chosen).sum())
+            seen["informative"] += int(informative.sum())
+            seen["groups"] += len(informative)
             batches.append(batch)
-            keeps.append(ds.local_rows(chosen, self.num_generations, self.accelerator.process_index, local_size))
+            keeps.append(ds.local_rows(chosen, self.num_generations, self.accelerator.process_index,
+                                       len(round_inputs)))
             if (self.dynamic_sampling == "filter" or stats["informative"] >= wanted
                     or stats["rounds"] >= self.max_generation_rounds):
                 break
-            round_inputs = self._next_refill_inputs(local_size)
+            last_round = stats["rounds"] + 1 == self.max_generation_rounds
+            prompts = ds.refill_prompts(wanted - stats["informative"], seen["informative"], seen["groups"],
+                                        self._prompts_per_batch(), self.accelerator.num_processes,
+                                        self.num_generations, last_round)
+            round_inputs = self._next_refill_inputs(prompts)
         limit_hit = self.dynamic_sampling == "refill" and stats["informative"] < wanted
         if limit_hit:
             logger.warning(
@@ -176,24 +186,23 @@ class DynamicSamplingTrainer(GRPOTrainer):
         if problems:
             raise UserError("; ".join(problems))
 
-    def _next_refill_inputs(self, local_size: int) -> list[dict]:
-        """This process's share of the next refill batch: fresh prompts, each repeated ``num_generations``
-        times, laid out across processes as TRL's sampler lays them out."""
+    def _next_refill_inputs(self, prompts: int) -> list[dict]:
+        """This process's share of the next refill round: ``prompts`` fresh prompts, each repeated
+        ``num_generations`` times, laid out across processes as TRL's sampler lays them out."""
         if self._refill_prompts is None:
-            self._refill_prompts = self._refill_prompt_batches()
-        prompts = next(self._refill_prompts)
-        rows = [i for i in prompts for _ in range(self.num_generations)]
-        start = self.accelerator.process_index * local_size
-        return [self.train_dataset[i] for i in rows[start:start + local_size]]
+            self._refill_prompts = self._refill_prompt_stream()
+        indices = [next(self._refill_prompts) for _ in range(prompts)]
+        rows = [i for i in indices for _ in range(self.num_generations)]
+        local = len(rows) // self.accelerator.num_processes
+        start = self.accelerator.process_index * local
+        return [self.train_dataset[i] for i in rows[start:start + local]]
 
-    def _refill_prompt_batches(self):
-        """Endless batches of prompt indices, shuffled per pass over the dataset, the same on every process
-        (seeded by the run's seed and the step the stream starts at, so a resumed run draws afresh)."""
-        n, size = len(self.train_dataset), self._prompts_per_batch()
+    def _refill_prompt_stream(self):
+        """Endless prompt indices, shuffled per pass over the dataset, the same on every process (seeded by the
+        run's seed and the step the stream starts at, so a resumed run draws afresh)."""
+        n = len(self.train_dataset)
         seed = self.args.seed * 1_000_003 + self.state.global_step
         epoch = 0
         while True:
-            order = torch.randperm(n, generator=torch.Generator().manual_seed(seed + epoch)).tolist()
-            for start in range(0, n - size + 1, size):
-                yield order[start:start + size]
+            yield from torch.randperm(n, generator=torch.Generator().manual_seed(seed + epoch)).tolist()
             epoch += 1
