@@ -104,13 +104,14 @@ def _decide(run: Path, onset, mode: str = "collapse", heal_max: int = 2, heal_re
 
 @given(saved=st.lists(st.tuples(st.integers(1, 60), st.booleans()), max_size=8), onset=st.integers(1, 70))
 @settings(max_examples=80, deadline=None)
-def test_a_heal_never_resumes_from_a_checkpoint_at_or_after_the_onset(tmp_path_factory, saved, onset):
+def test_a_heal_never_resumes_from_a_checkpoint_whose_weights_logged_the_onset(tmp_path_factory, saved, onset):
     run = _run(tmp_path_factory.mktemp("h"), ckpts=())
     for step, complete in saved:
         _ckpt(run, step, complete)
     complete = {s for s in {s for s, _ in saved} if (run / "checkpoints" / f"checkpoint-{s}" / "trainer_state.json")
                 .is_file()}
-    oracle = max((s for s in complete if s < onset), default=None)
+    # step s+1 is the first sampled from checkpoint-s; the onset may come late by ONSET_MARGIN steps
+    oracle = max((s for s in complete if s + 1 + rollback.ONSET_MARGIN < onset), default=None)
     record = _decide(run, onset)
     assert record["checkpoint_step"] == oracle
     if oracle is None:
@@ -138,8 +139,8 @@ def _state(run: Path) -> dict:
 def test_a_heal_keeps_the_abandoned_segment_and_resumes_with_the_remedy(tmp_path):
     run = _run(tmp_path)
     before = (run / "metrics.jsonl").read_text()
-    record = _decide(run, onset=7)
-    assert (record["action"], record["checkpoint_step"]) == ("resume", 6)
+    record = _decide(run, onset=8)
+    assert (record["action"], record["checkpoint_step"]) == ("resume", 4)  # 4 + 1 + 2 < 8; 6 is too close
     assert record["changes"] == {"learning_rate": [0.05, 0.005]}
     rollback.plan(run, record)
     assert history.pending(run)["heal"] == 1  # on disk before anything moved
@@ -147,13 +148,13 @@ def test_a_heal_keeps_the_abandoned_segment_and_resumes_with_the_remedy(tmp_path
     assert history.pending(run) is None and history.heals(run)[0]["status"] == "done"
     seg = run / "segments" / "1"
     assert (seg / "metrics.jsonl").read_text() == before  # the abandoned segment, whole
-    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["checkpoint-2", "checkpoint-4", "checkpoint-6"]
-    assert sorted(p.name for p in (seg / "checkpoints").iterdir()) == ["checkpoint-10", "checkpoint-8"]
-    assert [json.loads(x)["step"] for x in (run / "metrics.jsonl").read_text().splitlines()] == [1, 2, 3, 4, 5, 6]
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["checkpoint-2", "checkpoint-4"]
+    assert sorted(p.name for p in (seg / "checkpoints").iterdir()) == ["checkpoint-10", "checkpoint-6", "checkpoint-8"]
+    assert [json.loads(x)["step"] for x in (run / "metrics.jsonl").read_text().splitlines()] == [1, 2, 3, 4]
     assert (seg / "final" / "model.safetensors").read_text() == "stopped model"
     assert yaml.safe_load((run / "config.yaml").read_text())["learning_rate"] == 0.005
-    assert [len(r["abandoned"]) for r in history.rollbacks(run)] == [6]  # steps 7-12 drawn as abandoned
-    assert "rolled back to checkpoint-6; resumed with learning_rate 0.05 -> 0.005" in history.lines(run)[0]
+    assert [len(r["abandoned"]) for r in history.rollbacks(run)] == [8]  # steps 5-12 drawn as abandoned
+    assert "rolled back to checkpoint-4; resumed with learning_rate 0.05 -> 0.005" in history.lines(run)[0]
 
 
 def test_a_stop_ends_at_the_checkpoint_before_the_onset(tmp_path):
@@ -162,7 +163,7 @@ def test_a_stop_ends_at_the_checkpoint_before_the_onset(tmp_path):
     assert record["action"] == "stop" and "no heal_rewards" in record["reason"]
     rollback.plan(run, record)
     rollback.carry_out(run, record)
-    assert (run / "final" / "model.safetensors").read_text() == "weights 8"
+    assert (run / "final" / "model.safetensors").read_text() == "weights 4"
     assert not (run / "final" / "optimizer.pt").exists() and (run / "final" / "ROLLED_BACK_FROM").is_file()
     assert (run / "segments" / "1" / "final" / "model.safetensors").read_text() == "stopped model"
     assert yaml.safe_load((run / "config.yaml").read_text())["learning_rate"] == 0.05  # unchanged
@@ -230,7 +231,7 @@ def test_heal_max_reached_stops_with_the_reason(tmp_path):
     for step in (10, 12):
         _ckpt(run, step)
     second = _decide(run, onset=11, heal_max=1)
-    assert second["heal"] == 2 and second["action"] == "stop" and second["checkpoint_step"] == 10
+    assert second["heal"] == 2 and second["action"] == "stop" and second["checkpoint_step"] == 4
     assert "heal_max (1) reached" in second["reason"] and "collapse" in second["reason"]
 
 

@@ -25,7 +25,7 @@ from agentgrpo.heal import history
 SRC = Path(__file__).resolve().parent.parent / "src"
 FAST = ["--model", "tiny", "--per_device_train_batch_size", "8", "--max_completion_length", "24",
         "--eval_before", "false", "--eval_after", "false", "--preflight", "false", "--save_steps", "1",
-        "--disable_tqdm", "true", "--max_steps", "4", "--on_failure", "heal", "--doctor_every", "1"]
+        "--disable_tqdm", "true", "--max_steps", "5", "--on_failure", "heal", "--doctor_every", "1"]
 
 
 class PlantedFailure(TrainerCallback):
@@ -71,21 +71,22 @@ def _rows(path: Path) -> list[dict]:
 def test_train_heals_from_the_checkpoint_before_the_onset_with_the_remedy(tmp_path, monkeypatch):
     from agentgrpo.cli import main
 
-    plant(monkeypatch, stop_at=3, onset=3)
+    plant(monkeypatch, stop_at=5, onset=5)
     assert main(["train", *FAST, "--runs_dir", str(tmp_path), "--run_name", "r", "--learning_rate", "0.001"]) == 0
     run = tmp_path / "r"
-    assert PlantedFailure.started == [0, 2]  # the heal resumed from checkpoint-2, never from 3
+    assert PlantedFailure.started == [0, 1]  # checkpoint-1: 1 + 1 + ONSET_MARGIN < 5; never a later one
     (heal,) = history.heals(run)
-    assert (heal["status"], heal["action"], heal["checkpoint_step"]) == ("done", "resume", 2)
+    assert (heal["status"], heal["action"], heal["checkpoint_step"]) == ("done", "resume", 1)
     assert heal["changes"] == {"learning_rate": [0.001, 0.0001]}
     assert yaml.safe_load((run / "config.yaml").read_text())["learning_rate"] == 0.0001
     abandoned, lineage = _rows(run / "segments/1/metrics.jsonl"), _rows(run / "metrics.jsonl")
-    assert [r["step"] for r in abandoned] == [1, 2, 3] and [r["step"] for r in lineage] == [1, 2, 3, 4]
-    assert lineage[:2] == abandoned[:2]  # the lineage keeps the rows before the rollback
+    assert [r["step"] for r in abandoned] == [1, 2, 3, 4, 5] and [r["step"] for r in lineage] == [1, 2, 3, 4, 5]
+    assert lineage[:1] == abandoned[:1]  # the lineage keeps the rows before the rollback
     # the healed segment ran at a tenth of the rate the abandoned one had at the same step
-    assert lineage[2]["learning_rate"] == pytest.approx(abandoned[2]["learning_rate"] * 0.1, rel=1e-6)
+    for step in (2, 3, 4):
+        assert lineage[step - 1]["learning_rate"] == pytest.approx(abandoned[step - 1]["learning_rate"] * 0.1, rel=1e-6)
     assert (run / "segments/1/checkpoints/checkpoint-3").is_dir()  # kept, out of checkpoints/
-    assert sorted(p.name for p in (run / "checkpoints").glob("checkpoint-*")) == [f"checkpoint-{i}" for i in (1, 2, 3, 4)]
+    assert sorted(p.name for p in (run / "checkpoints").glob("checkpoint-*")) == [f"checkpoint-{i}" for i in range(1, 6)]
     assert (run / "final" / "config.json").is_file() and (run / "segments/1/final").is_dir()
 
 
@@ -105,15 +106,15 @@ def test_a_failure_before_the_first_checkpoint_stops_and_leaves_the_run_intact(t
 def test_heal_max_reached_stops_at_the_checkpoint_before_the_onset(tmp_path, monkeypatch):
     from agentgrpo.cli import main
 
-    plant(monkeypatch, stop_at=3, onset=3, times=2)
+    plant(monkeypatch, stop_at=5, onset=5, times=2)
     assert main(["train", *FAST, "--runs_dir", str(tmp_path), "--run_name", "r", "--heal_max", "1"]) == 0
     run = tmp_path / "r"
     first, second = history.heals(run)
     assert first["action"] == "resume" and second["action"] == "stop"
-    assert "heal_max (1) reached" in second["reason"] and second["checkpoint_step"] == 2
-    assert (run / "final" / "ROLLED_BACK_FROM").read_text().strip() == "checkpoint-2"
-    assert [r["step"] for r in _rows(run / "metrics.jsonl")] == [1, 2]
-    assert [[r["step"] for r in _rows(run / f"segments/{n}/metrics.jsonl")] for n in (1, 2)] == [[1, 2, 3]] * 2
+    assert "heal_max (1) reached" in second["reason"] and second["checkpoint_step"] == 1
+    assert (run / "final" / "ROLLED_BACK_FROM").read_text().strip() == "checkpoint-1"
+    assert [r["step"] for r in _rows(run / "metrics.jsonl")] == [1]
+    assert [[r["step"] for r in _rows(run / f"segments/{n}/metrics.jsonl")] for n in (1, 2)] == [[1, 2, 3, 4, 5]] * 2
 
 
 def test_sigkill_during_a_heal_and_resume_lose_nothing(tmp_path):
@@ -125,7 +126,7 @@ def test_sigkill_during_a_heal_and_resume_lose_nothing(tmp_path):
         from test_heal_training import PlantedFailure
         from agentgrpo import pipeline
         from agentgrpo.heal import rollback
-        pipeline._live_doctor = lambda cfg, run_dir: [PlantedFailure(3, 3)]
+        pipeline._live_doctor = lambda cfg, run_dir: [PlantedFailure(5, 5)]
         carry_out = rollback.carry_out
         def killed(run_dir, record, between=None):
             def at(name):
@@ -142,7 +143,7 @@ def test_sigkill_during_a_heal_and_resume_lose_nothing(tmp_path):
     assert done.returncode == -signal.SIGKILL and "killed during the heal" in done.stdout, done.stderr[-3000:]
     run = tmp_path / "r"
     assert history.pending(run)["status"] == "planned"
-    assert [r["step"] for r in _rows(run / "metrics.jsonl")] == [1, 2, 3]  # not cut yet
+    assert [r["step"] for r in _rows(run / "metrics.jsonl")] == [1, 2, 3, 4, 5]  # not cut yet
     resumed = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
         from agentgrpo import pipeline
         pipeline._live_doctor = lambda cfg, run_dir: []
@@ -156,7 +157,7 @@ def test_sigkill_during_a_heal_and_resume_lose_nothing(tmp_path):
     assert heal["status"] == "done" and yaml.safe_load((run / "config.yaml").read_text())["learning_rate"] == \
         pytest.approx(heal["changes"]["learning_rate"][1])
     abandoned, lineage = _rows(run / "segments/1/metrics.jsonl"), _rows(run / "metrics.jsonl")
-    assert [r["step"] for r in abandoned] == [1, 2, 3] and [r["step"] for r in lineage] == [1, 2, 3, 4]
+    assert [r["step"] for r in abandoned] == [1, 2, 3, 4, 5] and [r["step"] for r in lineage] == [1, 2, 3, 4, 5]
     assert lineage[2]["learning_rate"] == pytest.approx(abandoned[2]["learning_rate"] * 0.1, rel=1e-6)
     assert (run / "segments/1/checkpoints/checkpoint-3").is_dir() and (run / "final" / "config.json").is_file()
 
@@ -172,17 +173,17 @@ def test_a_plain_trl_script_heals_with_the_callback_and_one_line(tiny_sft_dir, t
 
     run_dir = tmp_path / "mine"
 
-    class Planted(HealCallback):  # the doctor's check replaced by a planted collapse at step 3, onset 3
+    class Planted(HealCallback):  # the doctor's check replaced by a planted collapse at step 5, onset 5
         def on_step_end(self, args, state, control, **kwargs):
-            if state.global_step == 3 and not history.heals(self.run_dir):
+            if state.global_step == 5 and not history.heals(self.run_dir):
                 control.should_save = control.should_training_stop = True
                 self.stopped_by = "collapse"
-                self.stopped_finding = Finding(detector="collapse", status=FAILURE, verdict="planted", onset=3)
+                self.stopped_finding = Finding(detector="collapse", status=FAILURE, verdict="planted", onset=5)
             return control
 
     trainer = GRPOTrainer(
         model=str(tiny_sft_dir), reward_funcs=[correct_answer],
-        args=GRPOConfig(output_dir=str(tmp_path / "out"), max_steps=4, per_device_train_batch_size=8,
+        args=GRPOConfig(output_dir=str(tmp_path / "out"), max_steps=5, per_device_train_batch_size=8,
                         num_generations=8, max_completion_length=24, logging_steps=1, save_steps=1,
                         learning_rate=1e-3, use_cpu=True, report_to="none", disable_tqdm=True),
         train_dataset=Dataset.from_list(train_problems(16, seed=1)),
@@ -190,12 +191,12 @@ def test_a_plain_trl_script_heals_with_the_callback_and_one_line(tiny_sft_dir, t
         callbacks=[Recorder(run_dir), Planted(run_dir, every=1, min_steps=1, print_fn=None)],
     )
     trainer.train()
-    assert history.pending(run_dir)["checkpoint"] == str((tmp_path / "out" / "checkpoint-2").resolve())
+    assert history.pending(run_dir)["checkpoint"] == str((tmp_path / "out" / "checkpoint-1").resolve())
     assert resume_healed(trainer, run_dir) is True  # the documented one line
     assert resume_healed(trainer, run_dir) is False  # nothing pending any more
     (heal,) = history.heals(run_dir)
     assert heal["status"] == "done" and trainer.args.learning_rate == pytest.approx(1e-4)
     lineage = _rows(run_dir / "metrics.jsonl")
-    assert [r["step"] for r in lineage] == [1, 2, 3, 4]
-    assert (tmp_path / "out" / "checkpoint-4").is_dir() and (run_dir / "segments/1/checkpoints/checkpoint-3").is_dir()
+    assert [r["step"] for r in lineage] == [1, 2, 3, 4, 5]
+    assert (tmp_path / "out" / "checkpoint-5").is_dir() and (run_dir / "segments/1/checkpoints/checkpoint-3").is_dir()
     json.dumps(heal)  # the record is plain JSON

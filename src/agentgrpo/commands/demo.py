@@ -15,7 +15,7 @@ The summary shows held-out success before and after with 95% confidence interval
 A failure demo trains the same model on a flawed recipe (see `agentgrpo.demos.failures`), with the live
 doctor watching; then the doctor reads the run, prints its verdict and writes report.html with the onset
 marked. It exits 0 when the doctor named the planted failure, 1 when it did not. With --heal (on_failure: heal,
-checkpoints every 2 steps, eval after) the run rolls back to the checkpoint before the onset and goes on with
+a checkpoint every step, eval after) the run rolls back to the checkpoint before the onset and goes on with
 the mode's remedy (docs/heal.md); it exits 0 when the run ended healed (the doctor names no failure in the
 final segment) or stopped at a checkpoint before the onset, 1 otherwise.
 """
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from agentgrpo.commands._common import add_override_help, collect_overrides, config_path
 
-HEAL_SAVE_STEPS = 2  # the collapse shows by step ~5: a checkpoint before it must exist
+HEAL_SAVE_STEPS = 1  # the planted collapse breaks the model at its first real update: only checkpoint-1 precedes it
 HEAL_SETTINGS = {"on_failure": "heal", "save_steps": HEAL_SAVE_STEPS, "eval_after": True, "eval_modes": ["sampled"]}
 HELP = "run the embedded demo (tiny agent learns its calculator), or --failure MODE to watch one caught"
 FAILURES = ("hacking", "length", "collapse")

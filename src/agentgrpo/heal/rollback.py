@@ -1,7 +1,7 @@
 """One heal, decided and carried out on the run directory.
 
 `decide` reads the failure the live doctor named and the run's checkpoints, and returns the heal record:
-resume from the last checkpoint *strictly before* the onset with the remedy's settings, or stop (with the
+resume from the last checkpoint *before* the onset (`checkpoint_before`) with the remedy's settings, or stop (with the
 reason). `carry_out` acts on it: the abandoned segment's metrics, completions, later checkpoints and final
 model move to ``segments/N/`` (kept), metrics.jsonl keeps the lineage up to the rollback step, config.yaml
 gets the changed settings. Every step is atomic (a rename) and idempotent, so a heal killed at any point
@@ -42,10 +42,19 @@ def checkpoints(folder: str | Path, complete_only: bool = True) -> list[tuple[in
     return sorted(out)
 
 
+# Steps between the doctor's onset and the rollback: the onset is a change point found in noisy per-step
+# curves and can come late (the planted collapse, first logged at step 3, is named at step 5).
+ONSET_MARGIN = 2
+
+
 def checkpoint_before(folder: str | Path, onset: int) -> tuple[int, Path] | None:
-    """The last complete checkpoint in ``folder`` at a step strictly before ``onset`` (its weights never saw
-    the onset)."""
-    before = [c for c in checkpoints(folder) if c[0] < onset]
+    """The last complete checkpoint in ``folder`` whose weights produced no logged step near ``onset``.
+
+    The completions logged at step s+1 are the first sampled from checkpoint-s's weights, so checkpoint-s
+    comes before the onset when s + 1 < onset; it must also keep `ONSET_MARGIN` steps from it:
+    s + 1 + ONSET_MARGIN < onset (onset 5: checkpoint-1 at the latest).
+    """
+    before = [c for c in checkpoints(folder) if c[0] + 1 + ONSET_MARGIN < onset]
     return before[-1] if before else None
 
 
@@ -112,7 +121,8 @@ def _no_checkpoint_reason(folder, onset: int, setting) -> str:
         return (f"no checkpoint before the onset (step {onset}): none was saved ({every}); set save_steps "
                 "below the onset (and below max_steps) so a heal has a checkpoint to roll back to")
     return (f"no checkpoint before the onset (step {onset}): the first is checkpoint-{saved[0][0]} ({every}); "
-            "a failure before the first checkpoint cannot be rolled back; save more often (lower save_steps)")
+            f"a rollback needs a checkpoint-N with N + 1 + {ONSET_MARGIN} < {onset} (step N+1 is the first sampled "
+            "from its weights, and the onset can come late); save more often (lower save_steps)")
 
 
 def carry_out(run_dir: str | Path, record: Mapping, between: Callable[[str], None] | None = None) -> None:
