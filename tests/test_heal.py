@@ -57,6 +57,16 @@ def test_remedies_change_what_the_fix_line_says_and_are_absolute(lr, temperature
     assert again["learning_rate"] < collapse["learning_rate"] and "temperature" not in again
 
 
+@given(peak=st.floats(1e-6, 1.0), rates=st.lists(st.floats(0.0, 2.0), max_size=6))
+@settings(max_examples=60, deadline=None)
+def test_the_learning_rate_is_cut_from_the_rate_the_policy_broke_at(peak, rates):
+    """A collapse that began while the schedule was below its peak (warm-up) cuts from the rate in effect then."""
+    broke = [{"step": i + 2, "learning_rate": r * peak} for i, r in enumerate(rates)]
+    new = REMEDIES[Mode.COLLAPSE].changes(Situation(setting=_setting({"learning_rate": peak}), broke=broke))
+    oracle = 0.1 * min([peak, *(r * peak for r in rates if r * peak > 0)])
+    assert new["learning_rate"] == pytest.approx(oracle, rel=5e-3) and new["learning_rate"] <= peak * 0.1 * 1.005
+
+
 def test_hacking_stops_unless_fallback_rewards_are_named_and_length_lowers_the_cap():
     setting = _setting({"max_completion_length": 96})
     assert REMEDIES[Mode.HACKING].changes(Situation(setting=setting)) is None

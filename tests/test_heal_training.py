@@ -77,14 +77,18 @@ def test_train_heals_from_the_checkpoint_before_the_onset_with_the_remedy(tmp_pa
     assert PlantedFailure.started == [0, 1]  # checkpoint-1: 1 + 1 + ONSET_MARGIN < 5; never a later one
     (heal,) = history.heals(run)
     assert (heal["status"], heal["action"], heal["checkpoint_step"]) == ("done", "resume", 1)
-    assert heal["changes"] == {"learning_rate": [0.001, 0.0001]}
-    assert yaml.safe_load((run / "config.yaml").read_text())["learning_rate"] == 0.0001
     abandoned, lineage = _rows(run / "segments/1/metrics.jsonl"), _rows(run / "metrics.jsonl")
+    # collapse: a tenth of the lowest rate the abandoned segment trained at after checkpoint-1, up to the onset
+    broke_at = min(r["learning_rate"] for r in abandoned if 1 < r["step"] <= 5 and r["learning_rate"] > 0)
+    new = float(f"{broke_at * 0.1:.3g}")
+    assert heal["changes"] == {"learning_rate": [0.001, new]} and new < 1e-4
+    assert yaml.safe_load((run / "config.yaml").read_text())["learning_rate"] == new
     assert [r["step"] for r in abandoned] == [1, 2, 3, 4, 5] and [r["step"] for r in lineage] == [1, 2, 3, 4, 5]
     assert lineage[:1] == abandoned[:1]  # the lineage keeps the rows before the rollback
-    # the healed segment ran at a tenth of the rate the abandoned one had at the same step
+    # the healed segment ran the same schedule, scaled to the new peak, from the same step
     for step in (2, 3, 4):
-        assert lineage[step - 1]["learning_rate"] == pytest.approx(abandoned[step - 1]["learning_rate"] * 0.1, rel=1e-6)
+        assert lineage[step - 1]["learning_rate"] == pytest.approx(abandoned[step - 1]["learning_rate"] * new / 0.001,
+                                                                    rel=1e-6)
     assert (run / "segments/1/checkpoints/checkpoint-3").is_dir()  # kept, out of checkpoints/
     assert sorted(p.name for p in (run / "checkpoints").glob("checkpoint-*")) == [f"checkpoint-{i}" for i in range(1, 6)]
     assert (run / "final" / "config.json").is_file() and (run / "segments/1/final").is_dir()
@@ -158,7 +162,8 @@ def test_sigkill_during_a_heal_and_resume_lose_nothing(tmp_path):
         pytest.approx(heal["changes"]["learning_rate"][1])
     abandoned, lineage = _rows(run / "segments/1/metrics.jsonl"), _rows(run / "metrics.jsonl")
     assert [r["step"] for r in abandoned] == [1, 2, 3, 4, 5] and [r["step"] for r in lineage] == [1, 2, 3, 4, 5]
-    assert lineage[2]["learning_rate"] == pytest.approx(abandoned[2]["learning_rate"] * 0.1, rel=1e-6)
+    ratio = heal["changes"]["learning_rate"][1] / heal["changes"]["learning_rate"][0]
+    assert lineage[2]["learning_rate"] == pytest.approx(abandoned[2]["learning_rate"] * ratio, rel=1e-6)
     assert (run / "segments/1/checkpoints/checkpoint-3").is_dir() and (run / "final" / "config.json").is_file()
 
 
@@ -195,7 +200,7 @@ def test_a_plain_trl_script_heals_with_the_callback_and_one_line(tiny_sft_dir, t
     assert resume_healed(trainer, run_dir) is True  # the documented one line
     assert resume_healed(trainer, run_dir) is False  # nothing pending any more
     (heal,) = history.heals(run_dir)
-    assert heal["status"] == "done" and trainer.args.learning_rate == pytest.approx(1e-4)
+    assert heal["status"] == "done" and trainer.args.learning_rate == heal["changes"]["learning_rate"][1] < 1e-4
     lineage = _rows(run_dir / "metrics.jsonl")
     assert [r["step"] for r in lineage] == [1, 2, 3, 4, 5]
     assert (tmp_path / "out" / "checkpoint-5").is_dir() and (run_dir / "segments/1/checkpoints/checkpoint-3").is_dir()

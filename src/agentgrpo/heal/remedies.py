@@ -22,9 +22,9 @@ from typing import Any
 
 from agentgrpo.doctor.modes import Mode
 
-# How much a heal lowers the learning rate, per mode: an order of magnitude for a collapse (a sweep's usual
-# step: a run that collapses at one rate rarely survives a third of it), less where the doctor's fix
-# line asks for a gentler change.
+# How much a heal lowers the learning rate, per mode, from the rate the policy broke at
+# (`Situation.rate_it_broke_at`): an order of magnitude for a collapse (a sweep's usual step: a run that
+# collapses at one rate rarely survives a third of it), less where the doctor's fix line asks for less.
 COLLAPSE_LR = 0.1
 KL_LR = 0.5
 INSTABILITY_LR = 0.3
@@ -39,11 +39,21 @@ LENGTH_HEADROOM = 1.25  # length: the new cap is the longest completion before t
 class Situation:
     """What a remedy reads: ``setting(name)`` the GRPOConfig value now (TRL's default when unset);
     ``heal_rewards`` the fallback rewards the config names (None: none); ``rows`` the metrics.jsonl records
-    up to the checkpoint the run resumes from (before the onset)."""
+    up to the checkpoint the run resumes from (before the onset); ``broke`` the records after it, up to the
+    onset (the steps that broke the policy)."""
 
     setting: Callable[[str], Any]
     heal_rewards: list | None = None
     rows: list[Mapping] = field(default_factory=list)
+    broke: list[Mapping] = field(default_factory=list)
+
+    def rate_it_broke_at(self) -> float:
+        """The lowest learning rate logged between the rollback checkpoint and the onset (the policy broke at
+        that rate, e.g. still in the warm-up), else the configured peak; never above the peak."""
+        peak = self.setting("learning_rate")
+        logged = [r["learning_rate"] for r in self.broke if isinstance(r.get("learning_rate"), int | float)
+                  and math.isfinite(r["learning_rate"]) and r["learning_rate"] > 0]
+        return min([peak, *logged])
 
 
 @dataclass(frozen=True)
@@ -67,7 +77,9 @@ class Remedy:
 
 
 def _lower_lr(factor: float) -> Callable[[Situation], dict]:
-    return lambda s: {"learning_rate": _round(s.setting("learning_rate") * factor)}
+    """The new peak learning rate: ``factor`` times the rate the policy broke at (the peak, or lower where the
+    failure began while the schedule was below it)."""
+    return lambda s: {"learning_rate": _round(s.rate_it_broke_at() * factor)}
 
 
 def _collapse(s: Situation) -> dict:
@@ -119,11 +131,11 @@ NO_REMEDY = "changing it is your call; the run ends at the last checkpoint befor
 
 # Every mode the doctor reports -> its remedy. tests/test_heal.py checks the table covers `Mode`.
 REMEDIES: dict[Mode, Remedy] = {
-    Mode.INSTABILITY: Remedy("lower the learning rate x0.3, clip gradients (max_grad_norm <= 0.5), no fp16",
-                             _instability),
-    Mode.KL: Remedy("raise beta x2 (at least 0.04) and halve the learning rate", _kl),
-    Mode.COLLAPSE: Remedy("lower the learning rate x0.1; sample at temperature >= 1.0", _collapse),
-    Mode.REGRESSION: Remedy("lower the learning rate x0.3", _lower_lr(REGRESSION_LR)),
+    Mode.INSTABILITY: Remedy("learning rate x0.3 (of the rate it broke at), clip gradients (max_grad_norm <= 0.5), "
+                             "no fp16", _instability),
+    Mode.KL: Remedy("raise beta x2 (at least 0.04); learning rate x0.5 (of the rate it broke at)", _kl),
+    Mode.COLLAPSE: Remedy("learning rate x0.1 (of the rate it broke at); sample at temperature >= 1.0", _collapse),
+    Mode.REGRESSION: Remedy("learning rate x0.3 (of the rate it broke at)", _lower_lr(REGRESSION_LR)),
     Mode.ZERO_VARIANCE: Remedy("stop", None, "identical groups: the task's difficulty or the reward must change; "
                                + NO_REMEDY),
     Mode.HACKING: Remedy("switch to heal_rewards when the config names them, else stop", _fallback_rewards,

@@ -84,9 +84,10 @@ def decide(run_dir: str | Path, finding: Mapping, *, step: int, config: Mapping,
         return record
     record["checkpoint"] = _relative(target[1], run_dir)
     record["checkpoint_step"] = target[0]
-    rows = [r for r in _jsonl(Path(run_dir) / METRICS) if isinstance(r.get("step"), int | float)
-            and r["step"] <= target[0]]
-    changes = remedy.changes(Situation(setting=setting, heal_rewards=heal_rewards, rows=rows))
+    logged = [r for r in _jsonl(Path(run_dir) / METRICS) if isinstance(r.get("step"), int | float)]
+    rows = [r for r in logged if r["step"] <= target[0]]
+    broke = [r for r in logged if target[0] < r["step"] <= int(onset)]
+    changes = remedy.changes(Situation(setting=setting, heal_rewards=heal_rewards, rows=rows, broke=broke))
     resumed = [h for h in done if h.get("action") == "resume"]
     if len(resumed) >= heal_max:
         record["reason"] = (f"heal_max ({heal_max}) reached: the failure came back after "
