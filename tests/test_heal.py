@@ -50,6 +50,7 @@ def test_remedies_change_what_the_fix_line_says_and_are_absolute(lr, temperature
     collapse = REMEDIES[Mode.COLLAPSE].changes(Situation(setting=setting))
     assert collapse["learning_rate"] == pytest.approx(lr * 0.1, rel=5e-3) and collapse["learning_rate"] < lr
     assert collapse.get("temperature", temperature) == max(temperature, 1.0)
+    assert collapse.get("beta", beta) == (beta or 0.04)  # "keep beta > 0"
     kl = REMEDIES[Mode.KL].changes(Situation(setting=setting))
     assert kl["beta"] >= max(2 * beta, 0.04) * (1 - 5e-3) and kl["learning_rate"] < lr
     # applied once, the same remedy computed on the changed settings goes one step further, never back
@@ -151,7 +152,7 @@ def test_a_heal_keeps_the_abandoned_segment_and_resumes_with_the_remedy(tmp_path
     before = (run / "metrics.jsonl").read_text()
     record = _decide(run, onset=8)
     assert (record["action"], record["checkpoint_step"]) == ("resume", 4)  # 4 + 1 + 2 < 8; 6 is too close
-    assert record["changes"] == {"learning_rate": [0.05, 0.005]}
+    assert record["changes"] == {"learning_rate": [0.05, 0.005], "beta": [0.0, 0.04]}  # TRL's beta: 0.0
     rollback.plan(run, record)
     assert history.pending(run)["heal"] == 1  # on disk before anything moved
     rollback.carry_out(run, record)

@@ -81,7 +81,7 @@ def test_train_heals_from_the_checkpoint_before_the_onset_with_the_remedy(tmp_pa
     # collapse: a tenth of the lowest rate the abandoned segment trained at after checkpoint-1, up to the onset
     broke_at = min(r["learning_rate"] for r in abandoned if 1 < r["step"] <= 5 and r["learning_rate"] > 0)
     new = float(f"{broke_at * 0.1:.3g}")
-    assert heal["changes"] == {"learning_rate": [0.001, new]} and new < 1e-4
+    assert heal["changes"] == {"learning_rate": [0.001, new], "beta": [0.0, 0.04]} and new < 1e-4
     assert yaml.safe_load((run / "config.yaml").read_text())["learning_rate"] == new
     assert [r["step"] for r in abandoned] == [1, 2, 3, 4, 5] and [r["step"] for r in lineage] == [1, 2, 3, 4, 5]
     assert lineage[:1] == abandoned[:1]  # the lineage keeps the rows before the rollback

@@ -6,9 +6,9 @@ up to the checkpoint it resumes from) and returns the settings to change, or Non
 absolute (``{"learning_rate": 0.005}``), so applying a heal twice changes nothing more.
 
 >>> from agentgrpo.doctor.modes import Mode
->>> situation = Situation(setting={"learning_rate": 0.05, "temperature": 1.0}.get)
+>>> situation = Situation(setting={"learning_rate": 0.05, "temperature": 1.0, "beta": 0.0}.get)
 >>> REMEDIES[Mode.COLLAPSE].changes(situation)
-{'learning_rate': 0.005}
+{'learning_rate': 0.005, 'beta': 0.04}
 >>> REMEDIES[Mode.HACKING].changes(situation) is None     # no fallback reward named: stop
 True
 """
@@ -87,6 +87,8 @@ def _collapse(s: Situation) -> dict:
     temperature = s.setting("temperature")
     if temperature is not None and temperature < 1.0:  # sample at least the model's own distribution
         out["temperature"] = 1.0
+    if not s.setting("beta"):  # "keep beta > 0": a KL term holds the policy near the reference
+        out["beta"] = KL_BETA_MIN
     return out
 
 
@@ -134,7 +136,8 @@ REMEDIES: dict[Mode, Remedy] = {
     Mode.INSTABILITY: Remedy("learning rate x0.3 (of the rate it broke at), clip gradients (max_grad_norm <= 0.5), "
                              "no fp16", _instability),
     Mode.KL: Remedy("raise beta x2 (at least 0.04); learning rate x0.5 (of the rate it broke at)", _kl),
-    Mode.COLLAPSE: Remedy("learning rate x0.1 (of the rate it broke at); sample at temperature >= 1.0", _collapse),
+    Mode.COLLAPSE: Remedy("learning rate x0.1 (of the rate it broke at); beta >= 0.04 where it was 0; sample at "
+                          "temperature >= 1.0", _collapse),
     Mode.REGRESSION: Remedy("learning rate x0.3 (of the rate it broke at)", _lower_lr(REGRESSION_LR)),
     Mode.ZERO_VARIANCE: Remedy("stop", None, "identical groups: the task's difficulty or the reward must change; "
                                + NO_REMEDY),
