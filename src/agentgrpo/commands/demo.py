@@ -129,9 +129,10 @@ def _heal_verdict(run_dir, mode: str) -> int:
     from agentgrpo.pipeline import say
 
     source = read_run(run_dir)
-    report = diagnose(source.table)
+    judged = history.judged_segment(source)  # the final segment; the report draws the lineage
+    report = diagnose(judged.table)
     paths = write_report(source, report, None, png=True)
-    print(text(source, report), flush=True)
+    print(text(judged, report), flush=True)
     heals = history.heals(run_dir)
     say(f"report: {paths[0]}")
     if not heals:

@@ -102,6 +102,10 @@ def resume_healed(trainer, run_dir: str | Path) -> bool:
     for key, (_old, new) in (record.get("changes") or {}).items():
         if key == "rewards":  # a script's reward functions are its own: heal_rewards apply to agentgrpo runs
             continue
+        if key == "beta" and not _old and getattr(trainer, "ref_model", None) is None:
+            print(f"[agentgrpo heal] beta {new} not applied: this trainer was built with beta 0 and holds no reference "
+                  f"model; build it with GRPOConfig(beta={new}) to add the KL term", flush=True)
+            continue
         setattr(trainer.args, key, new)
         if hasattr(trainer, key):
             setattr(trainer, key, new)
