@@ -329,3 +329,10 @@ def test_the_doctor_judges_the_final_segment_and_lists_the_history(tmp_path, cap
     main(["doctor", str(run), "--no-report"])
     out = capsys.readouterr().out
     assert "heal history (heal.jsonl):" in out and "heal 1: step 12: collapse (onset step 25)" in out
+
+
+def test_demo_heal_without_a_failure_is_refused(capsys):
+    from agentgrpo.cli import main
+
+    assert main(["demo", "--heal"]) == 2
+    assert "--heal heals a planted failure: give --failure" in capsys.readouterr().err

@@ -37,7 +37,7 @@ def add_arguments(parser) -> None:
                              "collapse (learning rate too high); the doctor names it with its onset")
     parser.add_argument("--heal", action="store_true",
                         help="with --failure: on_failure: heal (roll back to the checkpoint before the onset, apply "
-                             "the remedy, go on), checkpoints every %d steps, held-out eval after" % HEAL_SAVE_STEPS)
+                             "the remedy, go on), a checkpoint every step, held-out eval after")
     add_override_help(parser)
 
 
@@ -47,6 +47,11 @@ def run(args) -> int:
     from agentgrpo.pipeline import say, summary_lines
 
     overrides = collect_overrides(args)
+    if args.heal and not args.failure:
+        from agentgrpo.errors import UserError
+
+        raise UserError("--heal heals a planted failure: give --failure hacking|length|collapse too (to heal your "
+                        "own run: agentgrpo train ... --on_failure heal)")
     planted = {}
     if args.failure:
         from agentgrpo.demos.failures import overrides as failure_overrides
