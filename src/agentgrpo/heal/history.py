@@ -107,7 +107,7 @@ def lines(run_dir: str | Path) -> list[str]:
         where = (f"rolled back to checkpoint-{h['checkpoint_step']}" if h.get("checkpoint_step") is not None
                  else "no rollback")
         if h.get("action") == "resume":
-            changed = ", ".join(f"{k} {_short(v[0])} -> {_short(v[1])}" for k, v in (h.get("changes") or {}).items())
+            changed = ", ".join(f"{k} {short(v[0])} -> {short(v[1])}" for k, v in (h.get("changes") or {}).items())
             then = f"resumed with {changed}"
         else:
             then = f"stopped: {h.get('reason', '')}"
@@ -117,7 +117,7 @@ def lines(run_dir: str | Path) -> list[str]:
     return out
 
 
-def _short(value: Any) -> str:
+def short(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(str(v.get("name", v)) if isinstance(v, dict) else str(v) for v in value) + "]"
     return str(value)

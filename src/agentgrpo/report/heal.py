@@ -45,7 +45,7 @@ def section(run_dir: str | Path) -> list[str]:
     rows = ["<table><tr><th>heal</th><th>seen at step</th><th>mode</th><th>onset</th><th>rolled back to</th>"
             "<th>action</th><th>settings changed / reason</th><th>abandoned segment</th></tr>"]
     for h in heals:
-        changed = "; ".join(f"{k}: {history._short(v[0])} → {history._short(v[1])}"
+        changed = "; ".join(f"{k}: {history.short(v[0])} → {history.short(v[1])}"
                             for k, v in (h.get("changes") or {}).items())
         what = changed if h.get("action") == "resume" else h.get("reason", "")
         where = f"checkpoint-{h['checkpoint_step']}" if h.get("checkpoint_step") is not None else "—"
