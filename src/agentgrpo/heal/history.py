@@ -118,6 +118,7 @@ def lines(run_dir: str | Path) -> list[str]:
 
 
 def short(value: Any) -> str:
+    """A setting's value on one line (a reward list by its names)."""
     if isinstance(value, list):
         return "[" + ", ".join(str(v.get("name", v)) if isinstance(v, dict) else str(v) for v in value) + "]"
     return str(value)
