@@ -39,6 +39,9 @@ def check_plan(plan, cuda_available: bool, warnings: list[str] | None = None) ->
         if plan.rewards is not None:
             problems += check_reward_signatures(plan.rewards, plan.task)
     problems += check_stop_on(plan.run.stop_on)
+    from agentgrpo.heal import checks as heal_checks
+
+    problems += heal_checks.check_plan(plan)
     problems += launch_checks.check_plan(plan)
     return problems
 

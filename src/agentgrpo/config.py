@@ -88,6 +88,17 @@ class RunConfig:
                                                             "(0 = off)."})
     stop_on: list = field(default_factory=list, metadata={
         "help": "Failure modes that stop training early (a checkpoint is saved first), e.g. [hacking, collapse]."})
+    on_failure: typing.Literal["stop", "heal"] = field(default="stop", metadata={
+        "help": "What a failure the live doctor names does (the modes in stop_on; with heal and no stop_on, every "
+                "mode): stop (save a checkpoint and stop) or heal (roll back to the last checkpoint before the "
+                "onset, apply the mode's remedy, go on; at most heal_max times). See docs/heal.md."})
+    heal_max: int = field(default=2, metadata={
+        "help": "on_failure: heal: heals at most; a failure after that stops the run at the checkpoint before "
+                "its onset."})
+    heal_rewards: list | None = field(default=None, metadata={
+        "help": "on_failure: heal: the rewards to switch to when the doctor names reward hacking or length gaming "
+                "(same form as rewards). Default: none; a hacking run then stops at the checkpoint before the onset "
+                "(changing the reward is your call)."})
     dynamic_sampling: typing.Literal[DYNAMIC_SAMPLING_MODES] = field(default="off", metadata={
         "help": "Groups whose completions all earn the same reward teach nothing: off (TRL as it is), filter (drop "
                 "them from the loss) or refill (also generate for further prompts until the batch holds as many "

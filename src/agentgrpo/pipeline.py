@@ -144,6 +144,10 @@ def _grpo(cfg: RunPlan, task, model_path: str, run_dir: Path, checkpoint, callba
     lora = " (LoRA adapter)" if cfg.uses_peft else ""
     say(f"GRPO{lora}: {steps if steps > 0 else 'epoch-based'} steps, {cfg.setting('num_generations')} "
         f"completions per prompt, metrics -> {run_dir / rundir.METRICS}")
+    if cfg.run.on_failure == "heal":  # roll back and go on when the live doctor names a failure
+        from agentgrpo.heal.loop import train_healing
+
+        return train_healing(cfg, model_path, run_dir, checkpoint, callbacks, live_doctor=_live_doctor)
     trainer = build_grpo_trainer(cfg, task, model_path, run_dir,
                                  callbacks=[*_live_doctor(cfg, run_dir), *callbacks])
     return train(trainer, run_dir, resume=checkpoint, save_merged=cfg.run.save_merged)
@@ -156,7 +160,12 @@ def _live_doctor(cfg: RunPlan, run_dir: Path) -> list:
         from agentgrpo.doctor.live import LiveDoctorCallback
     except ImportError:
         return []
-    return [LiveDoctorCallback(every=cfg.run.doctor_every, stop_on=set(cfg.run.stop_on), run_dir=run_dir,
+    stop_on = set(cfg.run.stop_on)
+    if cfg.run.on_failure == "heal" and not stop_on:  # heal: every failure the doctor names
+        from agentgrpo.doctor.modes import MODES
+
+        stop_on = set(MODES)
+    return [LiveDoctorCallback(every=cfg.run.doctor_every, stop_on=stop_on, run_dir=run_dir,
                                reward_weights=cfg.reward_weights or None)]
 
 
@@ -181,6 +190,9 @@ def summary_lines(result: RunResult) -> list[str]:
                 f"{a['success_rate']:.1%} [{a['ci95'][0]:.1%}, {a['ci95'][1]:.1%}] "
                 f"({(a['success_rate'] - b['success_rate']) * 100:+.1f} pp, {sep}); tool calls "
                 f"{b['tool_call_rate']:.0%} -> {a['tool_call_rate']:.0%}")
+    from agentgrpo.heal import history
+
+    lines += history.lines(result.run_dir)
     lines.append(f"run directory: {result.run_dir}")
     if result.curves:
         lines.append(f"curves: {result.curves}")

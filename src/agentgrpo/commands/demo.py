@@ -6,6 +6,7 @@
     agentgrpo demo --failure hacking   # a gameable proxy is trained; the live doctor stops the run
     agentgrpo demo --failure length    # a length bonus the model pads its answers for
     agentgrpo demo --failure collapse  # a learning rate that collapses the policy
+    agentgrpo demo --failure collapse --heal   # ... and the run heals: rollback, remedy, on to the end
 
 The tiny model answers arithmetic questions; after SFT it uses its calculator tool only about half the
 time. GRPO, trained on the outcome alone (was the final answer right?), teaches it that the tool pays.
@@ -13,13 +14,18 @@ The summary shows held-out success before and after with 95% confidence interval
 
 A failure demo trains the same model on a flawed recipe (see `agentgrpo.demos.failures`), with the live
 doctor watching; then the doctor reads the run, prints its verdict and writes report.html with the onset
-marked. It exits 0 when the doctor named the planted failure, 1 when it did not.
+marked. It exits 0 when the doctor named the planted failure, 1 when it did not. With --heal (on_failure: heal,
+a checkpoint every step, eval after) the run rolls back to the checkpoint before the onset and goes on with
+the mode's remedy (docs/heal.md); it exits 0 when the run ended healed (the doctor names no failure in the
+final segment) or stopped at a checkpoint before the onset, 1 otherwise.
 """
 
 from __future__ import annotations
 
 from agentgrpo.commands._common import add_override_help, collect_overrides, config_path
 
+HEAL_SAVE_STEPS = 1  # the planted collapse breaks the model at its first real update: only checkpoint-1 precedes it
+HEAL_SETTINGS = {"on_failure": "heal", "save_steps": HEAL_SAVE_STEPS, "eval_after": True, "eval_modes": ["sampled"]}
 HELP = "run the embedded demo (tiny agent learns its calculator), or --failure MODE to watch one caught"
 FAILURES = ("hacking", "length", "collapse")
 
@@ -29,6 +35,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--failure", choices=FAILURES, default=None,
                         help="plant a failure mode instead: hacking (gameable proxy), length (length bonus), "
                              "collapse (learning rate too high); the doctor names it with its onset")
+    parser.add_argument("--heal", action="store_true",
+                        help="with --failure: on_failure: heal (roll back to the checkpoint before the onset, apply "
+                             "the remedy, go on), a checkpoint every step, held-out eval after")
     add_override_help(parser)
 
 
@@ -38,12 +47,21 @@ def run(args) -> int:
     from agentgrpo.pipeline import say, summary_lines
 
     overrides = collect_overrides(args)
+    if args.heal and not args.failure:
+        from agentgrpo.errors import UserError
+
+        raise UserError("--heal heals a planted failure: give --failure hacking|length|collapse too (to heal your "
+                        "own run: agentgrpo train ... --on_failure heal)")
     planted = {}
     if args.failure:
         from agentgrpo.demos.failures import overrides as failure_overrides
 
         planted = failure_overrides(args.failure)
         planted.setdefault("run_name", None)
+        if args.heal:
+            from agentgrpo.demos.failures import HEAL
+
+            planted.update({**HEAL_SETTINGS, **HEAL[args.failure]})
     path = config_path(args.config)
     cfg = load_config(path, _demo_choices(path, _merge(planted, overrides), args.failure), deep=True)
     result = run_pipeline(cfg)
@@ -52,6 +70,8 @@ def run(args) -> int:
         say(line)
     if not args.failure:
         return 0
+    if args.heal:
+        return _heal_verdict(result.run_dir, args.failure)
     return _doctor_verdict(result.run_dir, args.failure)
 
 
@@ -102,3 +122,33 @@ def _doctor_verdict(run_dir, mode: str) -> int:
         return 1
     say(f"the doctor named the planted {mode} failure: onset step {named.onset} (planted at step {true_onset})")
     return 0
+
+
+def _heal_verdict(run_dir, mode: str) -> int:
+    """A healed demo: the heal history, the doctor on the final segment, held-out success; 0 when the run ended
+    healed (no failure named) or stopped at a checkpoint before the onset."""
+    from agentgrpo.commands.doctor import write_report
+    from agentgrpo.doctor import diagnose, read_run
+    from agentgrpo.doctor.summary import text
+    from agentgrpo.heal import history
+    from agentgrpo.pipeline import say
+
+    source = read_run(run_dir)
+    judged = history.judged_segment(source)  # the final segment; the report draws the lineage
+    report = diagnose(judged.table)
+    paths = write_report(source, report, None, png=True)
+    print(text(judged, report), flush=True)
+    heals = history.heals(run_dir)
+    say(f"report: {paths[0]}")
+    if not heals:
+        say(f"no heal: the live doctor did not stop the run on the planted {mode} failure")
+        return 1
+    last = heals[-1]
+    if last.get("action") == "stop":
+        at = last.get("checkpoint_step")
+        say(f"the run stopped at checkpoint-{at} (onset step {last.get('onset')}): {last.get('reason')}"
+            if at is not None else f"the run stopped without a checkpoint to roll back to: {last.get('reason')}")
+        return 0 if at is not None else 1
+    failures = [f.detector for f in report.failures]
+    say(f"after {len(heals)} heal(s) the doctor names " + (", ".join(failures) if failures else "no failure"))
+    return 1 if failures else 0

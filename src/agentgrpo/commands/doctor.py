@@ -90,19 +90,27 @@ def run(args) -> int:
     from agentgrpo.doctor.readers.read import parse_mapping
     from agentgrpo.doctor.summary import text
 
+    from agentgrpo.heal import history
+
     source = read_run(args.path, parse_mapping(getattr(args, "map", None) or []))
-    report = diagnose(source.table)
+    judged = history.judged_segment(source)  # a healed run: its final segment; the curves show the lineage
+    report = diagnose(judged.table)
     written = [] if args.no_report else write_report(source, report, args.out, args.png)
+    heals = history.heals(source.source) if Path(source.source).is_dir() else []
     if args.json:
         payload = report.to_dict() | {
             "source": str(source.source),
             "format": source.fmt,
-            "notes": source.notes,
+            "notes": judged.notes,
             "files": [str(p) for p in written],
         }
+        if heals:
+            payload["heals"] = [{k: v for k, v in h.items() if k != "config"} for h in heals]
         emit(json.dumps(payload, indent=2, default=str))
     else:
-        lines = [text(source, report)]
+        lines = [text(judged, report)]
+        if heals:
+            lines += ["", "heal history (heal.jsonl):", *(f"  {line}" for line in history.lines(source.source))]
         for path in written[:1]:
             lines.append(f"\nreport: {path}" + (f" (+ {len(written) - 1} PNGs)" if len(written) > 1 else ""))
         emit("\n".join(lines))
@@ -143,6 +151,9 @@ def write_report(source, report, out: str | None, png: bool) -> list[Path]:
     else:
         out_dir = default_out(source.source)
     panels = charts.build(source.table, report.findings)
+    from agentgrpo.report.heal import overlay
+
+    overlay(panels, source.source)  # a healed run: rollbacks marked, abandoned segments drawn
     try:
         paths = [html.write(source, report, out_dir, panels)]
         if png:

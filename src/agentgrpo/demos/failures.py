@@ -76,6 +76,13 @@ RECIPES: dict[str, tuple[dict, str, int]] = {
     "collapse": ({"learning_rate": 0.05, "stop_on": ["collapse"]}, "collapse", 3),
 }
 COMMON = {"eval_before": False, "eval_after": False, "doctor_every": 5, "max_steps": 80}
+# What `agentgrpo demo --failure MODE --heal` adds to a recipe (the heal acts on the recipe's stop_on modes).
+# The length recipe names a fallback reward (the true objective, correctness), so its heal shows the switch;
+# its padding makes answers wrong, which the doctor names as hacking first (onset ~26, length ~33), so both
+# modes heal. The hacking recipe names none, so its heal shows the stop at the checkpoint before the onset;
+# the collapse heal changes settings only.
+HEAL = {"hacking": {}, "length": {"heal_rewards": ["correct_answer"], "stop_on": ["length", "hacking"]},
+        "collapse": {}}
 
 
 def overrides(mode: str) -> dict:

@@ -120,6 +120,7 @@ class LiveDoctorCallback(TrainerCallback):
         self.history = History()
         self.report: Report | None = None
         self.stopped_by: str | None = None
+        self.stopped_finding = None  # the Finding that stopped training (what a heal acts on)
         self._train_logs = 0
         self._seen: set[tuple[str, str]] = set()  # (detector, status) already reported
         self._streak: dict[str, int] = {}  # detector -> consecutive checks it was flagged
@@ -227,7 +228,7 @@ class LiveDoctorCallback(TrainerCallback):
             if f.detector in self.stop_on and self._streak.get(f.detector, 0) >= self.patience:
                 control.should_save = True
                 control.should_training_stop = True
-                self.stopped_by = f.detector
+                self.stopped_by, self.stopped_finding = f.detector, f
                 self._emit(step, f, "stopping training (checkpoint saved first)")
                 return
 

@@ -19,8 +19,11 @@ def plot_run_curves(run_dir: str | Path, out_path: str | Path) -> Path | None:
         run = read_run(run_dir)
     except UserError:
         return None
-    report = diagnose(run.table)
-    panels = [c for c in charts.build(run.table, report.findings) if c.key in MAIN]
+    from agentgrpo.heal.history import judged_segment
+    from agentgrpo.report.heal import overlay
+
+    report = diagnose(judged_segment(run).table)  # a healed run: its final segment
+    panels = overlay([c for c in charts.build(run.table, report.findings) if c.key in MAIN], run_dir)
     if not panels:
         return None
     return _grid(panels, Path(out_path), f"{run.name}: {report.headline}")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from agentgrpo.doctor.finding import FAILURE, NOT_JUDGED, OK, WARNING
 from agentgrpo.report import charts as chartlib
+from agentgrpo.report import heal
 from agentgrpo.report import svg
 
 CSS = """
@@ -79,6 +80,7 @@ def render(run, report, charts: list[chartlib.Chart] | None = None) -> str:
         *(svg.render(c) for c in charts),
         "</div>",
         *_preflight(run),
+        *heal.section(run.source),
         "<h2>What was read</h2>",
         _read_notes(run, report),
     ]

@@ -1,0 +1,112 @@
+"""The failure demos healed (`agentgrpo demo --failure MODE --heal`) against the healthy demo, in one script.
+
+    OMP_NUM_THREADS=1 python benchmarks/heal.py                          # collapse, length, hacking x seeds 1-3
+    python benchmarks/heal.py --modes collapse --seeds 1 --out runs/heal-bench
+
+Runs, one process at a time: `agentgrpo demo --seed S` (healthy, the baseline) and `agentgrpo demo --failure MODE
+--heal --seed S`. Per healed run it prints the heals (mode, onset, rollback checkpoint, action), what the doctor
+names in the final segment, held-out sampled success of the final model, and its wall time over the healthy
+demo's of the same seed. For hacking: the rollback checkpoint's shadow correct_answer (mean of the 3 logged
+steps up to it) against its pre-onset value (mean of the 10 logged steps before the onset) and the abandoned
+segment's last value. Acceptance (issue 23): collapse and length end with no failure named and >= 90% sampled
+success; hacking ends at a checkpoint before the onset whose shadow is not below its pre-onset value; wall time
+<= 2x the healthy demo.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SHADOW = "rewards/correct_answer/mean"
+
+
+def run(cmd: list[str], log: Path) -> tuple[int, float]:
+    start = time.perf_counter()
+    with open(log, "w") as fh:
+        done = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT)
+    return done.returncode, time.perf_counter() - start
+
+
+def demo(out: Path, name: str, seed: int, *extra: str) -> tuple[int, float]:
+    cmd = [sys.executable, "-m", "agentgrpo.cli", "demo", *extra, "--seed", str(seed), "--runs_dir", str(out),
+           "--run_name", name]
+    return run(cmd, out / f"{name}.log")
+
+
+def _mean(rows: list[dict], key: str) -> float | None:
+    values = [r[key] for r in rows if isinstance(r.get(key), int | float)]
+    return round(sum(values) / len(values), 3) if values else None
+
+
+def judge(run_dir: Path, mode: str) -> dict:
+    from agentgrpo import rundir
+    from agentgrpo.doctor import diagnose, read_run
+    from agentgrpo.heal import history
+
+    heals = history.heals(run_dir)
+    report = diagnose(history.judged_segment(read_run(run_dir)).table)
+    sampled = rundir.read_eval(run_dir).get("after", {}).get("sampled", {})
+    row = {"heals": "; ".join(f"{h['mode']}@{h['onset']}->ckpt-{h.get('checkpoint_step')} {h['action']}"
+                              for h in heals) or "none",
+           "failures": [f.detector for f in report.failures], "success": sampled.get("success_rate"),
+           "ended": heals[-1]["action"] if heals else "trained"}
+    if mode == "hacking" and heals and heals[-1].get("checkpoint_step") is not None:
+        last = heals[-1]
+        lineage = rundir.read_jsonl(run_dir / rundir.METRICS)
+        abandoned = rundir.read_jsonl(history.segment_dir(run_dir, int(last["heal"])) / rundir.METRICS)
+        ckpt, onset = last["checkpoint_step"], last["onset"]
+        row["shadow_ckpt"] = _mean([r for r in lineage if ckpt - 3 < r["step"] <= ckpt], SHADOW)
+        row["shadow_pre_onset"] = _mean([r for r in abandoned if onset - 10 <= r["step"] < onset], SHADOW)
+        row["shadow_abandoned_end"] = _mean(abandoned[-3:], SHADOW)
+        row["ckpt_before_onset"] = ckpt < onset
+    return row
+
+
+def ok(mode: str, row: dict, ratio: float) -> bool:
+    if mode == "hacking":
+        good = (row.get("ckpt_before_onset") and row["ended"] == "stop"
+                and (row.get("shadow_ckpt") or 0) >= (row.get("shadow_pre_onset") or 0))
+    else:
+        good = not row["failures"] and row["ended"] != "stop" and (row["success"] or 0) >= 0.9
+    return bool(good and ratio <= 2.0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--modes", nargs="*", default=["collapse", "length", "hacking"])
+    parser.add_argument("--seeds", nargs="*", type=int, default=[1, 2, 3])
+    parser.add_argument("--out", default="runs/heal-bench")
+    args = parser.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for seed in args.seeds:
+        code, healthy = demo(out, f"healthy-s{seed}", seed)
+        print(f"healthy demo seed {seed}: {healthy:.0f} s (exit {code})", flush=True)
+        for mode in args.modes:
+            name = f"{mode}-heal-s{seed}"
+            code, seconds = demo(out, name, seed, "--failure", mode, "--heal")
+            row = {"run": name, "mode": mode, "seed": seed, "exit": code, "seconds": round(seconds),
+                   "healthy_seconds": round(healthy), "ratio": round(seconds / healthy, 2), **judge(out / name, mode)}
+            row["ok"] = ok(mode, row, row["ratio"])
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            (out / "summary.json").write_text(json.dumps(rows, indent=1))
+    print("| run | heals | doctor on the final segment | sampled success | hacking: shadow at ckpt / pre-onset / "
+          "abandoned end | time (healthy) | ratio | ok |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        shadow = (f"{r.get('shadow_ckpt')} / {r.get('shadow_pre_onset')} / {r.get('shadow_abandoned_end')}"
+                  if r["mode"] == "hacking" else "")
+        success = f"{r['success']:.1%}" if r["success"] is not None else "-"
+        print(f"| {r['run']} | {r['heals']} | {', '.join(r['failures']) or 'no failure'} | {success} | {shadow} | "
+              f"{r['seconds']} s ({r['healthy_seconds']} s) | {r['ratio']} | {'yes' if r['ok'] else 'NO'} |")
+
+
+if __name__ == "__main__":
+    main()

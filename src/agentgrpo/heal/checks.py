@@ -1,0 +1,61 @@
+"""The checks of ``on_failure``, ``heal_max`` and ``heal_rewards``, before any model loads: a heal needs the
+live doctor and a checkpoint to roll back to; each problem names the field and the fix."""
+
+from __future__ import annotations
+
+import math
+
+
+def check_plan(plan) -> list[str]:
+    run = plan.run
+    problems = []
+    if run.heal_max < 0:
+        problems.append(f"heal_max: {run.heal_max} must be >= 0 (heals at most; 0 = stop at the first failure).")
+    if run.on_failure != "heal":
+        if run.heal_rewards:
+            problems.append("heal_rewards: given, but on_failure is stop, so they are never used; set "
+                            "on_failure: heal, or drop heal_rewards.")
+        return problems
+    if not run.doctor_every:
+        problems.append("on_failure: heal needs the live doctor to name failures, but doctor_every is 0; set "
+                        "doctor_every: 10 (or on_failure: stop).")
+    strategy = str(plan.setting("save_strategy"))
+    if strategy.split(".")[-1].lower() != "steps":
+        problems.append(f"save_strategy: {strategy!r} with on_failure: heal; a heal rolls back to a checkpoint, so "
+                        "set save_strategy: steps and save_steps below max_steps (e.g. save_steps: 10).")
+    else:
+        problems += _check_save_steps(plan.setting("save_steps"), plan.setting("max_steps"))
+    if run.num_processes > 1 or run.target == "accelerate":
+        problems.append("on_failure: heal runs in one process for now (target: local, num_processes: 1); with "
+                        "several processes use on_failure: stop and resume by hand from the checkpoint before "
+                        "the onset.")
+    if run.heal_rewards:
+        problems += _check_rewards(plan)
+    return problems
+
+
+def _check_save_steps(save_steps, max_steps) -> list[str]:
+    if not max_steps or max_steps <= 0 or save_steps is None:
+        return []
+    every = math.ceil(save_steps * max_steps) if save_steps < 1 else save_steps
+    if every >= max_steps:
+        return [f"save_steps: {save_steps:g} with max_steps {max_steps}: no checkpoint is saved before the run ends, "
+                "so a heal has nothing to roll back to; set save_steps well below max_steps (e.g. "
+                f"save_steps: {max(1, max_steps // 8)})."]
+    return []
+
+
+def _check_rewards(plan) -> list[str]:
+    """heal_rewards build as the rewards do (names, params, weights)."""
+    from agentgrpo.errors import ConfigError
+    from agentgrpo.training.reward_specs import build_task_rewards
+
+    if plan.task is None:
+        return []
+    try:
+        build_task_rewards(plan.run.heal_rewards, plan.task, strict=plan.run.strict_rewards)
+    except ConfigError as exc:
+        return [f"heal_rewards: {p}" for p in exc.problems]
+    except Exception as exc:  # noqa: BLE001 - a user's reward spec: say what it was
+        return [f"heal_rewards: {type(exc).__name__}: {exc}"]
+    return []

@@ -1,0 +1,75 @@
+"""GRPO with ``on_failure: heal``: train; when the live doctor stops the run on a failure, roll back to the last
+checkpoint before its onset, apply the remedy, and train on from there, at most ``heal_max`` times.
+
+One training process between rollbacks is a *segment*. Each heal is recorded in heal.jsonl before it acts
+(`agentgrpo.heal.rollback`), so a run killed during a heal finishes it on ``--resume`` and goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from agentgrpo.heal import history, rollback
+
+
+def say(message: str) -> None:
+    print(f"[agentgrpo] {message}", flush=True)
+
+
+def train_healing(cfg, model_path: str, run_dir: Path, checkpoint, callbacks=(),
+                  live_doctor: Callable | None = None) -> Path:
+    """Train the plan ``cfg`` with heals; returns the final model's directory. ``live_doctor(plan, run_dir)``
+    makes the live doctor's callbacks for a segment (the pipeline's own)."""
+    from agentgrpo.training.grpo import build_grpo_trainer, train
+    from agentgrpo.training.heal_callbacks import LearningRateFromArgs
+
+    plan, resume = cfg, checkpoint
+    unfinished = history.pending(run_dir)
+    if unfinished is not None:  # killed during a heal: finish it, then go on as it decided
+        say(f"finishing heal {unfinished['heal']} (the run was stopped during it)")
+        rollback.carry_out(run_dir, unfinished)
+        if unfinished.get("action") != "resume":
+            return run_dir / rollback.FINAL
+        plan, resume = _replan(cfg, run_dir, unfinished), str(run_dir / unfinished["checkpoint"])
+    while True:
+        doctors = list(live_doctor(plan, run_dir)) if live_doctor else []
+        if plan is not cfg or unfinished is not None:
+            for doctor in doctors:  # a healed segment is judged on its own steps, not the lineage before them
+                doctor.load_history = _nothing
+        trainer = build_grpo_trainer(plan, plan.task, model_path, run_dir,
+                                     callbacks=[*doctors, LearningRateFromArgs(), *callbacks])
+        final = train(trainer, run_dir, resume=resume, save_merged=plan.run.save_merged)
+        finding, step = _stopping_failure(doctors)
+        if finding is None:
+            return final
+        record = rollback.decide(run_dir, finding, step=step, config=plan.to_dict(), setting=plan.setting,
+                                 heal_rewards=plan.run.heal_rewards, heal_max=plan.run.heal_max)
+        rollback.plan(run_dir, record)
+        rollback.carry_out(run_dir, record)
+        say(history.lines(run_dir)[-1])
+        if record["action"] != "resume":
+            return run_dir / rollback.FINAL
+        plan, resume = _replan(cfg, run_dir, record), str(run_dir / record["checkpoint"])
+
+
+def _nothing(*_args) -> int:
+    return 0
+
+
+def _stopping_failure(doctors) -> tuple[dict | None, int]:
+    """The failure (as a dict) that made a live doctor stop the segment, and the step; (None, 0) if none did."""
+    for doctor in doctors:
+        finding = getattr(doctor, "stopped_finding", None)
+        if finding is not None:
+            return finding.to_dict(), int(doctor.history.last_step or 0)
+    return None, 0
+
+
+def _replan(cfg, run_dir: Path, record: dict):
+    """The plan of the next segment: the run's config.yaml (the heal wrote the changed settings there),
+    resuming from the heal's checkpoint."""
+    from agentgrpo.plan import resolve_plan
+
+    return resolve_plan(run_dir / rollback.CONFIG, {"resume_from_checkpoint": str(run_dir / record["checkpoint"])},
+                        objects=cfg.objects)

@@ -1,0 +1,156 @@
+"""The remedy table: for each failure mode the doctor reports, the settings a heal changes, or a stop with
+the reason. ONE table (`REMEDIES`), covering every `Mode`; the doctor's fix lines made executable.
+
+A remedy reads the run as it stands (`Situation`: the settings now, the fallback rewards, the metrics logged
+up to the checkpoint it resumes from) and returns the settings to change, or None to stop. Values are
+absolute (``{"learning_rate": 0.005}``), so applying a heal twice changes nothing more.
+
+>>> from agentgrpo.doctor.modes import Mode
+>>> situation = Situation(setting={"learning_rate": 0.05, "temperature": 1.0, "beta": 0.0}.get)
+>>> REMEDIES[Mode.COLLAPSE].changes(situation)
+{'learning_rate': 0.005, 'beta': 0.04}
+>>> REMEDIES[Mode.HACKING].changes(situation) is None     # no fallback reward named: stop
+True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentgrpo.doctor.modes import Mode
+
+# How much a heal lowers the learning rate, per mode, from the rate the policy broke at
+# (`Situation.rate_it_broke_at`): an order of magnitude for a collapse (a sweep's usual step: a run that
+# collapses at one rate rarely survives a third of it), less where the doctor's fix line asks for less.
+COLLAPSE_LR = 0.1
+KL_LR = 0.5
+INSTABILITY_LR = 0.3
+REGRESSION_LR = 0.3
+KL_BETA = 2.0  # beta multiplied by this (a run with beta 0 logs no KL, so the KL mode never fires there)
+KL_BETA_MIN = 0.04  # TRL's earlier default, where beta is 0 or tiny
+MAX_GRAD_NORM = 0.5  # instability: clip at least this hard
+LENGTH_HEADROOM = 1.25  # length: the new cap is the longest completion before the onset, times this
+
+
+@dataclass(frozen=True)
+class Situation:
+    """What a remedy reads: ``setting(name)`` the GRPOConfig value now (TRL's default when unset);
+    ``heal_rewards`` the fallback rewards the config names (None: none); ``rows`` the metrics.jsonl records
+    up to the checkpoint the run resumes from (before the onset); ``broke`` the records after it, up to the
+    onset (the steps that broke the policy)."""
+
+    setting: Callable[[str], Any]
+    heal_rewards: list | None = None
+    rows: list[Mapping] = field(default_factory=list)
+    broke: list[Mapping] = field(default_factory=list)
+
+    def rate_it_broke_at(self) -> float:
+        """The lowest learning rate logged between the rollback checkpoint and the onset (the policy broke at
+        that rate, e.g. still in the warm-up), else the configured peak; never above the peak."""
+        peak = self.setting("learning_rate")
+        logged = [r["learning_rate"] for r in self.broke if isinstance(r.get("learning_rate"), int | float)
+                  and math.isfinite(r["learning_rate"]) and r["learning_rate"] > 0]
+        return min([peak, *logged])
+
+
+@dataclass(frozen=True)
+class Remedy:
+    """``fix``: the remedy in words (what heal.jsonl and the CLI say); ``change(situation)``: the settings to
+    change, or None to stop (then ``stop_reason`` says why); ``change=None``: this mode always stops."""
+
+    fix: str
+    change: Callable[[Situation], dict | None] | None = None
+    stop_reason: str = ""
+
+    def changes(self, situation: Situation) -> dict | None:
+        """The settings to change (only those that differ from now; empty: the remedy is already in place),
+        or None: stop (`stop_reason`)."""
+        if self.change is None:
+            return None
+        changed = self.change(situation)
+        if changed is None:
+            return None
+        return {k: v for k, v in changed.items() if k == "rewards" or v != situation.setting(k)}
+
+
+def _lower_lr(factor: float) -> Callable[[Situation], dict]:
+    """The new peak learning rate: ``factor`` times the rate the policy broke at (the peak, or lower where the
+    failure began while the schedule was below it)."""
+    return lambda s: {"learning_rate": _round(s.rate_it_broke_at() * factor)}
+
+
+def _collapse(s: Situation) -> dict:
+    out = _lower_lr(COLLAPSE_LR)(s)
+    temperature = s.setting("temperature")
+    if temperature is not None and temperature < 1.0:  # sample at least the model's own distribution
+        out["temperature"] = 1.0
+    if not s.setting("beta"):  # "keep beta > 0": a KL term holds the policy near the reference
+        out["beta"] = KL_BETA_MIN
+    return out
+
+
+def _kl(s: Situation) -> dict:
+    beta = s.setting("beta") or 0.0
+    return {"beta": _round(max(beta * KL_BETA, KL_BETA_MIN)), **_lower_lr(KL_LR)(s)}
+
+
+def _instability(s: Situation) -> dict:
+    out = _lower_lr(INSTABILITY_LR)(s)
+    clip = s.setting("max_grad_norm")
+    if clip is None or clip <= 0 or clip > MAX_GRAD_NORM:
+        out["max_grad_norm"] = MAX_GRAD_NORM
+    if s.setting("fp16"):
+        out["fp16"] = False
+    return out
+
+
+def _fallback_rewards(s: Situation) -> dict | None:
+    return {"rewards": list(s.heal_rewards)} if s.heal_rewards else None
+
+
+def _length(s: Situation) -> dict:
+    """Truncated completions leave the loss; the cap comes down to what the policy wrote before the onset;
+    the fallback rewards, where the config names them, replace the gamed ones."""
+    out = {"mask_truncated_completions": True}
+    cap = s.setting("max_completion_length")
+    longest = max((r["completions/max_length"] for r in s.rows
+                   if isinstance(r.get("completions/max_length"), int | float)
+                   and math.isfinite(r["completions/max_length"])), default=None)
+    if longest is not None and cap:
+        out["max_completion_length"] = int(min(cap, max(8, math.ceil(longest * LENGTH_HEADROOM))))
+    return {**out, **(_fallback_rewards(s) or {})}
+
+
+def _round(x: float) -> float:
+    """Three significant digits: 0.05 * 0.1 is recorded as 0.005, not 0.005000000000000001."""
+    return float(f"{x:.3g}")
+
+
+NO_REMEDY = "changing it is your call; the run ends at the last checkpoint before the onset"
+
+# Every mode the doctor reports -> its remedy. tests/test_heal.py checks the table covers `Mode`.
+REMEDIES: dict[Mode, Remedy] = {
+    Mode.INSTABILITY: Remedy("learning rate x0.3 (of the rate it broke at), clip gradients (max_grad_norm <= 0.5), "
+                             "no fp16", _instability),
+    Mode.KL: Remedy("raise beta x2 (at least 0.04); learning rate x0.5 (of the rate it broke at)", _kl),
+    Mode.COLLAPSE: Remedy("learning rate x0.1 (of the rate it broke at); beta >= 0.04 where it was 0; sample at "
+                          "temperature >= 1.0", _collapse),
+    Mode.REGRESSION: Remedy("learning rate x0.3 (of the rate it broke at)", _lower_lr(REGRESSION_LR)),
+    Mode.ZERO_VARIANCE: Remedy("stop", None, "identical groups: the task's difficulty or the reward must change; "
+                               + NO_REMEDY),
+    Mode.HACKING: Remedy("switch to heal_rewards when the config names them, else stop", _fallback_rewards,
+                         "the trained reward is gamed and no heal_rewards are named; " + NO_REMEDY),
+    Mode.LENGTH: Remedy("mask truncated completions out of the loss; lower max_completion_length to the longest "
+                        "completion before the onset x1.25; heal_rewards when named", _length),
+    Mode.TOOLS: Remedy("stop", None, "tool misuse: the reward or the tool must change; " + NO_REMEDY),
+    Mode.STALL: Remedy("stop", None, "the reward does not learn: nothing to roll back from; " + NO_REMEDY),
+    Mode.CONVERGENCE: Remedy("stop", None, "convergence is never a failure: nothing to heal"),
+}
+
+
+def remedy_for(mode: str) -> Remedy:
+    """The table's remedy for ``mode`` (a `Mode` or its value)."""
+    return REMEDIES[Mode(mode)]

@@ -1,0 +1,204 @@
+"""One heal, decided and carried out on the run directory.
+
+`decide` reads the failure the live doctor named and the run's checkpoints, and returns the heal record:
+resume from the last checkpoint *before* the onset (`checkpoint_before`) with the remedy's settings, or stop (with the
+reason). `carry_out` acts on it: the abandoned segment's metrics, completions, later checkpoints and final
+model move to ``segments/N/`` (kept), metrics.jsonl keeps the lineage up to the rollback step, config.yaml
+gets the changed settings. Every step is atomic (a rename) and idempotent, so a heal killed at any point
+completes when the run resumes (`finish_pending`): heal.jsonl holds the planned record before anything moves.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from agentgrpo.heal import history
+from agentgrpo.heal.remedies import Situation, remedy_for
+
+CHECKPOINTS, METRICS, COMPLETIONS, FINAL, CONFIG = "checkpoints", "metrics.jsonl", "completions.jsonl", "final", \
+    "config.yaml"
+KEPT_LOGS = (METRICS, COMPLETIONS, "doctor_live.jsonl")
+# Trainer state a checkpoint holds besides the model (left out of final/ when a stop makes it the model).
+TRAINER_FILES = ("optimizer.pt", "scheduler.pt", "trainer_state.json", "training_args.bin", "scaler.pt")
+
+
+def checkpoints(folder: str | Path, complete_only: bool = True) -> list[tuple[int, Path]]:
+    """(step, path) of the checkpoint-N directories in ``folder`` (a run's checkpoints/), by step;
+    ``complete_only``: those with trainer_state.json (a checkpoint cut short while saving is never resumed
+    from)."""
+    out = []
+    for path in Path(folder).glob("checkpoint-*"):
+        tail = path.name.rsplit("-", 1)[-1]
+        if path.is_dir() and tail.isdigit() and (not complete_only or (path / "trainer_state.json").is_file()):
+            out.append((int(tail), path))
+    return sorted(out)
+
+
+# Steps between the doctor's onset and the rollback: the onset is a change point found in noisy per-step
+# curves and can come late (the planted collapse, first logged at step 3, is named at step 5).
+ONSET_MARGIN = 2
+
+
+def checkpoint_before(folder: str | Path, onset: int) -> tuple[int, Path] | None:
+    """The last complete checkpoint in ``folder`` whose weights produced no logged step near ``onset``.
+
+    The completions logged at step s+1 are the first sampled from checkpoint-s's weights, so checkpoint-s
+    comes before the onset when s + 1 < onset; it must also keep `ONSET_MARGIN` steps from it:
+    s + 1 + ONSET_MARGIN < onset (onset 5: checkpoint-1 at the latest).
+    """
+    before = [c for c in checkpoints(folder) if c[0] + 1 + ONSET_MARGIN < onset]
+    return before[-1] if before else None
+
+
+def decide(run_dir: str | Path, finding: Mapping, *, step: int, config: Mapping, setting: Callable[[str], Any],
+           heal_rewards: list | None, heal_max: int, checkpoints_dir: str | Path | None = None) -> dict[str, Any]:
+    """The heal record for ``finding`` (a doctor finding as a dict: detector, onset, verdict, evidence) seen
+    at ``step``: what to do and why. ``config`` is the run's config.yaml now; the record's ``config`` is the
+    one to resume with. ``checkpoints_dir``: where the checkpoints are (default ``<run_dir>/checkpoints``)."""
+    folder = Path(checkpoints_dir) if checkpoints_dir is not None else Path(run_dir) / CHECKPOINTS
+    done = [h for h in history.heals(run_dir) if h.get("status") == history.DONE]
+    number = max([int(h["heal"]) for h in history.heals(run_dir)], default=0) + 1
+    mode, onset = str(finding.get("detector") or finding.get("mode")), finding.get("onset")
+    record: dict[str, Any] = {
+        "heal": number, "status": history.PLANNED, "time": time.time(), "step": int(step), "mode": mode,
+        "onset": onset, "verdict": finding.get("verdict", ""), "evidence": list(finding.get("evidence") or []),
+        "confidence": finding.get("confidence"), "action": "stop", "reason": "", "checkpoint": None,
+        "checkpoint_step": None, "changes": {}, "config": None, "checkpoints_dir": _relative(folder, run_dir),
+    }
+    remedy = remedy_for(mode)
+    record["remedy"] = remedy.fix
+    target = checkpoint_before(folder, int(onset)) if onset is not None else None
+    if onset is None:
+        record["reason"] = "the doctor gave no onset step, so no checkpoint is known to come before the failure"
+        return record
+    if target is None:
+        record["reason"] = _no_checkpoint_reason(folder, int(onset), setting)
+        return record
+    record["checkpoint"] = _relative(target[1], run_dir)
+    record["checkpoint_step"] = target[0]
+    logged = [r for r in _jsonl(Path(run_dir) / METRICS) if isinstance(r.get("step"), int | float)]
+    rows = [r for r in logged if r["step"] <= target[0]]
+    broke = [r for r in logged if target[0] < r["step"] <= int(onset)]
+    changes = remedy.changes(Situation(setting=setting, heal_rewards=heal_rewards, rows=rows, broke=broke))
+    resumed = [h for h in done if h.get("action") == "resume"]
+    if len(resumed) >= heal_max:
+        record["reason"] = (f"heal_max ({heal_max}) reached: the failure came back after "
+                            f"{len(resumed)} heal{'s' * (len(resumed) != 1)} "
+                            f"({', '.join(str(h['mode']) for h in resumed)}); the run ends at the checkpoint "
+                            "before this onset. Raise heal_max or change the recipe.")
+    elif changes is None:
+        record["reason"] = remedy.stop_reason
+    elif not changes:
+        record["reason"] = (f"the remedy for {mode} ({remedy.fix}) is already in place and the failure came "
+                            "back; the run ends at the checkpoint before this onset")
+    else:
+        record["action"] = "resume"
+        record["changes"] = {k: [setting(k) if k != "rewards" else config.get("rewards"), v]
+                             for k, v in changes.items()}
+        record["config"] = {**dict(config), **changes}
+    return record
+
+
+def _relative(path: Path, run_dir) -> str:
+    """``path`` relative to the run directory when inside it (the run directory can move), else absolute."""
+    try:
+        return str(Path(path).resolve().relative_to(Path(run_dir).resolve()))
+    except ValueError:
+        return str(Path(path).resolve())
+
+
+def _no_checkpoint_reason(folder, onset: int, setting) -> str:
+    saved = checkpoints(folder)
+    every = f"save_steps {setting('save_steps')}, save_strategy {setting('save_strategy')}"
+    if not saved:
+        return (f"no checkpoint before the onset (step {onset}): none was saved ({every}); set save_steps "
+                "below the onset (and below max_steps) so a heal has a checkpoint to roll back to")
+    return (f"no checkpoint before the onset (step {onset}): the first is checkpoint-{saved[0][0]} ({every}); "
+            f"a rollback needs a checkpoint-N with N + 1 + {ONSET_MARGIN} < {onset} (step N+1 is the first sampled "
+            "from its weights, and the onset can come late); save more often (lower save_steps)")
+
+
+def carry_out(run_dir: str | Path, record: Mapping, between: Callable[[str], None] | None = None) -> None:
+    """Act on a planned heal record. Each step is a rename or an atomic rewrite and checks what is already
+    done, so running it again after a kill at any point finishes the same heal. ``between(step_name)`` is
+    called after each step (tests kill the process there)."""
+    run_dir = Path(run_dir)
+    seg = history.segment_dir(run_dir, int(record["heal"]))
+    cut = record.get("checkpoint_step")
+    for name in KEPT_LOGS:  # 1. the abandoned segment's logs, whole (copied once, before any truncation)
+        if cut is not None and (run_dir / name).is_file() and not (seg / name).is_file():
+            history.write_atomic(seg / name, (run_dir / name).read_text(encoding="utf-8"))
+    _step(between, "logs kept")
+    if cut is not None:  # 2. later checkpoints leave checkpoints/ (kept in the segment, never resumed from)
+        for step, path in checkpoints(run_dir / record.get("checkpoints_dir", CHECKPOINTS), complete_only=False):
+            if step > cut:
+                (seg / CHECKPOINTS).mkdir(parents=True, exist_ok=True)
+                os.replace(path, seg / CHECKPOINTS / path.name)
+        _step(between, "checkpoints moved")
+        for name in (METRICS, COMPLETIONS):  # 3. the lineage: rows up to the rollback step
+            if (run_dir / name).is_file():
+                rows = [r for r in _jsonl(run_dir / name) if not (isinstance(r.get("step"), int | float)
+                                                                  and r["step"] > cut)]
+                history.write_atomic(run_dir / name, "".join(json.dumps(r) + "\n" for r in rows))
+        _step(between, "logs cut")
+    if cut is not None and (run_dir / FINAL).is_dir() and not (seg / FINAL).exists():  # 4. its final model, kept
+        seg.mkdir(parents=True, exist_ok=True)
+        os.replace(run_dir / FINAL, seg / FINAL)
+    _step(between, "final kept")
+    if record.get("action") == "resume" and record.get("config"):  # 5. the settings to go on with
+        history.write_atomic(run_dir / CONFIG, yaml.safe_dump(dict(record["config"]), sort_keys=False))
+    elif cut is not None and not (run_dir / FINAL).is_dir():  # a stop: the rollback checkpoint is the model
+        _model_from_checkpoint(run_dir / record["checkpoint"], run_dir / FINAL)
+    _step(between, "settings written")
+    history.append(run_dir, {**dict(record), "status": history.DONE, "time_done": time.time()})
+
+
+def _model_from_checkpoint(checkpoint: Path, final: Path) -> None:
+    tmp = final.with_name(final.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(checkpoint, tmp, ignore=lambda _d, names: [n for n in names if n in TRAINER_FILES
+                                                               or n.startswith("rng_state")])
+    (tmp / "ROLLED_BACK_FROM").write_text(f"{checkpoint.name}\n", encoding="utf-8")
+    os.replace(tmp, final)
+
+
+def plan(run_dir: str | Path, record: Mapping) -> None:
+    """Write the planned record (fsynced) before anything is moved."""
+    history.append(run_dir, dict(record))
+
+
+def finish_pending(run_dir: str | Path) -> dict[str, Any] | None:
+    """A heal planned and not finished (the process was killed during it): carry it out now; returns its
+    record (None when there was none)."""
+    record = history.pending(run_dir)
+    if record is None:
+        return None
+    carry_out(run_dir, record)
+    return record
+
+
+def _step(between, name: str) -> None:
+    if between is not None:
+        between(name)
+
+
+def _jsonl(path: Path) -> list[dict]:
+    if not Path(path).is_file():
+        return []
+    out = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError:
+            break
+        if isinstance(value, dict):
+            out.append(value)
+    return out

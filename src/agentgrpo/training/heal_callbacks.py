@@ -1,0 +1,126 @@
+"""Healing in a Trainer: the learning rate a heal sets, and healing in a user's own TRL script.
+
+`LearningRateFromArgs`: a resumed Trainer restores the optimizer and scheduler from the checkpoint, learning
+rate included; a heal that lowers ``learning_rate`` would not take effect. On a resume it rescales the
+optimizer and the scheduler to ``args.learning_rate`` (the schedule's shape and position are kept).
+
+In your own script (`HealCallback` stops on a failure and writes the heal plan to ``<run_dir>/heal.jsonl``;
+`resume_healed` is the one line that carries it out and trains on)::
+
+    trainer = GRPOTrainer(..., callbacks=[Recorder("runs/mine"), HealCallback("runs/mine")])
+    trainer.train()
+    while resume_healed(trainer, "runs/mine"):   # roll back, apply the remedy, train on (heal_max times)
+        pass
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from transformers import TrainerCallback
+
+from agentgrpo.doctor.live import LiveDoctorCallback, History
+from agentgrpo.doctor.modes import MODES
+from agentgrpo.heal import history, rollback
+
+
+class LearningRateFromArgs(TrainerCallback):
+    """On a resumed run, set the optimizer's and scheduler's learning rate to ``args.learning_rate``."""
+
+    def on_train_begin(self, args, state, control, optimizer=None, lr_scheduler=None, **kwargs):
+        if state.global_step == 0 or optimizer is None:
+            return control
+        rescale_learning_rate(optimizer, lr_scheduler, args.learning_rate)
+        return control
+
+
+def rescale_learning_rate(optimizer, lr_scheduler, learning_rate: float) -> float:
+    """Scale every param group (and the scheduler's base rates) so the peak rate is ``learning_rate``; the
+    factor applied (1.0 when it already is)."""
+    base = list(getattr(lr_scheduler, "base_lrs", None) or [])
+    peak = base[0] if base else optimizer.param_groups[0].get("initial_lr", optimizer.param_groups[0]["lr"])
+    if not peak or not math.isfinite(peak) or math.isclose(peak, learning_rate, rel_tol=1e-9):
+        return 1.0
+    factor = learning_rate / peak
+    for group in optimizer.param_groups:
+        group["lr"] *= factor
+        if "initial_lr" in group:
+            group["initial_lr"] *= factor
+    if base:
+        lr_scheduler.base_lrs = [b * factor for b in base]
+        if getattr(lr_scheduler, "_last_lr", None) is not None:
+            lr_scheduler._last_lr = [group["lr"] for group in optimizer.param_groups]
+    return factor
+
+
+class HealCallback(LiveDoctorCallback):
+    """The live doctor for your own TRL script, healing: on a failure (``stop_on``, default every mode) it saves
+    a checkpoint, stops, and writes the heal plan to ``<run_dir>/heal.jsonl`` (the checkpoint before the onset,
+    the remedy's settings, or a stop with the reason); `resume_healed` carries it out."""
+
+    def __init__(self, run_dir: str | Path, every: int = 10, stop_on=(), heal_max: int = 2, **kwargs):
+        super().__init__(every=every, stop_on=tuple(stop_on) or MODES, run_dir=run_dir, **kwargs)
+        self.heal_max = heal_max
+        self.planned: dict | None = None
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        """A new segment: the history restarts from the lineage in metrics.jsonl."""
+        self.history, self.report, self.stopped_by, self.stopped_finding = History(), None, None, None
+        self.planned = None
+        self._train_logs, self._seen, self._streak = 0, set(), {}
+        return super().on_train_begin(args, state, control, **kwargs)
+
+    def on_train_end(self, args, state, control, **kwargs):
+        control = super().on_train_end(args, state, control, **kwargs)
+        finding = self.stopped_finding
+        if finding is None or self.run_dir is None:
+            return control
+        record = rollback.decide(self.run_dir, finding.to_dict(), step=int(state.global_step),
+                                 config=_config(self.run_dir), setting=lambda k: getattr(args, k, None),
+                                 heal_rewards=None, heal_max=self.heal_max,
+                                 checkpoints_dir=Path(args.output_dir))
+        rollback.plan(self.run_dir, record)
+        self.planned = record
+        if self.print_fn is not None:
+            self.print_fn(f"[agentgrpo heal] {history.lines(self.run_dir)[-1]}\n    to carry it out and train on: "
+                          f"resume_healed(trainer, {str(self.run_dir)!r})")
+        return control
+
+
+def resume_healed(trainer, run_dir: str | Path) -> bool:
+    """Carry out the heal `HealCallback` planned in ``run_dir`` and train on from its checkpoint with the
+    changed settings; False (nothing trained) when there is none, or it is a stop (then final model = the
+    checkpoint before the onset, in ``<run_dir>/final``)."""
+    run_dir = Path(run_dir)
+    record = history.pending(run_dir)
+    if record is None:
+        return False
+    rollback.carry_out(run_dir, record)
+    if record.get("action") != "resume":
+        return False
+    for key, (_old, new) in (record.get("changes") or {}).items():
+        if key == "rewards":  # a script's reward functions are its own: heal_rewards apply to agentgrpo runs
+            continue
+        if key == "beta" and not _old and getattr(trainer, "ref_model", None) is None:
+            print(f"[agentgrpo heal] beta {new} not applied: this trainer was built with beta 0 and holds no reference "
+                  f"model; build it with GRPOConfig(beta={new}) to add the KL term", flush=True)
+            continue
+        setattr(trainer.args, key, new)
+        if hasattr(trainer, key):
+            setattr(trainer, key, new)
+        generation = getattr(trainer, "generation_config", None)
+        if generation is not None and hasattr(generation, key):
+            setattr(generation, key, new)
+    if not any(isinstance(c, LearningRateFromArgs) for c in trainer.callback_handler.callbacks):
+        trainer.add_callback(LearningRateFromArgs())
+    trainer.train(resume_from_checkpoint=str(run_dir / record["checkpoint"]))
+    return True
+
+
+def _config(run_dir: Path) -> dict:
+    """The run directory's config.yaml (the Recorder writes one for a plain TRL script: rewards, length cap)."""
+    import yaml
+
+    path = Path(run_dir) / "config.yaml"
+    return (yaml.safe_load(path.read_text()) or {}) if path.is_file() else {}
