@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentgrpo import rundir
-from agentgrpo.plan import load_config
 from agentgrpo.errors import ConfigError
+from agentgrpo.plan import load_config
 from agentgrpo.training import dynamic_sampling as ds
 from agentgrpo.training.dynamic_trainer import NoLearningSignal
 from agentgrpo.training.grpo import build_grpo_trainer
@@ -321,9 +321,9 @@ def test_a_reward_constant_for_every_prompt_stops_the_run(tiny_sft_dir, tmp_path
 def test_refill_refuses_a_dataset_smaller_than_one_batch(tiny_sft_dir, tmp_path):
     """The config check refuses train_size < one batch (above); a dataset that ends up smaller is refused
     by the trainer itself, before any generation."""
-    from agentgrpo.errors import UserError
-
     import dataclasses
+
+    from agentgrpo.errors import UserError
 
     cfg = load_config(None, [*SMALL, "--max_steps", "2", "--dynamic_sampling", "refill"], cuda_available=False)
     options = dataclasses.replace(cfg.options, run=dataclasses.replace(cfg.run, train_size=1))

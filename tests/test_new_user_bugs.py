@@ -7,7 +7,6 @@ import textwrap
 from types import SimpleNamespace
 
 import pytest
-import yaml
 
 from agentgrpo import rundir
 from agentgrpo.cli import main

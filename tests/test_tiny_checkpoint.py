@@ -4,12 +4,10 @@ its path; the README's "own TRL script" snippet runs as written."""
 
 from __future__ import annotations
 
-import os
 import random
 import re
 from pathlib import Path
 
-import pytest
 import torch
 
 README = Path(__file__).resolve().parent.parent / "README.md"

@@ -24,7 +24,6 @@ import yaml
 
 from agentgrpo.errors import ConfigError, did_you_mean
 
-
 DYNAMIC_SAMPLING_MODES = ("off", "filter", "refill")  # agentgrpo.training.dynamic_trainer implements them
 
 

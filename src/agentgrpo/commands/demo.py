@@ -42,9 +42,9 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from agentgrpo.plan import load_config
     from agentgrpo.pipeline import run as run_pipeline
     from agentgrpo.pipeline import say, summary_lines
+    from agentgrpo.plan import load_config
 
     overrides = collect_overrides(args)
     if args.heal and not args.failure:

@@ -89,7 +89,6 @@ def run(args) -> int:
     from agentgrpo.doctor.readers import read_run
     from agentgrpo.doctor.readers.read import parse_mapping
     from agentgrpo.doctor.summary import text
-
     from agentgrpo.heal import history
 
     source = read_run(args.path, parse_mapping(getattr(args, "map", None) or []))

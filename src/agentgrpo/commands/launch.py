@@ -55,8 +55,8 @@ def run(args) -> int:
 
 
 def _accelerate(path, overrides: list[str], dry_run: bool) -> int:
-    from agentgrpo.plan import load_config
     from agentgrpo.launch import accelerate_cmd
+    from agentgrpo.plan import load_config
 
     gpus = accelerate_cmd.visible_gpus()
     cfg = load_config(path, overrides, cuda_available=gpus > 0)  # names the run: every process writes there
@@ -80,9 +80,9 @@ def _accelerate(path, overrides: list[str], dry_run: bool) -> int:
 
 def _hf_jobs(path, overrides: list[str], dry_run: bool) -> int:
     from agentgrpo.config import parse_overrides
-    from agentgrpo.plan import load_config
     from agentgrpo.launch import bundle as bundle_mod
     from agentgrpo.launch import flavors, hf_jobs, hub_io
+    from agentgrpo.plan import load_config
 
     token = None if dry_run else hub_io.require_token()
     probe = load_config(path, overrides, cuda_available=True)

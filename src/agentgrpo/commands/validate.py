@@ -54,8 +54,8 @@ def run(args) -> int:
             args.n = GOLD_ROWS
         return validate_tasks(args)
     args.overrides = extra + (["--eval_size", str(args.n)] if args.n is not None else [])
-    from agentgrpo.plan import load_config
     from agentgrpo.errors import ConfigError
+    from agentgrpo.plan import load_config
 
     overrides = collect_overrides(args)
     cfg = load_config(config_path(args.config or "demo"), _for_task(args.config, overrides), deep=True)

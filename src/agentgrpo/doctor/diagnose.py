@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 
 from agentgrpo.doctor import detectors
 from agentgrpo.doctor import thresholds as th
+from agentgrpo.doctor.curves import Curves
 from agentgrpo.doctor.finding import CONVERGED as CONVERGED_STATE
 from agentgrpo.doctor.finding import FAILURE, STATUS_ORDER, TOO_SHORT, WARNING, Finding
 from agentgrpo.doctor.finding import SATURATED as SATURATED_STATE
-from agentgrpo.doctor.curves import Curves
 from agentgrpo.doctor.table import MetricTable
 
 # A failure of the key is a consequence of a failure of any of the values (reported, but not as a failure):

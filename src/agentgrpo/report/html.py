@@ -7,8 +7,7 @@ from pathlib import Path
 
 from agentgrpo.doctor.finding import FAILURE, NOT_JUDGED, OK, WARNING
 from agentgrpo.report import charts as chartlib
-from agentgrpo.report import heal
-from agentgrpo.report import svg
+from agentgrpo.report import heal, svg
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#222;

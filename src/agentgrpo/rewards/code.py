@@ -6,9 +6,9 @@ import atexit
 import re
 import threading
 
+from agentgrpo.errors import UserError
 from agentgrpo.rewards._base import RewardInputError, check_params, finish, positive
 from agentgrpo.rewards._text import completion_text
-from agentgrpo.errors import UserError
 from agentgrpo.sandbox import SANDBOX_ERROR, Limits, Sandbox
 from agentgrpo.sandbox.pool import insecure_summary
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import functools
 import json
-import random
 
 from agentgrpo.errors import UserError
 from agentgrpo.rewards import get_reward

@@ -25,8 +25,8 @@ def build_tokenizer(task: Task):
 
     A task without demonstrations (a plain dataset) gets the calculator's: byte-level, so any text encodes.
     """
-    from agentgrpo.tiny.tokenizer import template_renderer, train_tokenizer
     from agentgrpo.tasks.demonstrations import demonstrations
+    from agentgrpo.tiny.tokenizer import template_renderer, train_tokenizer
 
     if task.demonstration is None:
         from agentgrpo.tasks.calculator import TASK as calculator

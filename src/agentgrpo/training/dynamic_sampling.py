@@ -13,6 +13,7 @@ import math
 import torch
 
 from agentgrpo.config import DYNAMIC_SAMPLING_MODES as MODES
+
 KEEP = "dynamic_sampling_keep"  # the batch key marking the rows the loss sees (the rest are dropped there)
 LEFT_PADDED = {"prompt_ids": "pad", "prompt_mask": 0}  # TRL pads prompts on the left, completions on the right
 RIGHT_PAD = {"completion_ids": "pad", "tool_mask": 1}  # every other per-token tensor is padded with 0

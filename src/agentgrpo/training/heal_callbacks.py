@@ -20,7 +20,7 @@ from pathlib import Path
 
 from transformers import TrainerCallback
 
-from agentgrpo.doctor.live import LiveDoctorCallback, History
+from agentgrpo.doctor.live import History, LiveDoctorCallback
 from agentgrpo.doctor.modes import MODES
 from agentgrpo.heal import history, rollback
 

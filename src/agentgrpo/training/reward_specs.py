@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
-from agentgrpo.errors import ConfigError, UserError, unknown_name
+from agentgrpo.errors import UserError, unknown_name
 from agentgrpo.rewards.combine import RewardSet, RewardSpec, build_rewards, parse_specs
 from agentgrpo.tasks.base import Task
 
@@ -90,7 +90,7 @@ def check_reward_signatures(rewards: RewardSet, task: Task) -> list[str]:
         positional_only = [n for n, p in params.items() if p.kind is p.POSITIONAL_ONLY]
         unexpected = sorted(passed - named) if not takes_all else []
         if "completions" not in named and not takes_all or positional_only or unexpected:
-            why = (f"it has no 'completions' parameter" if "completions" not in named and not takes_all
+            why = ("it has no 'completions' parameter" if "completions" not in named and not takes_all
                    else f"positional-only {positional_only}" if positional_only
                    else f"it does not accept {unexpected} (and has no **kwargs)")
             problems.append(

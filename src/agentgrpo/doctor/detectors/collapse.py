@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from agentgrpo.doctor.modes import Mode
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
+from agentgrpo.doctor.curves import Curves
 from agentgrpo.doctor.detectors.regression import crash
 from agentgrpo.doctor.detectors.text import moved, num
 from agentgrpo.doctor.finding import FAILURE, OK, Finding, confidence
-from agentgrpo.doctor.curves import Curves
+from agentgrpo.doctor.modes import Mode
 
 NAME = Mode.COLLAPSE
 FIX = (

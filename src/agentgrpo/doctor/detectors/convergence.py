@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from agentgrpo.doctor.modes import Mode
 from agentgrpo.doctor import names
 from agentgrpo.doctor import thresholds as th
+from agentgrpo.doctor.curves import Curves
 from agentgrpo.doctor.detectors.text import num, pct, span
 from agentgrpo.doctor.finding import CONVERGED, OK, SATURATED, WARNING, Finding
-from agentgrpo.doctor.curves import Curves
+from agentgrpo.doctor.modes import Mode
 
 NAME = Mode.CONVERGENCE
 FIX_SATURATED = (

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from agentgrpo.doctor.modes import Mode
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
+from agentgrpo.doctor.curves import Curves, RewardFacts
 from agentgrpo.doctor.detectors.text import moved, span
 from agentgrpo.doctor.finding import FAILURE, OK, WARNING, Finding, confidence, not_judged
-from agentgrpo.doctor.curves import RewardFacts, Curves
+from agentgrpo.doctor.modes import Mode
 
 NAME = Mode.HACKING
 FIX = (

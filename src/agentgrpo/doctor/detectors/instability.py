@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from agentgrpo.doctor.modes import Mode
 from agentgrpo.doctor import names
 from agentgrpo.doctor import thresholds as th
+from agentgrpo.doctor.curves import Curves
 from agentgrpo.doctor.detectors.text import num
 from agentgrpo.doctor.finding import FAILURE, OK, Finding, confidence, not_judged
-from agentgrpo.doctor.curves import Curves
+from agentgrpo.doctor.modes import Mode
 
 NAME = Mode.INSTABILITY
 WATCHED = (names.GRAD_NORM, names.LOSS, names.KL, names.REWARD, names.ENTROPY)

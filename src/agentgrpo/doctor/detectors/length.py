@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from agentgrpo.doctor.modes import Mode
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
+from agentgrpo.doctor.curves import Curves
 from agentgrpo.doctor.detectors.text import moved, num, pct
 from agentgrpo.doctor.finding import FAILURE, OK, WARNING, Finding, confidence, not_judged
-from agentgrpo.doctor.curves import Curves
+from agentgrpo.doctor.modes import Mode
 
 NAME = Mode.LENGTH
 FIX = (

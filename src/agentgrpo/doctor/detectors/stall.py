@@ -15,12 +15,12 @@ import math
 
 import numpy as np
 
-from agentgrpo.doctor.modes import Mode
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
+from agentgrpo.doctor.curves import Curves
 from agentgrpo.doctor.detectors.text import num, pct, span
 from agentgrpo.doctor.finding import FAILURE, OK, WARNING, Finding, confidence
-from agentgrpo.doctor.curves import Curves
+from agentgrpo.doctor.modes import Mode
 
 NAME = Mode.STALL
 FIX_FLAT = (

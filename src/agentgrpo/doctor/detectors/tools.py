@@ -3,12 +3,12 @@ not healthy), or tool calls collapse toward zero (the policy stops using tools).
 
 from __future__ import annotations
 
-from agentgrpo.doctor.modes import Mode
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
+from agentgrpo.doctor.curves import Curves
 from agentgrpo.doctor.detectors.text import moved, num, pct
 from agentgrpo.doctor.finding import FAILURE, OK, Finding, confidence, not_judged
-from agentgrpo.doctor.curves import Curves
+from agentgrpo.doctor.modes import Mode
 
 NAME = Mode.TOOLS
 FIX_FAIL = (

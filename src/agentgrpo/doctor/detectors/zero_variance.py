@@ -14,10 +14,10 @@ import numpy as np
 
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
-from agentgrpo.doctor.detectors.text import num, pct
-from agentgrpo.doctor.modes import Mode
-from agentgrpo.doctor.finding import FAILURE, OK, Finding, confidence
 from agentgrpo.doctor.curves import Curves
+from agentgrpo.doctor.detectors.text import num, pct
+from agentgrpo.doctor.finding import FAILURE, OK, Finding, confidence
+from agentgrpo.doctor.modes import Mode
 
 NAME = Mode.ZERO_VARIANCE
 FIX = (

@@ -20,7 +20,6 @@ from agentgrpo.doctor.readers.textlog import parse_text
 from agentgrpo.doctor.table import TextBlock, json_numbers
 from agentgrpo.errors import UserError
 
-
 _TAG = re.compile(r"<[^>]+>")
 
 
