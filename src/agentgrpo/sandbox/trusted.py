@@ -328,7 +328,7 @@ def _rebuild(ext: wire.Ext, session):
         if ext.kind == "object":
             return table.instance(ext.payload, convert)
         return values.rebuild(ext, convert)
-    except (TypeError, ValueError, OverflowError, ArithmeticError, ImportError, AttributeError) as exc:
+    except (TypeError, ValueError, OverflowError, ArithmeticError, ImportError, AttributeError, LookupError) as exc:
         why = f"{type(exc).__name__}: {str(exc)[:100]}"
         return mirrors.Unavailable(f"a {ext.kind[:40]} that cannot be rebuilt here ({why})")
 

@@ -210,6 +210,7 @@ def _need(ok: bool, kind: str) -> None:
 def _rebuild_numpy(kind: str, payload, convert):
     import numpy
 
+    _need(type(payload) is tuple and len(payload) == (3 if kind == "ndarray" else 2), kind)
     if kind == "ndarray_object":
         shape, items = payload
         _need(type(shape) is list and all(type(n) is int and n >= 0 for n in shape) and type(items) is list, kind)
