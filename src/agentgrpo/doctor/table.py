@@ -219,7 +219,7 @@ def _raw_columns(records: list[Mapping]) -> tuple[dict[str, np.ndarray], dict[st
     for keys, rows in groups.items():
         values = [tuple(records[i].values()) for i in rows]
         index = np.array(rows)
-        for j, (key, raw) in enumerate(zip(keys, zip(*values))):
+        for key, raw in zip(keys, zip(*values)):
             try:  # a column of numbers (or numeric strings) converts in one call
                 block = np.array(raw, dtype=float)
                 nan_block = np.isnan(block)

@@ -1,5 +1,6 @@
 """Checks of a run plan that concern training: the device, GRPO's group arithmetic, dynamic sampling, the
-ranges TRL checks only after the model loads (or never), the trackers, LoRA, the model fitting the task and being reachable.
+ranges TRL checks only after the model loads (or never), the trackers, LoRA, the model fitting the task and
+being reachable.
 
 Each returns 'field: what is wrong; how to fix it' strings (empty when fine); `agentgrpo.checks` composes
 them with the other packages' checks so `agentgrpo validate` reports every problem at once.

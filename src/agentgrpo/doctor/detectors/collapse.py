@@ -75,14 +75,12 @@ def _uniform(sig: Curves):
     clipped = sig.table.columns.get(names.CLIPPED)
     if clipped is not None:
         same &= ~(np.nan_to_num(clipped[ok], nan=0.0) >= 0.5)
-    x, flags = stats.bin_means(sig.table.steps[ok], same.astype(float))
-    early, late = (float(np.mean(w)) for w in stats.windows(flags, th.EDGE_FRAC))
-    if late < th.FIXED_OUTPUT:
+    found = _fixed_output_ramp(sig.table.steps[ok], same)
+    if found is None:
         return None
-    r = stats.ramp(x, flags, +1)
-    onset = r.onset if r is not None and r.t >= th.T_CHANGE else float(x[int(np.argmax(flags >= th.FIXED_OUTPUT))])
-    length = float(np.median(hi[ok][-max(1, len(flags) // 5) :]))
-    ramp = stats.Ramp(onset, onset, early, late, r.t if r is not None else th.T_CHANGE)
+    ramp, bins = found
+    early, late = ramp.before, ramp.after
+    length = float(np.median(hi[ok][-max(1, bins // 5) :]))
     text = (
         f"every completion in the batch has the same length ({num(length)} tokens) on {late:.0%} of late "
         f"logs ({early:.0%} early): one fixed output"
@@ -109,18 +107,28 @@ def _repeated(sig: Curves):
     if mode >= float(np.max(m)):
         return None  # pinned at the longest length: truncation at the cap (the length detector's case)
     same = (m == mode) & (sd == 0.0)
-    x, flags = stats.bin_means(sig.table.steps[ok], same.astype(float))
-    early, late = (float(np.mean(w)) for w in stats.windows(flags, th.EDGE_FRAC))
-    if late < th.FIXED_OUTPUT:
+    found = _fixed_output_ramp(sig.table.steps[ok], same)
+    if found is None:
         return None
-    r = stats.ramp(x, flags, +1)
-    onset = r.onset if r is not None and r.t >= th.T_CHANGE else float(x[int(np.argmax(flags >= th.FIXED_OUTPUT))])
-    ramp = stats.Ramp(onset, onset, early, late, r.t if r is not None else th.T_CHANGE)
+    ramp, _ = found
+    early, late = ramp.before, ramp.after
     text = (
         f"the mean completion length is exactly {num(mode)} tokens with reward_std = 0 on {late:.0%} of late "
         f"logs ({early:.0%} early): one fixed output"
     )
     return ramp, text
+
+
+def _fixed_output_ramp(steps, same):
+    """(ramp, number of bins) of the share of logs flagged ``same`` (one fixed output) when most late logs
+    are; its onset where the share rises, else where it first reaches `th.FIXED_OUTPUT`. None otherwise."""
+    x, flags = stats.bin_means(steps, same.astype(float))
+    early, late = (float(np.mean(w)) for w in stats.windows(flags, th.EDGE_FRAC))
+    if late < th.FIXED_OUTPUT:
+        return None
+    r = stats.ramp(x, flags, +1)
+    onset = r.onset if r is not None and r.t >= th.T_CHANGE else float(x[int(np.argmax(flags >= th.FIXED_OUTPUT))])
+    return stats.Ramp(onset, onset, early, late, r.t if r is not None else th.T_CHANGE), len(flags)
 
 
 def _zero_std_rise(sig: Curves):
