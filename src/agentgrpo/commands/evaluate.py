@@ -12,7 +12,8 @@ wins, and is reported). For a bare model the settings are what training would us
 defaults, agentgrpo's own where it sets one). Flags are the config's option names (--eval_size, --eval_modes,
 --temperature, ...; --n and --modes are older spellings). Success is the task's success reward
 (exact final answer for `calculator`). Reports success rate with a Wilson 95% CI, tool-call rate, tool
-failures, mean turns and truncation, greedy and/or sampled at the training temperature; rollouts are generated as GRPO generates them (same template, same tool loop).
+failures, mean turns and truncation, greedy and/or sampled at the training temperature; rollouts are
+generated as GRPO generates them (same template, same tool loop).
 With ``--samples N`` (N > 1) it samples N episodes per problem instead and reports pass@k for each ``--k``
 (the unbiased estimator of Chen et al. 2021, 95% bootstrap CI over problems; Wilson for pass@1).
 """
