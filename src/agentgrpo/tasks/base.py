@@ -28,7 +28,6 @@ class Task:
     size: int | None = None  # rows available for training (None: problems are generated on demand)
     success_func: Callable | None = None  # eval's success function when it is not one of reward_funcs
     report: Callable[[], list[str]] | None = None  # extra lines `agentgrpo validate` prints (e.g. data checks)
-    eval_completion_length: int = 64  # unused (kept for tasks that set it): eval generates as the run plan says
     episode_stats: Callable[[list, list[dict]], dict[str, float]] | None = None  # (completions, rows) -> means
 
     def tools(self) -> list[Callable]:

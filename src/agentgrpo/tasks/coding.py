@@ -478,7 +478,6 @@ def make_task(source: str) -> Task:
         success_reward="all_tests_passed",
         columns=("id", "prompt", "source", "entry_point", "tests", "visible_test", "solution"),
         report=make_report(source),
-        eval_completion_length=768,
     )
 
 

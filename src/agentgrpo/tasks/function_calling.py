@@ -202,7 +202,6 @@ def make_task(source: str) -> Task:
         gold_completion=gold_completion,
         success_reward="function_calls_exact",
         columns=("id", "prompt", "category", "functions", "ground_truth", "answer"),
-        eval_completion_length=256,
         episode_stats=function_call_stats,
     )
 

@@ -170,7 +170,6 @@ def make_task(difficulty: int = 0, datasets: tuple[str, ...] = DEFAULT_DATASETS)
         gold_completion=gold_completion,
         success_reward="reasoning_gym_solved",
         columns=("id", "prompt", "answer", "rg_dataset", "rg_entry", "difficulty"),
-        eval_completion_length=512,
     )
 
 

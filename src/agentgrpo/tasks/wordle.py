@@ -183,6 +183,5 @@ TASK = Task(
     gold_completion=gold_completion,
     success_reward="wordle_solved",
     columns=("id", "prompt", "secret", "max_guesses", "answer"),
-    eval_completion_length=512,
     episode_stats=wordle_episode_stats,
 )
