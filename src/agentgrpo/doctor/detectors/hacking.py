@@ -225,14 +225,15 @@ def _inferred_objective(sig: Curves, facts: RewardFacts, comps: list[str]) -> Fi
                 f"{task} did not gain materially: {moved_text}, a gain of {gain:.3g} (at most {bound:.3g} "
                 f"allowing for its noise), under {th.MATERIAL_COMPONENT:g} x the others' gain {others:.3g}"
             )
+        gainers = moving(table, proxies, ok) or proxies
         return Finding(
             detector=NAME,
             status=FAILURE,
-            verdict=f"reward hacking: the gain came from {', '.join(proxies)}, not {task}",
+            verdict=f"reward hacking: the gain came from {', '.join(gainers)}, not {task}",
             confidence=confidence(rise.t, th.T_CHANGE, [gain <= 0]),
             onset=int(round(rise.onset)),
             evidence=[
-                moved(f"the other components ({', '.join(proxies)})", rise),
+                moved(f"the other components ({', '.join(gainers)})", rise),
                 why,
                 f"{task} taken as the objective by {how} (no shadow reward logged)",
             ],
@@ -240,6 +241,19 @@ def _inferred_objective(sig: Curves, facts: RewardFacts, comps: list[str]) -> Fi
             metrics=[names.REWARD, _comp(task)] + [_comp(c) for c in proxies],
         )
     return None
+
+
+def moving(table, comps: list[str], ok: np.ndarray) -> list[str]:
+    """The components that took more than one value over the judged steps: a component held at one value
+    (0 on every step, or a bonus paid in full throughout) contributed nothing to a gain and is not named
+    as where it came from.
+
+    >>> from types import SimpleNamespace as NS
+    >>> t = NS(columns={"rewards/a/mean": np.array([0.0, 0.1, 0.3]), "rewards/b/mean": np.zeros(3)})
+    >>> moving(t, ["a", "b"], np.ones(3, bool))
+    ['a']
+    """
+    return [c for c in comps if float(np.ptp(table.columns[_comp(c)][ok])) > 0.0]
 
 
 def always_paid(values: np.ndarray) -> bool:
@@ -296,14 +310,15 @@ def _floor_objective(sig: Curves, facts: RewardFacts, comps: list[str]) -> Findi
             continue
         early, late = stats.windows(true, th.EDGE_FRAC)
         moved_text = span("", stats.level(early), stats.level(late)).strip()
+        gainers = moving(table, others, ok) or others
         return Finding(
             detector=NAME,
             status=FAILURE,
-            verdict=f"reward hacking: the gain came from {', '.join(others)}, not {cand}",
+            verdict=f"reward hacking: the gain came from {', '.join(gainers)}, not {cand}",
             confidence=confidence(rise.t, th.T_CHANGE, [gain <= 0]),
             onset=int(round(rise.onset)),
             evidence=[
-                moved(f"the other components ({', '.join(others)})", rise),
+                moved(f"the other components ({', '.join(gainers)})", rise),
                 f"{cand} pays rarely and did not gain materially: {moved_text}, at most {top:.3g} at its highest, "
                 f" under {th.MATERIAL_COMPONENT:g} x the others' gain {gain_others:.3g}",
                 f"{cand} taken as the objective by the curves (names say nothing): a reward that almost "
