@@ -90,21 +90,30 @@ def test_train_heals_from_the_checkpoint_before_the_onset_with_the_remedy(tmp_pa
         assert lineage[step - 1]["learning_rate"] == pytest.approx(abandoned[step - 1]["learning_rate"] * new / 0.001,
                                                                     rel=1e-6)
     assert (run / "segments/1/checkpoints/checkpoint-3").is_dir()  # kept, out of checkpoints/
-    assert sorted(p.name for p in (run / "checkpoints").glob("checkpoint-*")) == [f"checkpoint-{i}" for i in range(1, 6)]
+    assert sorted(p.name for p in (run / "checkpoints").glob("checkpoint-*")) == [f"checkpoint-{i}" for i in range(0, 6)]
     assert (run / "final" / "config.json").is_file() and (run / "segments/1/final").is_dir()
 
 
-def test_a_failure_before_the_first_checkpoint_stops_and_leaves_the_run_intact(tmp_path, monkeypatch):
+def test_a_failure_before_the_first_checkpoint_rolls_back_to_the_start(tmp_path, monkeypatch):
     from agentgrpo.cli import main
 
     plant(monkeypatch, stop_at=2, onset=1)
-    assert main(["train", *FAST, "--runs_dir", str(tmp_path), "--run_name", "r"]) == 0
+    assert main(["train", *FAST, "--runs_dir", str(tmp_path), "--run_name", "r", "--learning_rate", "0.001"]) == 0
     run = tmp_path / "r"
     (heal,) = history.heals(run)
-    assert heal["action"] == "stop" and "no checkpoint before the onset (step 1)" in heal["reason"]
-    assert PlantedFailure.started == [0] and not (run / "segments").exists()
-    assert [r["step"] for r in _rows(run / "metrics.jsonl")] == [1, 2]
-    assert sorted(p.name for p in (run / "checkpoints").glob("checkpoint-*")) == ["checkpoint-1", "checkpoint-2"]
+    assert (heal["action"], heal["checkpoint_step"], heal["checkpoint"]) == ("resume", 0, "checkpoints/checkpoint-0")
+    assert PlantedFailure.started == [0, 0]  # the healed segment starts from the starting model, at step 0
+    state = json.loads((run / "checkpoints/checkpoint-0/trainer_state.json").read_text())
+    assert state["global_step"] == 0 and (run / "checkpoints/checkpoint-0/optimizer.pt").is_file()
+    abandoned, lineage = _rows(run / "segments/1/metrics.jsonl"), _rows(run / "metrics.jsonl")
+    assert [r["step"] for r in abandoned] == [1, 2] and [r["step"] for r in lineage] == [1, 2, 3, 4, 5]
+    new = heal["changes"]["learning_rate"][1]
+    assert new < 0.001 and yaml.safe_load((run / "config.yaml").read_text())["learning_rate"] == new
+    # checkpoint-0's optimizer held the old rate: the healed steps run the schedule scaled to the new one
+    assert lineage[0]["learning_rate"] == pytest.approx(abandoned[0]["learning_rate"] * new / 0.001, rel=1e-6)
+    assert sorted(p.name for p in (run / "segments/1/checkpoints").glob("checkpoint-*")) == ["checkpoint-1",
+                                                                                            "checkpoint-2"]
+    assert (run / "final" / "config.json").is_file()
 
 
 def test_heal_max_reached_stops_at_the_checkpoint_before_the_onset(tmp_path, monkeypatch):

@@ -22,7 +22,7 @@ def train_healing(cfg, model_path: str, run_dir: Path, checkpoint, callbacks=(),
     """Train the plan ``cfg`` with heals; returns the final model's directory. ``live_doctor(plan, run_dir)``
     makes the live doctor's callbacks for a segment (the pipeline's own)."""
     from agentgrpo.training.grpo import build_grpo_trainer, train
-    from agentgrpo.training.heal_callbacks import LearningRateFromArgs
+    from agentgrpo.training.heal_callbacks import LearningRateFromArgs, StartCheckpoint
 
     plan, resume = cfg, checkpoint
     unfinished = history.pending(run_dir)
@@ -39,6 +39,7 @@ def train_healing(cfg, model_path: str, run_dir: Path, checkpoint, callbacks=(),
                 doctor.load_history = _nothing
         trainer = build_grpo_trainer(plan, plan.task, model_path, run_dir,
                                      callbacks=[*doctors, LearningRateFromArgs(), *callbacks])
+        trainer.add_callback(StartCheckpoint(trainer))  # the start is always a rollback point
         final = train(trainer, run_dir, resume=resume, save_merged=plan.run.save_merged)
         finding, step = _stopping_failure(doctors)
         if finding is None:

@@ -52,9 +52,12 @@ def checkpoint_before(folder: str | Path, onset: int) -> tuple[int, Path] | None
 
     The completions logged at step s+1 are the first sampled from checkpoint-s's weights, so checkpoint-s
     comes before the onset when s + 1 < onset; it must also keep `ONSET_MARGIN` steps from it:
-    s + 1 + ONSET_MARGIN < onset (onset 5: checkpoint-1 at the latest).
+    s + 1 + ONSET_MARGIN < onset (onset 5: checkpoint-1 at the latest). checkpoint-0, the starting model
+    (saved by `StartCheckpoint`), precedes every update, so it comes before any onset >= 1: nothing can have
+    gone wrong earlier than the start.
     """
-    before = [c for c in checkpoints(folder) if c[0] + 1 + ONSET_MARGIN < onset]
+    before = [c for c in checkpoints(folder)
+              if c[0] + 1 + ONSET_MARGIN < onset or (c[0] == 0 and onset >= 1)]
     return before[-1] if before else None
 
 
@@ -119,8 +122,9 @@ def _no_checkpoint_reason(folder, onset: int, setting) -> str:
     saved = checkpoints(folder)
     every = f"save_steps {setting('save_steps')}, save_strategy {setting('save_strategy')}"
     if not saved:
-        return (f"no checkpoint before the onset (step {onset}): none was saved ({every}); set save_steps "
-                "below the onset (and below max_steps) so a heal has a checkpoint to roll back to")
+        return (f"no checkpoint before the onset (step {onset}): none was saved, not even the starting model "
+                f"(checkpoint-0) ({every}); add StartCheckpoint(trainer) to the trainer's callbacks (agentgrpo "
+                "train does) so a heal can always roll back to the start, and set save_steps below the onset")
     return (f"no checkpoint before the onset (step {onset}): the first is checkpoint-{saved[0][0]} ({every}); "
             f"a rollback needs a checkpoint-N with N + 1 + {ONSET_MARGIN} < {onset} (step N+1 is the first sampled "
             "from its weights, and the onset can come late); save more often (lower save_steps)")

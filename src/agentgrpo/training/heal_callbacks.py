@@ -26,10 +26,11 @@ from agentgrpo.heal import history, rollback
 
 
 class LearningRateFromArgs(TrainerCallback):
-    """On a resumed run, set the optimizer's and scheduler's learning rate to ``args.learning_rate``."""
+    """Set the optimizer's and scheduler's learning rate to ``args.learning_rate`` (a no-op on a fresh run; on a
+    run resumed from a checkpoint, checkpoint-0 included, it undoes the restored rate)."""
 
     def on_train_begin(self, args, state, control, optimizer=None, lr_scheduler=None, **kwargs):
-        if state.global_step == 0 or optimizer is None:
+        if optimizer is None:
             return control
         rescale_learning_rate(optimizer, lr_scheduler, args.learning_rate)
         return control
@@ -52,6 +53,21 @@ def rescale_learning_rate(optimizer, lr_scheduler, learning_rate: float) -> floa
         if getattr(lr_scheduler, "_last_lr", None) is not None:
             lr_scheduler._last_lr = [group["lr"] for group in optimizer.param_groups]
     return factor
+
+
+class StartCheckpoint(TrainerCallback):
+    """Save the starting model as checkpoint-0 (weights, optimizer and scheduler at step 0, trainer_state with
+    global_step 0) when a run starts from step 0, so a failure whose onset precedes the first periodic
+    checkpoint can roll back to the start. An existing checkpoint-0 (a segment resumed from it) is kept.
+    ``trainer.train(resume_from_checkpoint=".../checkpoint-0")`` resumes at step 0 with that state."""
+
+    def __init__(self, trainer):
+        self.trainer = trainer
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        if state.global_step == 0 and not (Path(args.output_dir) / "checkpoint-0" / "trainer_state.json").is_file():
+            self.trainer._save_checkpoint(self.trainer.model_wrapped, trial=None)
+        return control
 
 
 class HealCallback(LiveDoctorCallback):
