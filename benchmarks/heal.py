@@ -83,11 +83,18 @@ def main() -> None:
     parser.add_argument("--out", default="runs/heal-bench")
     args = parser.parse_args()
     out = Path(args.out)
+    planned = [f"healthy-s{s}" for s in args.seeds] + [f"{m}-heal-s{s}" for s in args.seeds for m in args.modes]
+    taken = [name for name in planned if (out / name).exists()]
+    if taken:  # `demo` refuses an existing run dir in seconds: its time would make every ratio meaningless
+        sys.exit(f"{out}: already holds {', '.join(taken)}; pass a fresh --out (or remove them)")
     out.mkdir(parents=True, exist_ok=True)
     rows = []
     for seed in args.seeds:
         code, healthy = demo(out, f"healthy-s{seed}", seed)
         print(f"healthy demo seed {seed}: {healthy:.0f} s (exit {code})", flush=True)
+        if code not in (0, 1):  # 1: it ran, and the doctor named a failure; anything else: it did not run
+            sys.exit(f"the healthy demo of seed {seed} failed (exit {code}; {out / f'healthy-s{seed}.log'}): "
+                     "no baseline to time the heals against")
         for mode in args.modes:
             name = f"{mode}-heal-s{seed}"
             code, seconds = demo(out, name, seed, "--failure", mode, "--heal")
