@@ -122,7 +122,7 @@ def test_a_heal_never_resumes_from_a_checkpoint_whose_weights_logged_the_onset(t
     complete = {s for s in {s for s, _ in saved} if (run / "checkpoints" / f"checkpoint-{s}" / "trainer_state.json")
                 .is_file()}
     # step s+1 is the first sampled from checkpoint-s; the onset may come late by ONSET_MARGIN steps; the
-    # starting model (checkpoint-0) precedes every update, so any onset
+    # starting model (checkpoint-0) precedes every update, so it comes before any onset
     oracle = max((s for s in complete if s + 1 + rollback.ONSET_MARGIN < onset or s == 0), default=None)
     record = _decide(run, onset)
     assert record["checkpoint_step"] == oracle

@@ -66,6 +66,7 @@ class StartCheckpoint(TrainerCallback):
 
     def on_train_begin(self, args, state, control, **kwargs):
         if state.global_step == 0 and not (Path(args.output_dir) / "checkpoint-0" / "trainer_state.json").is_file():
+            # the Trainer's own periodic save (private API: a transformers upgrade that renames it touches only here)
             self.trainer._save_checkpoint(self.trainer.model_wrapped, trial=None)
         return control
 
