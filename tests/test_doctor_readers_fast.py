@@ -4,6 +4,7 @@ console logs that mix every kind of line (issue 20's speed work must not change 
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -162,3 +163,140 @@ def test_the_plain_trainer_table_takes_the_numbers_path():
     clean = table.replace("No log", "0.5").replace("nan", "0.5").replace('<td class="x">', "<td>")
     clean = clean.replace("<TD>", "<td>").replace("<th>0", "<td>0").replace("0</th>", "0</td>")
     assert numeric_table(clean) is not None, rng
+
+
+# --- console logs of one dict per line (the shape of nearly every long log): `dictlines` ---------------
+
+_KEYS = ["loss", "grad_norm", "learning_rate", "reward", "reward_std", "kl", "entropy", "completions/mean_length",
+         "rewards/correct/mean", "frac_reward_zero_std", "epoch", "clip_ratio/region_mean"]
+
+
+def _uniform_value(rng: random.Random, odd: bool) -> str:
+    if odd:
+        return rng.choice(["nan", "-inf", "'0.5'", "'train'", "True", "None", "[1]", "tensor(0.5)", '"x"'])
+    return rng.choice([f"{rng.uniform(-3, 3):.6f}", str(rng.randint(0, 500)), "1e-05", f"{rng.random():.17g}", "-0.0"])
+
+
+def _uniform_log(seed: int) -> str:
+    """A Trainer-like console log: a bar, then one dict per logged step with the same keys, and now and
+    then something a one-pass reader must notice (another bar, an eval or summary dict, a step key, a
+    nested, wrapped, prefixed or odd dict, a table header, a stated logging_steps, a carriage return)."""
+    rng = random.Random(seed)
+    keys = rng.sample(_KEYS, rng.randint(1, 8)) + rng.choice([[], [], ["step"], ["global_step"]])
+    quote = rng.choice(["'", "'", '"'])
+    sep = rng.choice([": ", ": ", ":"])
+    every = rng.choice([1, 1, 5])
+    total = rng.randint(30, 200) * every
+    odd_share = rng.choice([0.0, 0.0, 0.0, 0.01, 0.05])
+    lines = []
+    if rng.random() < 0.2:
+        lines.append(f"logging_steps={every}")
+    if rng.random() < 0.1:
+        lines.append("  step   reward   kl")
+    bar_after = rng.random() < 0.15
+    evals = rng.random() < 0.3
+    for step in range(every, total + 1, every):
+        bar = f"{100 * step // total:3d}%|##  | {step}/{total} [00:0{rng.randint(0, 9)}<00:10,  1.00it/s]"
+        if rng.random() < 0.97 and not bar_after:
+            lines.append(bar)
+        if rng.random() < 0.03:
+            lines.append(f"Processed prompts: 64/64 [00:01<00:00, {rng.random():.2f}it/s]")
+        odd = rng.random() < odd_share
+        values = {k: (str(step) if k in ("step", "global_step") else _uniform_value(rng, odd and k == keys[0])) for k in keys}
+        body = ", ".join(f"{quote}{k}{quote}{sep}{v}" for k, v in values.items())
+        line = "{" + body + "}"
+        if odd and rng.random() < 0.3:
+            line = rng.choice(["INFO " + line, line + " done", line[:10] + "\n" + line[10:], line + "\r", "{ " + line[1:],
+                               "{'a': {'b': 1}}", "{'ab}c': 1, 'loss': 2}"])
+        lines.append(line)
+        if bar_after:
+            lines.append(bar)
+        if evals and rng.random() < 0.05:
+            lines.append("{" + f"{quote}eval_loss{quote}{sep}{rng.random():.4f}, {quote}epoch{quote}{sep}1.0" + "}")
+    if rng.random() < 0.2:
+        lines.append("{'train_runtime': 12.5, 'train_loss': 0.1, 'epoch': 1.0}")
+    return "\n".join(lines) + rng.choice(["", "\n"])
+
+
+def _without_dictlines(monkeypatch, fn, *args):
+    """``fn(*args)`` with the one-pass reader switched off: the readers as they were before it."""
+    with monkeypatch.context() as m:
+        m.setattr(console, "split_dict_lines", lambda text, plain: None)
+        return fn(*args)
+
+
+@pytest.mark.parametrize("seed", range(120))
+def test_a_log_of_one_dict_per_line_reads_as_the_line_by_line_reader_reads_it(seed, monkeypatch):
+    from agentgrpo.doctor.readers.read import records_to_table
+    from agentgrpo.doctor.table import TextBlock
+    from agentgrpo.errors import UserError
+
+    text = _uniform_log(seed)
+    assert find_dicts(text) == find_dicts_by_line(text)
+    records, notes, fmt = textlog.parse_text(text)
+    old_records, old_notes, old_fmt = _without_dictlines(monkeypatch, textlog.parse_text, text)
+    if isinstance(records, TextBlock):
+        assert records.records() == old_records
+    else:
+        assert records == old_records
+    assert (notes, fmt) == (old_notes, old_fmt)
+    try:
+        new = records_to_table(records, "log", fmt)
+    except UserError as exc:
+        with pytest.raises(UserError, match=re.escape(str(exc))):
+            records_to_table(old_records, "log", fmt)
+        return
+    old = records_to_table(old_records, "log", fmt)
+    assert new.steps.tolist() == old.steps.tolist() and new.meta == old.meta
+    assert new.columns.keys() == old.columns.keys()
+    for key in new.columns:
+        assert new.columns[key].tobytes() == old.columns[key].tobytes(), key
+
+
+def test_the_one_pass_reader_takes_the_common_logs():
+    """The one-pass reader (and its column block) is what clean logs of one dict per line take."""
+    from agentgrpo.doctor.readers.dictlines import split_dict_lines
+    from agentgrpo.doctor.table import TextBlock
+
+    taken = blocks = 0
+    for seed in range(120):
+        text = _uniform_log(seed)
+        taken += split_dict_lines(text, console._plain_numbers) is not None
+        blocks += isinstance(textlog.parse_text(text)[0], TextBlock)
+    assert taken >= 60 and blocks >= 25, (taken, blocks)
+
+
+def test_bars_and_dicts_are_placed_as_the_counter_search_places_them():
+    """`_bar_around_dicts` (one findall on the reversed skeleton) against `_progress_counters` and a search
+    of the dicts' offsets, on generated skeletons with several bars, odd counts and no bar at all."""
+    import numpy as np
+
+    from agentgrpo.doctor.readers.dictlines import DICT_MARK
+
+    for seed in range(300):
+        rng = random.Random(seed)
+        lines = []
+        for _ in range(rng.randint(1, 60)):
+            kind = rng.random()
+            if kind < 0.4:
+                lines.append(DICT_MARK)
+            elif kind < 0.8:
+                total = rng.choice([50, 50, 64, 7, 10**20])
+                lines.append(f"{rng.randint(0, 99)}%| {rng.randint(0, 60)}/{total} [00:01" + rng.choice(["", " 3/4 ["]))
+            else:
+                lines.append(rng.choice(["x 12/ [", "/5 [", "a1/2[", "007/50 [", "9/9 ", ""]))
+        skeleton = "\n".join(lines)
+        starts, pos = [], 0
+        for line in lines:
+            if line == DICT_MARK:
+                starts.append(pos)
+            pos += len(line) + 1
+        fast = console._bar_around_dicts(skeleton)
+        counters = console._progress_counters(skeleton)
+        if fast is None:
+            continue
+        counts, shown = fast
+        assert counts == [c for _, c in counters], seed
+        if counters:
+            positions = np.array([p for p, _ in counters])
+            assert shown == np.searchsorted(positions, np.array(starts, dtype=positions.dtype)).tolist(), seed

@@ -18,6 +18,9 @@ import numpy as np
 
 from agentgrpo.doctor import names
 from agentgrpo.doctor.readers import fastjson
+from agentgrpo.doctor.readers.dictlines import BARE_NUMBER as _BARE_NUMBER
+from agentgrpo.doctor.readers.dictlines import DictLines, split_dict_lines
+from agentgrpo.doctor.table import TextBlock
 
 _DICT_START = re.compile(r"\{\s*['\"]")
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?i:nan|inf(?:inity)?)"
@@ -26,7 +29,6 @@ _TQDM = re.compile(r"(?<!\d)(\d+)/(\d+) \[")
 _TOTAL = re.compile(r"/(\d+) \[")  # `_TQDM` from its slash on
 _COUNT_BEFORE = re.compile(r"[0-9]+\Z")  # searched up to a slash (endpos): the count it ends
 _LOGGING_STEPS = re.compile(r"logging_steps\s*[=:]\s*(\d+)")
-_BARE_NUMBER = re.compile(r"(?<=[:\s])(-?(?:nan|inf))(?=\s*[,}])")
 _MAX_WRAPPED_LINES = 40
 
 
@@ -102,6 +104,15 @@ _NOT_FLAT = re.compile(r"[{}()\\]")  # after a flat dict's closing brace, up to 
 def find_dicts(text: str) -> tuple[list[tuple[int, dict]], int]:
     """(offset in text, dict) for every metric dict printed in ``text``, also when wrapped over lines; and
     how many of them were cut short (no closing brace: the values before the cut are read)."""
+    lines = split_dict_lines(text, _plain_numbers)
+    if lines is not None:
+        _remember(text, lines)
+        return _metric_dicts(lines.offsets(), lines.values), 0
+    return _find_dicts_general(text)
+
+
+def _find_dicts_general(text: str) -> tuple[list[tuple[int, dict]], int]:
+    """`find_dicts` of a log that `split_dict_lines` declined."""
     fast = _only_flat_dicts(text)
     if fast is not None:
         return fast, 0
@@ -143,8 +154,7 @@ def _only_flat_dicts(text: str) -> list[tuple[int, dict]] | None:
     (nearly every long log), found in one pass over the whole text and decoded as one JSON array, with no
     split into lines; None when any dict is anything else (the line-by-line reader then reads them all, so
     the result is the same either way)."""
-    global _last_dict_lines
-    _last_dict_lines = ("", 0)
+    _remember("", None)
     if fastjson.orjson is None:
         return None
     offsets, chunks = [], []
@@ -186,7 +196,12 @@ def _only_flat_dicts(text: str) -> list[tuple[int, dict]] | None:
         values = list(map(_plain_numbers, values))
         if None in values:
             return None
-    _last_dict_lines = (text, len(chunks))
+    _last_dict_lines.update(text=text, lines=len(chunks), no_table=False, line_count=None)
+    return _metric_dicts(offsets, values)
+
+
+def _metric_dicts(offsets: list[int], values: list[dict]) -> list[tuple[int, dict]]:
+    """(offset, dict) of the dicts that hold a training metric, decided once per distinct key set."""
     metric_keys: dict[tuple, bool] = {}
     found = []
     for offset, parsed in zip(offsets, values):
@@ -199,13 +214,30 @@ def _only_flat_dicts(text: str) -> list[tuple[int, dict]] | None:
     return found
 
 
-_last_dict_lines: tuple[str, int] = ("", 0)
+# what the last one-pass reading learnt of a text's lines (the text itself is the key: `is` compared)
+_last_dict_lines: dict = {"text": "", "lines": None, "no_table": False, "line_count": None}
+
+
+def _remember(text: str, lines: DictLines | None, skeleton: str | None = None) -> None:
+    """Record how many lines of ``text`` hold a dict and, given the `DictLines.skeleton`, whether a text
+    table can be there at all: its header is a line with no dict that says "step" or "iter"."""
+    if lines is None:
+        _last_dict_lines.update(text="", lines=None, no_table=False, line_count=None)
+        return
+    low = skeleton.lower() if skeleton is not None else None
+    no_table = low is not None and "step" not in low and "iter" not in low
+    _last_dict_lines.update(text=text, lines=len(lines.values), no_table=no_table, line_count=lines.line_count())
 
 
 def dict_lines(text: str) -> int | None:
     """How many lines of ``text`` hold a printed dict, when `find_dicts` last read this text in one pass
     (each dict then has a line of its own, and no line holds another dict start); else None (not known)."""
-    return _last_dict_lines[1] if _last_dict_lines[0] is text else None
+    return _last_dict_lines["lines"] if _last_dict_lines["text"] is text else None
+
+
+def no_text_table(text: str) -> bool:
+    """True when the last one-pass reading of ``text`` found no line that could head a text table."""
+    return _last_dict_lines["text"] is text and _last_dict_lines["no_table"]
 
 
 def line_count(text: str) -> int:
@@ -214,6 +246,8 @@ def line_count(text: str) -> int:
     >>> all(line_count(t) == len(t.splitlines()) for t in ["", "a", "a\\n", "a\\r\\nb\\rc\\x0bd\\n\\n", "\\u2028x"])
     True
     """
+    if _last_dict_lines["text"] is text and _last_dict_lines["line_count"] is not None:
+        return _last_dict_lines["line_count"]  # counted when the text was split into its lines
     n = text.count("\n")
     if "\r" in text:
         n += text.count("\r") - text.count("\r\n")
@@ -327,6 +361,13 @@ def _steps_from_progress(text: str, offsets: list[int]) -> tuple[list[int] | Non
     positions = np.array([pos for pos, _ in counters])
     counts = [count for _, count in counters]
     shown = np.searchsorted(positions, np.array(offsets, dtype=positions.dtype), side="left").tolist()
+    return _steps_from_counts(counts, shown)
+
+
+def _steps_from_counts(counts: list[int], shown: list[int]) -> tuple[list[int] | None, str]:
+    """`_steps_from_progress` from the bar's counts in order and, per dict, how many come before it."""
+    if not counts:
+        return None, ""
     before = [counts[i - 1] if i > 0 else None for i in shown]
     after = [counts[i] if i < len(counts) else None for i in shown]
     if _increasing(before) and before[0] > 0:
@@ -338,15 +379,51 @@ def _steps_from_progress(text: str, offsets: list[int]) -> tuple[list[int] | Non
     return None, ""
 
 
-def _logging_every(text: str, n_records: int) -> tuple[int, str]:
+# a `DictLines.skeleton` reversed: a bar's "COUNT/TOTAL [" reads "[ LATOT/TNUOC", a literal first (fast to
+# find, where "COUNT" first is not); a dict line is its "{"
+_REVERSED_BAR_OR_DICT = re.compile(r"\[ (?:(\d+/\d+)(?!\d)|\{)")
+
+
+def _bar_around_dicts(skeleton: str) -> tuple[list[int], list[int]] | None:
+    """`_progress_counters` of a `DictLines.skeleton` and where its dicts fall among them, in one `findall`
+    and array operations instead of a Python step per counter: (the training bar's counts in order, per dict
+    how many of them come before it). None when a count has more than 18 digits (which
+    `_progress_counters` reads differently).
+
+    >>> _bar_around_dicts(" 1/9 [a\\n{ [\\n 2/9 [b\\n 3/5 [\\n{ [\\n{ [")
+    ([1, 2], [1, 2, 2])
+    """
+    found = _REVERSED_BAR_OR_DICT.findall(skeleton[::-1])  # the last first; a dict's mark gives ""
+    is_dict = np.fromiter(map(len, found), np.int64, len(found))[::-1] == 0  # in text order
+    bar = ~is_dict
+    if not bar.any():
+        return [], [0] * len(found)
+    # joined and reversed whole, the counters come back in text order with their digits the right way round
+    pairs = ",".join(filter(None, found))[::-1].replace("/", ",").split(",")  # count, total, count, ...
+    if max(map(len, pairs)) > 18:  # (and a total beyond int64)
+        return None
+    count, total = np.fromiter(map(int, pairs), np.int64, len(pairs)).reshape(-1, 2).T
+    order = np.lexsort((count, total))
+    t, c = total[order], count[order]
+    new = np.ones(len(t), dtype=bool)
+    new[1:] = (t[1:] != t[:-1]) | (c[1:] != c[:-1])
+    totals, distinct = np.unique(t[new], return_counts=True)  # how many distinct counts each total shows
+    main = totals[np.lexsort((totals, distinct))[-1]]  # the most distinct counts, then the largest total
+    main_bar = np.zeros(len(found), dtype=bool)
+    main_bar[bar] = total == main
+    shown = np.cumsum(main_bar)[is_dict]
+    return count[total == main].tolist(), shown.tolist()
+
+
+def _logging_every(text: str, n_records: int, bar_text: str | None = None) -> tuple[int, str]:
     """Steps between two dicts, when the progress bar cannot place each one (stdout and stderr buffered
     apart): a stated ``logging_steps``, else the bar's last count over the number of dicts when it divides
-    exactly, else 1."""
+    exactly, else 1. ``bar_text``: where to look for the bar (the text, or its `DictLines.skeleton`)."""
     stated = _LOGGING_STEPS.search(text)
     if stated and int(stated.group(1)) > 0:
         every = int(stated.group(1))
         return every, f"position x logging_steps={every} (stated in the log)"
-    counters = _progress_counters(text)
+    counters = _progress_counters(text if bar_text is None else bar_text)
     last = max((count for _, count in counters), default=0)
     if n_records and last >= n_records and last % n_records == 0:
         every = last // n_records
@@ -376,9 +453,55 @@ def _is_eval(record: dict) -> bool:
     return bool(keys) and all(str(k).startswith(("eval_", "eval/")) for k in keys)
 
 
-def read_console(text: str) -> tuple[list[dict], list[str]]:
-    """Records (with ``step``) from console text, and notes on how the steps were found."""
-    found, cut = find_dicts(text)
+def read_console(text: str) -> tuple[list[dict] | TextBlock, list[str]]:
+    """Records (with ``step``) from console text, and notes on how the steps were found. A log of one flat
+    dict of numbers per line, the same keys each time, comes back as a `TextBlock` of those numbers (no
+    dict per step; ``.records()`` gives them)."""
+    lines = split_dict_lines(text, _plain_numbers)
+    if lines is None:
+        return _with_steps(text, text, *_find_dicts_general(text))
+    skeleton = lines.skeleton()  # the bar's counters read between the dicts, at a fraction of the text
+    _remember(text, lines, skeleton)
+    block = _as_block(text, skeleton, lines)
+    if block is not None:
+        return block
+    return _with_steps(text, skeleton, _metric_dicts(lines.skeleton_offsets(), lines.values), 0)
+
+
+def _as_block(text: str, skeleton: str, lines: DictLines):
+    """`read_console` of dicts that all have the same keys and only numbers: a `TextBlock` with a step column
+    (inferred as `_with_steps` infers it); None when the records path has more to do (evaluation or summary
+    dicts, mixed keys, a value that is not a number)."""
+    columns = lines.column_block()
+    if columns is None:
+        return None
+    keys, numbers = columns
+    first = lines.values[0]
+    if not is_metric_record(first):
+        return [], []
+    if names.SUMMARY_KEYS & set(keys) or _is_eval(first):
+        return None
+    values = lines.values
+    if _has_step(first, {}):
+        return TextBlock(list(keys), None, numbers, lambda: list(chain.from_iterable(map(dict.values, values)))), []
+    around = _bar_around_dicts(skeleton)
+    if around is None:
+        steps, how = _steps_from_progress(skeleton, lines.skeleton_offsets())
+    else:
+        steps, how = _steps_from_counts(*around)
+    if steps is None:
+        every, how = _logging_every(text, len(values), skeleton)
+        steps = [every * (i + 1) for i in range(len(values))]
+    block = np.empty((len(values), len(keys) + 1))
+    block[:, :-1] = numbers
+    block[:, -1] = steps
+    cells = lambda: list(chain.from_iterable([*d.values(), s] for d, s in zip(values, steps)))  # noqa: E731
+    return TextBlock([*keys, "step"], None, block, cells), [f"console log: steps inferred from {how}"]
+
+
+def _with_steps(text: str, bar_text: str, found: list[tuple[int, dict]], cut: int) -> tuple[list[dict], list[str]]:
+    """The records of ``found`` (offset in ``bar_text``, dict) with their steps: given, else from the progress
+    bar in ``bar_text``, else from ``logging_steps`` or the position."""
     if not found:
         return [], []
     cut_note = [f"{cut} printed dict(s) cut short (no closing brace): read the values before the cut"] if cut else []
@@ -394,9 +517,9 @@ def read_console(text: str) -> tuple[list[dict], list[str]]:
         evals, is_step = [False] * len(records), [True] * len(records)
     offsets = [off for (off, _), keep in zip(found, is_step) if keep]
     step_records = [r for r, keep in zip(records, is_step) if keep]
-    steps, how = _steps_from_progress(text, offsets)
+    steps, how = _steps_from_progress(bar_text, offsets)
     if steps is None:
-        every, how = _logging_every(text, len(step_records))
+        every, how = _logging_every(text, len(step_records), bar_text)
         steps = [every * (i + 1) for i in range(len(step_records))]
     step_of = iter(steps)
     last = None

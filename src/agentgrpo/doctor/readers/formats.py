@@ -14,7 +14,7 @@ from agentgrpo.doctor import names
 from agentgrpo.doctor.readers import fastjson
 from agentgrpo.doctor.readers.jsontext import recover_log_history
 from agentgrpo.doctor.readers.notebook import read_notebook
-from agentgrpo.doctor.readers.textlog import one_json_value, parse_text, read_csv
+from agentgrpo.doctor.readers.textlog import one_json_value, parse_text, read_csv, starts_with
 from agentgrpo.errors import UserError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -65,14 +65,15 @@ def decode(data: bytes, kind: str) -> tuple[str, str]:
 
 def parse_file(path: Path, text: str) -> tuple[list[dict], list[str], str]:
     """Records from a text log of any supported kind."""
-    stripped = text.lstrip()
     suffix = path.suffix.lower()
-    if suffix == ".ipynb" or (stripped.startswith("{") and '"cells"' in text[:4096] and '"nbformat"' in text):
+    if suffix == ".ipynb" or (starts_with(text, "{") and '"cells"' in text[:4096] and '"nbformat"' in text):
         return read_notebook(text, path)
     if suffix in {".csv", ".tsv"}:
         records, notes = read_csv(text, "\t" if suffix == ".tsv" else ",")
         return records, notes, "csv"
-    if suffix == ".json" or (stripped[:1] in "[{" and suffix != ".jsonl" and one_json_value(stripped)):
+    if suffix == ".json" or (
+        (starts_with(text, "[") or starts_with(text, "{")) and suffix != ".jsonl" and one_json_value(text)
+    ):
         return read_json(path, text)
     return parse_text(text)
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from itertools import repeat
 
 from agentgrpo.doctor import names
 from agentgrpo.doctor.readers import fastjson
-from agentgrpo.doctor.readers.console import dict_lines, line_count, read_console
+from agentgrpo.doctor.readers.console import dict_lines, line_count, no_text_table, read_console
 from agentgrpo.doctor.readers.jsontext import read_jsonl
 from agentgrpo.doctor.readers.steplines import read_step_lines
 from agentgrpo.doctor.readers.texttable import read_text_tables
@@ -29,7 +30,7 @@ def one_json_value(text: str) -> bool:
 
 def parse_text(text: str) -> tuple[list[dict], list[str], str]:
     """JSON Lines, console output with metric dicts, plain step lines, or a headed CSV: whichever reads most."""
-    if text.lstrip().startswith("{"):  # JSON Lines, every line whole: one decode, no split
+    if starts_with(text, "{"):  # JSON Lines, every line whole: one decode, no split
         whole = fastjson.loads_jsonl_text(text)
         if whole and all(map(isinstance, whole, repeat(dict))):
             return whole, [], "metrics.jsonl"
@@ -45,11 +46,25 @@ def parse_text(text: str) -> tuple[list[dict], list[str], str]:
     # are such lines, step lines cannot read more (and the first reader wins a tie)
     if dicts is None or line_count(text) - dicts > len(candidates[0][0]):
         candidates.append((*read_step_lines(text), "text step lines"))
-    candidates.append((*read_text_tables(text), "text table"))
+    if not no_text_table(text):
+        candidates.append((*read_text_tables(text), "text table"))
     if head and _looks_like_csv(head[0]):
         candidates.append((*read_csv(text, ","), "csv"))
     records, notes, fmt = max(candidates, key=lambda c: len(c[0]))
     return records, notes, fmt
+
+
+def starts_with(text: str, prefix: str) -> bool:
+    """``text.lstrip().startswith(prefix)`` without copying a long text that begins with whitespace.
+
+    >>> starts_with("  \\n {'a': 1}", "{"), starts_with("   ", "{"), starts_with("x{", "{")
+    (True, False, False)
+    """
+    first = _NON_SPACE.search(text)
+    return first is not None and text.startswith(prefix, first.start())
+
+
+_NON_SPACE = re.compile(r"\S")  # as str.isspace tells whitespace, which str.lstrip strips
 
 
 def _first_lines(text: str, n: int) -> list[str]:

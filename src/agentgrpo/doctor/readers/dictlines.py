@@ -1,0 +1,135 @@
+"""A console log whose printed dicts each fill a line of their own, found without a regex over the text.
+
+Nearly every long console log is a training bar and one printed dict per logged step, each dict on its own
+line. Such a log is split on its newlines once; the lines that hold a ``{`` are the dicts, checked all at
+once and decoded as one JSON array. Anything else (a dict after other text on its line, a wrapped or nested
+dict, a carriage return, ``tensor(...)``) returns None, and the general readers in `console` read the log:
+the result is the same either way (tested on generated logs against the line-by-line reader).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from itertools import chain, compress, repeat
+from operator import itemgetter
+
+import numpy as np
+
+from agentgrpo.doctor.readers import fastjson
+
+# line breaks `str.splitlines` knows besides "\n": a log holding any of them is left to the general readers
+_OTHER_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+# what stands for a dict line in a skeleton: a brace (no other line has one), then " [" so that reversed
+# ("[ {") it starts with the literal a reversed progress bar starts with (`console._bar_around_dicts`)
+DICT_MARK = "{ ["
+# a bare nan/inf value of a printed dict (``'kl': nan``), quoted before JSON decoding
+BARE_NUMBER = re.compile(r"(?<=[:\s])(-?(?:nan|inf))(?=\s*[,}])")
+
+
+@dataclass
+class DictLines:
+    """The dicts of a log read line by line in one pass: ``values`` in order, ``is_dict`` per line of
+    ``text.split("\\n")``, and ``numeric`` when every value is an int or a float."""
+
+    lines: list[str]
+    is_dict: list[bool]
+    values: list[dict]
+    numeric: bool
+    key_sets: set[tuple] = field(default_factory=set)  # the distinct key sequences (one when all share keys)
+    block: np.ndarray | None = field(default=None, repr=False)  # the values, when all share keys (numbers)
+
+    def offsets(self) -> list[int]:
+        """Each dict's offset in the text (its line's start: a dict begins its line)."""
+        return _dict_starts(self.lines, self.is_dict)
+
+    def line_count(self) -> int:
+        """``len(text.splitlines())``: the text has no other line break than "\\n"."""
+        return len(self.lines) - (self.lines[-1] == "")
+
+    def skeleton(self) -> str:
+        """The text with each dict line shortened to `DICT_MARK`: every other line is kept as it is, so what
+        lies between two dicts (the progress bar's counters) reads the same, in a fraction of the text."""
+        return "\n".join([(DICT_MARK if d else line) for line, d in zip(self.lines, self.is_dict)])
+
+    def skeleton_offsets(self) -> list[int]:
+        """Each dict's offset in the `skeleton`."""
+        lengths = [(len(DICT_MARK) if d else len(line)) for line, d in zip(self.lines, self.is_dict)]
+        starts = np.cumsum([0, *lengths[:-1]]) + np.arange(len(lengths))
+        return starts[np.fromiter(self.is_dict, bool, len(self.is_dict))].tolist()
+
+    def column_block(self) -> tuple[tuple, np.ndarray] | None:
+        """(keys, values as a rows x keys float array) when every dict has the same keys (the first dict's
+        order) and every value is a number; None otherwise."""
+        if self.block is None:
+            return None
+        return tuple(self.values[0]), self.block
+
+
+def _dict_starts(lines: list[str], is_dict: list[bool]) -> list[int]:
+    starts = np.cumsum([0, *map(len, lines[:-1])]) + np.arange(len(lines))  # each line's length + its "\n"
+    return starts[np.fromiter(is_dict, bool, len(is_dict))].tolist()
+
+
+def split_dict_lines(text: str, plain_numbers) -> DictLines | None:
+    """`DictLines` of ``text`` when every ``{`` in it begins a line holding one flat dict of plain values that
+    closes at the line's end (``{'loss': 0.1, 'reward': 0.5}``), else None. ``plain_numbers`` maps a decoded
+    dict to the record the line reader makes of it (None: that reader must read it)."""
+    if fastjson.orjson is None or "{" not in text or any(c in text for c in _OTHER_BREAKS):
+        return None
+    lines = text.split("\n")
+    is_dict = ["{" in line for line in lines]
+    dict_lines = list(compress(lines, is_dict))
+    n = len(dict_lines)
+    # each opens its line with a brace and a quoted key and closes it with a brace; nothing the line reader
+    # reads apart: parentheses (`tensor(...)`), backslashes, brackets (a list; a progress bar's " [")
+    if not all(map(str.startswith, dict_lines, repeat(("{'", '{"')))) or not all(
+        map(str.endswith, dict_lines, repeat("}"))
+    ):
+        return None
+    dict_lines[0], dict_lines[-1] = "[" + dict_lines[0], dict_lines[-1] + "]"  # the array's brackets, no copy
+    body = ",".join(dict_lines)
+    if any(c in body for c in "()\\|") or body.find("[", 1) >= 0:
+        return None
+    body = body.replace("'", '"')
+    bare = False
+    try:
+        values = fastjson.orjson.loads(body)
+    except (ValueError, TypeError):
+        if "nan" not in body and "inf" not in body:
+            return None
+        bare = True
+        try:
+            values = fastjson.orjson.loads(BARE_NUMBER.sub(r'"\1"', body))
+        except (ValueError, TypeError):
+            return None
+    if not isinstance(values, list) or len(values) != n or not all(map(isinstance, values, repeat(dict))):
+        return None
+    numeric = not bare and set(map(type, chain.from_iterable(map(dict.values, values)))) <= {int, float}
+    block = _same_keys_block(values) if numeric else None
+    key_sets = {tuple(values[0])} if block is not None else set(map(tuple, values))
+    if not numeric or any("{" in k or "}" in k for keys in key_sets for k in keys):
+        # a string may hold a brace: one brace pair per line, as the line reader requires of a flat dict
+        if body.count("{") != n or body.count("}") != n:
+            return None
+    if not numeric:  # each dict as the line reader reads it
+        values = list(map(plain_numbers, values))
+        if None in values:
+            return None
+        key_sets = set(map(tuple, values))
+    return DictLines(lines, is_dict, values, numeric, key_sets, block)
+
+
+def _same_keys_block(values: list[dict]) -> np.ndarray | None:
+    """The values as a rows x keys float array, columns in the first dict's key order, when every dict has
+    the same keys (numbers only: the caller checked); else None."""
+    keys = tuple(values[0])
+    n, w = len(values), len(keys)
+    if not keys or set(map(len, values)) != {w}:
+        return None
+    try:  # the same number of keys and each of the first's: the same keys
+        if w == 1:
+            return np.fromiter(map(itemgetter(keys[0]), values), float, n).reshape(n, 1)
+        return np.fromiter(chain.from_iterable(map(itemgetter(*keys), values)), float, n * w).reshape(n, w)
+    except KeyError:
+        return None
