@@ -345,11 +345,33 @@ class ResolvedConfig:
             kwargs.setdefault("reward_weights", reward_weights)
         for key, value in defaults.items():
             kwargs.setdefault(key, value)
-        if "activation_checkpointing" not in kwargs:  # set the new name: no deprecation warning per copy
+        cls = grpo_config_class()
+        kwargs = checkpointing_name(kwargs, {f.name for f in dataclasses.fields(cls)})
+        return cls(output_dir=str(output_dir), **kwargs)
+
+
+def checkpointing_name(kwargs: dict, fields: set[str]) -> dict:
+    """``kwargs`` with gradient checkpointing under the name this transformers takes: the new
+    ``activation_checkpointing`` where TrainingArguments has it (no deprecation warning per copy), else the
+    old ``gradient_checkpointing`` (transformers before the rename, still within the supported range).
+
+    >>> checkpointing_name({"gradient_checkpointing": True}, {"activation_checkpointing", "gradient_checkpointing"})
+    {'activation_checkpointing': True}
+    >>> checkpointing_name({"gradient_checkpointing": True}, {"gradient_checkpointing"})
+    {'gradient_checkpointing': True}
+    >>> checkpointing_name({"activation_checkpointing": False}, {"gradient_checkpointing"})
+    {'gradient_checkpointing': False}
+    """
+    kwargs = dict(kwargs)
+    if "activation_checkpointing" in fields:
+        if "activation_checkpointing" not in kwargs:
             kwargs["activation_checkpointing"] = kwargs.get("gradient_checkpointing",
                                                             trl_default("gradient_checkpointing"))
         kwargs.pop("gradient_checkpointing", None)
-        return grpo_config_class()(output_dir=str(output_dir), **kwargs)
+    elif "activation_checkpointing" in kwargs:
+        kwargs.setdefault("gradient_checkpointing", kwargs["activation_checkpointing"])
+        kwargs.pop("activation_checkpointing")
+    return kwargs
 
 
 def resolve_options(data: dict, cuda: bool, objects: dict | None = None) -> tuple[ResolvedConfig, list[str]]:
