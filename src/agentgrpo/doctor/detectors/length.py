@@ -192,6 +192,12 @@ def _never_end(sig: Curves, length, clipped) -> Finding | None:
         fall = term.ramp(-1)
         ended_early = term.early > th.TERMINATED_NONE * max(length.early, 1e-9)
         onset = int(round(fall.onset)) if ended_early and fall is not None else int(term.x[0])
+    elif term is None and clipped is None and (pinned := _pinned_at_ceiling(sig)) is not None:
+        share, ceiling, onset = pinned
+        evidence.append(
+            f"mean length exactly {num(ceiling)}, the longest logged, on {pct(share)} of late steps: every "
+            "completion of such a step ran to the same length, a cap (no truncation metric is logged)"
+        )
     else:
         return None
     if term is not None:
@@ -215,6 +221,28 @@ def _never_end(sig: Curves, length, clipped) -> Finding | None:
         metrics=[names.CLIPPED, names.LENGTH, names.TERM_LENGTH],
         mode="length",
     )
+
+
+def _pinned_at_ceiling(sig: Curves) -> tuple[float, float, int] | None:
+    """(share of late steps, ceiling, first step at it) when the mean length equals its own maximum on at
+    least ``TRUNCATION_FAIL`` of the late steps. A step's mean equals the cap only when every completion of
+    the step ran to the cap, and a mean that is not capped does not repeat one value exactly, step after
+    step; so a run that logs neither a clipped share nor a terminated length still shows its truncation. A
+    ceiling below ``CAP_MIN_TOKENS`` is degenerate output (the collapse detector's), not a cap; with the cap
+    known (the run's config), the ceiling must be that cap."""
+    steps, length = sig.table.series(names.LENGTH)
+    if len(length) < th.MIN_POINTS:
+        return None
+    ceiling = float(length.max())
+    cap = sig.table.meta.get("max_completion_length")
+    if ceiling < th.CAP_MIN_TOKENS or (cap and abs(ceiling - cap) > 0.5):
+        return None
+    pinned = np.abs(length - ceiling) <= 1e-6 * ceiling
+    late = pinned[-max(1, int(round(len(pinned) * th.EDGE_FRAC))) :]
+    share = float(late.mean())
+    if share < th.TRUNCATION_FAIL:
+        return None
+    return share, ceiling, int(steps[int(np.argmax(pinned))])
 
 
 def _truncation_onset(clipped) -> int | None:
