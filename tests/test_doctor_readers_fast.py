@@ -300,3 +300,24 @@ def test_bars_and_dicts_are_placed_as_the_counter_search_places_them():
         if counters:
             positions = np.array([p for p, _ in counters])
             assert shown == np.searchsorted(positions, np.array(starts, dtype=positions.dtype)).tolist(), seed
+
+
+def test_real_console_logs_read_the_same_with_and_without_the_one_pass_reader(monkeypatch):
+    """Every shared real text log gives the identical table (steps, columns, notes, format) either way; the
+    one-pass reader takes the clean ones."""
+    from pathlib import Path
+
+    from agentgrpo.doctor.readers.dictlines import split_dict_lines
+    from agentgrpo.doctor.readers.read import read_run
+
+    logs = sorted(p for p in (Path(__file__).parent / "data" / "real-runs").iterdir() if p.suffix in (".txt", ".log"))
+    taken = 0
+    for path in logs:
+        new = read_run(path)
+        old = _without_dictlines(monkeypatch, read_run, path)
+        assert (new.fmt, new.notes, new.table.steps.tolist()) == (old.fmt, old.notes, old.table.steps.tolist()), path
+        assert new.table.columns.keys() == old.table.columns.keys(), path
+        for key in new.table.columns:
+            assert new.table.columns[key].tobytes() == old.table.columns[key].tobytes(), (path, key)
+        taken += split_dict_lines(path.read_text(encoding="utf-8", errors="replace"), console._plain_numbers) is not None
+    assert len(logs) >= 5 and taken >= 2, (len(logs), taken)
