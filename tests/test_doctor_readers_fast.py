@@ -195,9 +195,13 @@ def _uniform_log(seed: int) -> str:
         lines.append("  step   reward   kl")
     bar_after = rng.random() < 0.15
     evals = rng.random() < 0.3
+    style = rng.choice(["plain", "plain", "redrawn", "crlf"])  # redrawn: tqdm in a terminal captured with 2>&1
     for step in range(every, total + 1, every):
         bar = f"{100 * step // total:3d}%|##  | {step}/{total} [00:0{rng.randint(0, 9)}<00:10,  1.00it/s]"
-        if rng.random() < 0.97 and not bar_after:
+        if style == "redrawn" and not bar_after:
+            # the bar redrawn in place with "\r", cleared before a dict is written (tqdm.write)
+            lines.append("".join("\r" + bar for _ in range(rng.randint(1, 3))) + "\r" + " " * len(bar) + "\r")
+        elif rng.random() < 0.97 and not bar_after:
             lines.append(bar)
         if rng.random() < 0.03:
             lines.append(f"Processed prompts: 64/64 [00:01<00:00, {rng.random():.2f}it/s]")
@@ -215,13 +219,17 @@ def _uniform_log(seed: int) -> str:
             lines.append("{" + f"{quote}eval_loss{quote}{sep}{rng.random():.4f}, {quote}epoch{quote}{sep}1.0" + "}")
     if rng.random() < 0.2:
         lines.append("{'train_runtime': 12.5, 'train_loss': 0.1, 'epoch': 1.0}")
-    return "\n".join(lines) + rng.choice(["", "\n"])
+    if style == "redrawn":  # the cleared bar and the dict share a line: "...\r   \r{'loss': ...}\n"
+        text = "\n".join(lines).replace("\r\n{", "\r{")
+    else:
+        text = ("\r\n" if style == "crlf" else "\n").join(lines)
+    return text + rng.choice(["", "\n"])
 
 
 def _without_dictlines(monkeypatch, fn, *args):
     """``fn(*args)`` with the one-pass reader switched off: the readers as they were before it."""
     with monkeypatch.context() as m:
-        m.setattr(console, "split_dict_lines", lambda text, plain: None)
+        m.setattr(console, "split_dict_lines", lambda text, plain, **kwargs: None)
         return fn(*args)
 
 
@@ -258,12 +266,13 @@ def test_the_one_pass_reader_takes_the_common_logs():
     from agentgrpo.doctor.readers.dictlines import split_dict_lines
     from agentgrpo.doctor.table import TextBlock
 
-    taken = blocks = 0
+    taken = blocks = redrawn = 0
     for seed in range(120):
         text = _uniform_log(seed)
-        taken += split_dict_lines(text, console._plain_numbers) is not None
+        taken += split_dict_lines(text, console._plain_numbers, carriage_returns=True) is not None
         blocks += isinstance(textlog.parse_text(text)[0], TextBlock)
-    assert taken >= 60 and blocks >= 25, (taken, blocks)
+        redrawn += "\r{" in text and isinstance(textlog.parse_text(text)[0], TextBlock)
+    assert taken >= 60 and blocks >= 25 and redrawn >= 5, (taken, blocks, redrawn)
 
 
 def test_bars_and_dicts_are_placed_as_the_counter_search_places_them():

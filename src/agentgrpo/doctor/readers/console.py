@@ -457,7 +457,7 @@ def read_console(text: str) -> tuple[list[dict] | TextBlock, list[str]]:
     """Records (with ``step``) from console text, and notes on how the steps were found. A log of one flat
     dict of numbers per line, the same keys each time, comes back as a `TextBlock` of those numbers (no
     dict per step; ``.records()`` gives them)."""
-    lines = split_dict_lines(text, _plain_numbers)
+    lines = split_dict_lines(text, _plain_numbers, carriage_returns=True)
     if lines is None:
         return _with_steps(text, text, *_find_dicts_general(text))
     skeleton = lines.skeleton()  # the bar's counters read between the dicts, at a fraction of the text

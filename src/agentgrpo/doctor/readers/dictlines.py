@@ -18,8 +18,8 @@ import numpy as np
 
 from agentgrpo.doctor.readers import fastjson
 
-# line breaks `str.splitlines` knows besides "\n": a log holding any of them is left to the general readers
-_OTHER_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+# line breaks `str.splitlines` knows besides "\n" and "\r": a log holding any of them is left to the general readers
+_OTHER_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 # what stands for a dict line in a skeleton: a brace (no other line has one), then " [" so that reversed
 # ("[ {") it starts with the literal a reversed progress bar starts with (`console._bar_around_dicts`)
 DICT_MARK = "{ ["
@@ -36,11 +36,14 @@ class DictLines:
     is_dict: list[bool]
     values: list[dict]
     numeric: bool
+    crlf: bool = False  # the text's carriage returns were read as line breaks: `offsets` are not the text's
     key_sets: set[tuple] = field(default_factory=set)  # the distinct key sequences (one when all share keys)
     block: np.ndarray | None = field(default=None, repr=False)  # the values, when all share keys (numbers)
 
     def offsets(self) -> list[int]:
         """Each dict's offset in the text (its line's start: a dict begins its line)."""
+        if self.crlf:
+            raise ValueError("the text's line breaks were rewritten: use the skeleton's offsets")
         return _dict_starts(self.lines, self.is_dict)
 
     def line_count(self) -> int:
@@ -71,12 +74,20 @@ def _dict_starts(lines: list[str], is_dict: list[bool]) -> list[int]:
     return starts[np.fromiter(is_dict, bool, len(is_dict))].tolist()
 
 
-def split_dict_lines(text: str, plain_numbers) -> DictLines | None:
+def split_dict_lines(text: str, plain_numbers, carriage_returns: bool = False) -> DictLines | None:
     """`DictLines` of ``text`` when every ``{`` in it begins a line holding one flat dict of plain values that
     closes at the line's end (``{'loss': 0.1, 'reward': 0.5}``), else None. ``plain_numbers`` maps a decoded
-    dict to the record the line reader makes of it (None: that reader must read it)."""
+    dict to the record the line reader makes of it (None: that reader must read it). With
+    ``carriage_returns``, a text with carriage returns (a progress bar redrawn in place, Windows line ends)
+    is read too, its lines those of ``str.splitlines`` ("\\r\\n" one break, a lone "\\r" another); the
+    dicts' offsets in the text are then not kept (the skeleton's are)."""
     if fastjson.orjson is None or "{" not in text or any(c in text for c in _OTHER_BREAKS):
         return None
+    crlf = "\r" in text
+    if crlf:
+        if not carriage_returns:
+            return None
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     lines = text.split("\n")
     is_dict = ["{" in line for line in lines]
     dict_lines = list(compress(lines, is_dict))
@@ -117,7 +128,7 @@ def split_dict_lines(text: str, plain_numbers) -> DictLines | None:
         if None in values:
             return None
         key_sets = set(map(tuple, values))
-    return DictLines(lines, is_dict, values, numeric, key_sets, block)
+    return DictLines(lines, is_dict, values, numeric, crlf, key_sets, block)
 
 
 def _same_keys_block(values: list[dict]) -> np.ndarray | None:
