@@ -3,7 +3,7 @@
 Nearly every long console log is a training bar and one printed dict per logged step, each dict on its own
 line. Such a log is split on its newlines once; the lines that hold a ``{`` are the dicts, checked all at
 once and decoded as one JSON array. Anything else (a dict after other text on its line, a wrapped or nested
-dict, a carriage return, ``tensor(...)``) returns None, and the general readers in `console` read the log:
+dict, ``tensor(...)``) returns None, and the general readers in `console` read the log:
 the result is the same either way (tested on generated logs against the line-by-line reader).
 """
 
