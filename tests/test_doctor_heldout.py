@@ -95,6 +95,8 @@ def test_lengths_near_but_not_at_one_ceiling_are_not_truncation(seed):
     other_cap = MetricTable.from_records(_pinned_lengths(150, seed, 200, 10, 0.9, base=80))
     other_cap.meta["max_completion_length"] = 512
     assert "truncation" not in diagnose(other_cap).get("length").verdict
+    constant = [dict(r, **{"completions/mean_length": 120.0}) for r in near]
+    assert "truncation" not in diagnose(MetricTable.from_records(constant)).get("length").verdict
 
 
 def test_the_real_run_at_its_200_token_cap_is_truncation():

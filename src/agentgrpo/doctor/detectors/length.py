@@ -229,7 +229,8 @@ def _pinned_at_ceiling(sig: Curves) -> tuple[float, float, int] | None:
     the step ran to the cap, and a mean that is not capped does not repeat one value exactly, step after
     step; so a run that logs neither a clipped share nor a terminated length still shows its truncation. A
     ceiling below ``CAP_MIN_TOKENS`` is degenerate output (the collapse detector's), not a cap; with the cap
-    known (the run's config), the ceiling must be that cap."""
+    known (the run's config), the ceiling must be that cap; a length that never leaves one value is a constant
+    column, not evidence."""
     steps, length = sig.table.series(names.LENGTH)
     if len(length) < th.MIN_POINTS:
         return None
@@ -238,6 +239,8 @@ def _pinned_at_ceiling(sig: Curves) -> tuple[float, float, int] | None:
     if ceiling < th.CAP_MIN_TOKENS or (cap and abs(ceiling - cap) > 0.5):
         return None
     pinned = np.abs(length - ceiling) <= 1e-6 * ceiling
+    if pinned.all():  # one value on every logged step: a constant (a placeholder, a logged setting), no evidence
+        return None
     late = pinned[-max(1, int(round(len(pinned) * th.EDGE_FRAC))) :]
     share = float(late.mean())
     if share < th.TRUNCATION_FAIL:
