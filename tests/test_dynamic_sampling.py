@@ -239,26 +239,38 @@ def test_refill_trains_on_as_many_informative_groups_as_prompts(tiny_sft_dir, tm
 
 
 def assert_refill_rounds_sized_to_the_deficit(rounds, wanted, full, max_rounds, processes, g):
-    """Every step's first round is TRL's whole batch; each further round generates for the fewest prompts that
-    bring the missing informative groups at the rate seen so far that step (plain arithmetic, whole shares per
-    process), a whole batch when nothing informative was seen yet or on the last round allowed."""
+    """Each round after a step's first generates for the fewest prompts that bring the missing informative
+    groups at the rate seen so far that step (plain arithmetic, whole shares per process), a whole batch when
+    nothing informative was seen yet or on the last round allowed. The informative groups the last round
+    brings beyond the target are carried into the next step, whose first round is sized the same way to the
+    groups still missing, at the previous step's rate (a whole batch when nothing is carried in)."""
     by_step = collections.defaultdict(list)
     for r in rounds:
         by_step[r["step"]].append([probe.teaches(a) for a in r["answers"]])
-    for step_rounds in by_step.values():
-        assert len(step_rounds[0]) == full
-        have = seen_informative = seen_groups = 0
-        for number, flags in enumerate(step_rounds, start=1):
+    carried, last_rate = 0, None
+    for step in sorted(by_step):
+        have = carried
+        seen_informative = seen_groups = 0
+        for number, flags in enumerate(by_step[step], start=1):
             if number > 1:
-                missing = wanted - have
-                if number == max_rounds or seen_informative == 0:
-                    expected = full
-                else:
-                    expected = next((m for m in range(1, full + 1) if m * g % processes == 0
-                                     and m * seen_informative >= missing * seen_groups), full)
-                assert len(flags) == expected, (number, step_rounds)
+                expected = _round_size(wanted - have, seen_informative, seen_groups, full, processes, g,
+                                       number == max_rounds)
+            elif carried:
+                expected = _round_size(wanted - have, *last_rate, full, processes, g, max_rounds == 1)
+            else:
+                expected = full
+            assert len(flags) == expected, (step, number, by_step[step])
+            carried = max(0, have + sum(flags) - wanted)
             have = min(wanted, have + sum(flags))
             seen_informative, seen_groups = seen_informative + sum(flags), seen_groups + len(flags)
+        last_rate = (seen_informative, seen_groups)
+
+
+def _round_size(missing, informative, groups, full, processes, g, last):
+    if last or informative == 0:
+        return full
+    return next((m for m in range(1, full + 1) if m * g % processes == 0 and m * informative >= missing * groups),
+                full)
 
 
 def test_refill_generates_only_for_the_missing_groups(tiny_sft_dir, tmp_path):
@@ -270,11 +282,15 @@ def test_refill_generates_only_for_the_missing_groups(tiny_sft_dir, tmp_path):
     assert any(len(r["answers"]) < 8 for r in seen["rounds"]), "seed 5 should need a partial round somewhere"
     counts = collections.Counter(step for step, _ in loss_answers(seen).elements())
     assert counts == {0: 16, 1: 16, 2: 16} and all(probe.teaches(a) for _, a in loss_answers(seen))
+    carried_in = 0
     for step, record in enumerate(records):
         generated = [a for r in seen["rounds"] if r["step"] == step for a in r["answers"]]
         assert record[ds.METRIC_INFORMATIVE] == 8 and record[ds.METRIC_LIMIT_HIT] == 0
-        assert record[ds.METRIC_UNUSED] == sum(map(probe.teaches, generated)) - 8
+        assert record[ds.METRIC_UNUSED] == 0  # beyond the target: carried, not discarded
+        assert record[ds.METRIC_CARRIED] == carried_in + sum(map(probe.teaches, generated)) - 8
         assert record[ds.METRIC_DROPPED] == sum(not probe.teaches(a) for a in generated)
+        carried_in = record[ds.METRIC_CARRIED]
+    assert any(r[ds.METRIC_CARRIED] for r in records), "seed 5 should carry a group somewhere"
 
 
 def test_refill_with_gradient_accumulation_splits_the_kept_rows_across_micro_steps(tiny_sft_dir, tmp_path):
@@ -287,7 +303,8 @@ def test_refill_with_gradient_accumulation_splits_the_kept_rows_across_micro_ste
     trained = loss_answers(seen)
     assert all(probe.teaches(a) for _, a in trained)
     assert collections.Counter(step for step, _ in trained.elements()) == {0: 16, 1: 16}
-    assert all(n == 8 and generated[key] >= 1 for key, n in trained.items())  # whole groups, generated that step
+    for (step, answer), n in trained.items():  # whole groups, generated that step or carried from the one before
+        assert n == 8 and (generated[step, answer] or generated[step - 1, answer])
     assert [r[ds.METRIC_INFORMATIVE] for r in records] == [2.0, 2.0]
 
 

@@ -15,6 +15,7 @@ import torch
 from agentgrpo.config import DYNAMIC_SAMPLING_MODES as MODES
 
 KEEP = "dynamic_sampling_keep"  # the batch key marking the rows the loss sees (the rest are dropped there)
+CARRIED = "dynamic_sampling_carried"  # the batch key marking rows of groups generated in an earlier step
 LEFT_PADDED = {"prompt_ids": "pad", "prompt_mask": 0}  # TRL pads prompts on the left, completions on the right
 RIGHT_PAD = {"completion_ids": "pad", "tool_mask": 1}  # every other per-token tensor is padded with 0
 ROW_LEVEL_ONLY = ("pixel_values", "image_grid_thw", "num_images", "pixel_attention_mask", "image_sizes")
@@ -24,11 +25,12 @@ METRIC_ROUNDS = "dynamic_sampling/generation_rounds"
 METRIC_DROPPED = "dynamic_sampling/groups_dropped"
 METRIC_INFORMATIVE = "dynamic_sampling/informative_groups"
 METRIC_UNUSED = "dynamic_sampling/groups_unused"
+METRIC_CARRIED = "dynamic_sampling/groups_carried"
 METRIC_TOKENS = "dynamic_sampling/generated_tokens"
 METRIC_TOKENS_TOTAL = "dynamic_sampling/generated_tokens_total"
 METRIC_LIMIT_HIT = "dynamic_sampling/round_limit_hit"
-METRICS = (METRIC_ROUNDS, METRIC_DROPPED, METRIC_INFORMATIVE, METRIC_UNUSED, METRIC_TOKENS, METRIC_TOKENS_TOTAL,
-           METRIC_LIMIT_HIT)
+METRICS = (METRIC_ROUNDS, METRIC_DROPPED, METRIC_INFORMATIVE, METRIC_UNUSED, METRIC_CARRIED, METRIC_TOKENS,
+           METRIC_TOKENS_TOTAL, METRIC_LIMIT_HIT)
 
 
 def informative_groups(rewards_per_func: torch.Tensor, weights: torch.Tensor, num_generations: int,
@@ -174,7 +176,7 @@ def rows_for_loss(inputs: dict) -> dict:
     zeroed, so the step still runs a forward and backward (every process joins the gradient all-reduce) and
     adds exactly nothing."""
     keep = inputs[KEEP]
-    batch = {k: v for k, v in inputs.items() if k != KEEP}
+    batch = {k: v for k, v in inputs.items() if k not in (KEEP, CARRIED)}
     if keep.any():
         return take_rows(batch, keep.nonzero().flatten())
     batch = take_rows(batch, keep.new_zeros(1, dtype=torch.long))

@@ -12,6 +12,15 @@ Three override points of TRL's `GRPOTrainer`, no copy of its code:
   whole batch.
 * ``compute_loss`` passes TRL only the rows kept: a dropped group never reaches the loss.
 
+Under ``refill``, informative groups a round brings beyond the step's target are not discarded: they are
+carried into the next step (and trained on there, once), with the log-probabilities of the policy that
+sampled them, so TRL's loss weighs them by the importance ratio (current / sampling policy), clipped as PPO
+clips. TRL computes no such log-probabilities when generation and optimisation are aligned
+(``old_per_token_logps`` is None, ratio 1); a step that carries groups in or out computes them with TRL's own
+``_get_per_token_logps_and_entropies`` for every row it generated (a batch has them for every row or for
+none). The next step's first round then generates only for the groups still missing. The buffer lives in
+memory: it is not saved in checkpoints, and every ``train()`` call (a resume included) starts without one.
+
 Every process runs the same number of generation rounds (the decision is global), so TRL's collective
 calls, vLLM's server and colocate generation included, stay in step. Advantages are TRL's, computed in the
 round a group was generated in (per group: exact for ``scale_rewards`` group or none).
@@ -54,8 +63,18 @@ class DynamicSamplingTrainer(GRPOTrainer):
         self._seen_signal = None  # has any group taught yet (None: not known before the first generation)
         self._generated_tokens_total = 0
         self._refill_prompts = None
+        self._carry = None  # refill: this process's rows of the groups carried into the next step
+        self._carry_groups = 0  # how many groups that is (the same on every process)
+        self._last_rate = None  # refill: (informative, groups) generated in the previous step
         if dynamic_sampling == "refill":
             self._check_refill_dataset()
+
+    def train(self, *args, **kwargs):
+        """TRL's ``train``, starting without carried groups and with a fresh refill prompt stream: the buffer
+        is not in checkpoints, and a resume (in this process or another) must not train on groups sampled by
+        a policy it rolled back."""
+        self._carry, self._carry_groups, self._last_rate, self._refill_prompts = None, 0, None, None
+        return super().train(*args, **kwargs)
 
     # --- override points ----------------------------------------------------------------------------
 
@@ -68,9 +87,11 @@ class DynamicSamplingTrainer(GRPOTrainer):
         if not self.model.training:
             return super()._generate_and_score_completions(inputs)
         local_size, wanted = len(inputs), len(inputs) * self.accelerator.num_processes // self.num_generations
-        batches, keeps, stats = [], [], {"rounds": 0, "dropped": 0, "unused": 0, "informative": 0, "tokens": 0}
+        carried_in = self._carry_groups
+        batches, keeps = [], []
+        stats = {"rounds": 0, "dropped": 0, "unused": 0, "carried": 0, "informative": carried_in, "tokens": 0}
         seen = {"informative": 0, "groups": 0}  # this step's informative rate so far, to size refill rounds
-        round_inputs = inputs
+        round_inputs = self._first_round_inputs(inputs, wanted - carried_in)
         while True:
             batch = super()._generate_and_score_completions(round_inputs)
             stats["rounds"] += 1
@@ -85,7 +106,6 @@ class DynamicSamplingTrainer(GRPOTrainer):
             chosen = ds.first_informative(informative, wanted - stats["informative"])
             stats["informative"] += int(chosen.sum())
             stats["dropped"] += int((~informative).sum())
-            stats["unused"] += int((informative & ~chosen).sum())
             seen["informative"] += int(informative.sum())
             seen["groups"] += len(informative)
             batches.append(batch)
@@ -99,14 +119,34 @@ class DynamicSamplingTrainer(GRPOTrainer):
                                         self._prompts_per_batch(), self.accelerator.num_processes,
                                         self.num_generations, last_round)
             round_inputs = self._next_refill_inputs(prompts)
+        surplus = informative & ~chosen  # the last round's informative groups beyond the target
         limit_hit = self.dynamic_sampling == "refill" and stats["informative"] < wanted
         if limit_hit:
             logger.warning(
                 "dynamic_sampling refill: step %d reached max_generation_rounds=%d with %d of %d informative "
                 "groups; training on those %d", self.state.global_step + 1, self.max_generation_rounds,
                 stats["informative"], wanted, stats["informative"])
+        if self.dynamic_sampling == "refill":
+            self._last_rate = (seen["informative"], seen["groups"])
+            # the decisions are global: every process runs the same forwards (sharded models stay in step)
+            if carried_in:  # rows carried in have sampling log-probs: a batch needs them on every row
+                for b in batches:
+                    self._add_sampling_logps(b)
+            last = dict(batch)
+            if surplus.any():
+                self._add_sampling_logps(last)
+            carry_in = self._carry
+            self._carry = ds.take_rows(last, ds.local_rows(surplus, self.num_generations,
+                                                           self.accelerator.process_index,
+                                                           len(round_inputs)).nonzero().flatten())
+            self._carry_groups = stats["carried"] = int(surplus.sum())
+            if carry_in is not None and carried_in:
+                batches.insert(0, carry_in)
+                keeps.insert(0, torch.ones(len(carry_in["prompt_ids"]), dtype=torch.bool))
+        else:
+            stats["unused"] = int(surplus.sum())
         self._log_round_stats(stats, limit_hit)
-        return self._batch_for_loss(batches, keeps, local_size)
+        return self._batch_for_loss(batches, keeps, local_size, carried_rows=len(keeps[0]) if carried_in else 0)
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         if ds.KEEP in inputs:
@@ -148,11 +188,14 @@ class DynamicSamplingTrainer(GRPOTrainer):
                 "hard or too easy for the model, or too few num_generations. Raise max_generation_rounds to "
                 "search longer, or set dynamic_sampling: off.")
 
-    def _batch_for_loss(self, batches: list[dict], keeps: list[torch.Tensor], local_size: int) -> dict:
+    def _batch_for_loss(self, batches: list[dict], keeps: list[torch.Tensor], local_size: int,
+                        carried_rows: int = 0) -> dict:
         """One buffer TRL can shuffle and split into ``steps_per_generation`` equal slices; the kept rows
-        marked, the loss's token count recounted over them (every process)."""
+        marked, the first ``carried_rows`` (groups carried from the previous step) flagged under `ds.CARRIED`,
+        the loss's token count recounted over the kept rows (every process)."""
         batch = ds.concat_batches(batches, self._tokenizer.pad_token_id)
         keep = torch.cat(keeps).to(batch["prompt_ids"].device)
+        batch[ds.CARRIED] = torch.arange(len(keep), device=keep.device) < carried_rows
         slices = self.args.steps_per_generation
         kept = int(keep.sum())
         size = max(local_size, -(-kept // slices) * slices)
@@ -167,12 +210,40 @@ class DynamicSamplingTrainer(GRPOTrainer):
         metrics[ds.METRIC_ROUNDS].append(float(stats["rounds"]))
         metrics[ds.METRIC_DROPPED].append(float(stats["dropped"]))
         metrics[ds.METRIC_UNUSED].append(float(stats["unused"]))
+        metrics[ds.METRIC_CARRIED].append(float(stats["carried"]))
         metrics[ds.METRIC_INFORMATIVE].append(float(stats["informative"]))
         metrics[ds.METRIC_TOKENS].append(float(stats["tokens"]))
         metrics[ds.METRIC_TOKENS_TOTAL].append(float(self._generated_tokens_total))
         metrics[ds.METRIC_LIMIT_HIT].append(float(limit_hit))
 
+    def _add_sampling_logps(self, batch: dict) -> None:
+        """The sampling policy's per-token log-probabilities of a round's completions, as TRL computes them
+        when generation and optimisation are misaligned (its own forward, temperature, chunking), unless TRL
+        already did (``old_per_token_logps``). Called before any update of the step: the policy that sampled."""
+        if batch.get("old_per_token_logps") is not None:
+            return
+        from trl.models.utils import disable_gradient_checkpointing
+
+        prompt_completion = torch.cat([batch["prompt_ids"], batch["completion_ids"]], dim=1)
+        attention_mask = torch.cat([batch["prompt_mask"], batch["completion_mask"]], dim=1)
+        with torch.no_grad(), disable_gradient_checkpointing(self.model, self.args.gradient_checkpointing_kwargs):
+            logps, _, _ = self._get_per_token_logps_and_entropies(
+                self.model, prompt_completion, attention_mask, batch["completion_ids"].size(1),
+                batch_size=self.args.per_device_train_batch_size)
+        batch["old_per_token_logps"] = logps
+
     # --- refill prompts -----------------------------------------------------------------------------
+
+    def _first_round_inputs(self, inputs: list[dict], missing: int) -> list[dict]:
+        """The step's first round: TRL's batch, or under ``refill`` with groups carried in, fresh prompts for
+        the groups still missing at the previous step's informative rate (`ds.refill_prompts`)."""
+        if self.dynamic_sampling != "refill" or not self._carry_groups or self._last_rate is None:
+            return inputs
+        full = self._prompts_per_batch()
+        prompts = ds.refill_prompts(missing, *self._last_rate, full, self.accelerator.num_processes,
+                                    self.num_generations, last_round=self.max_generation_rounds == 1)
+        return inputs if prompts >= full else self._next_refill_inputs(prompts)
+
 
     def _prompts_per_batch(self) -> int:
         return self.args.generation_batch_size // self.num_generations
