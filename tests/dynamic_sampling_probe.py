@@ -56,7 +56,8 @@ def spy(trainer) -> dict:
 
     seen = {"rounds": [], "loss_rows": [], "carried": []}
     tok = trainer.processing_class
-    calculate, compute, generate = trainer._calculate_rewards, trainer._compute_loss, trainer._generate_and_score_completions
+    calculate, compute = trainer._calculate_rewards, trainer._compute_loss
+    generate = trainer._generate_and_score_completions
 
     def generate_and_score(inputs):
         batch = generate(inputs)

@@ -293,6 +293,124 @@ def test_refill_generates_only_for_the_missing_groups(tiny_sft_dir, tmp_path):
     assert any(r[ds.METRIC_CARRIED] for r in records), "seed 5 should carry a group somewhere"
 
 
+def test_refill_trains_every_carried_group_once_and_loses_none(tiny_sft_dir, tmp_path):
+    """Over a run, the groups trained on are exactly the informative groups generated, less those the last
+    step carried out (never trained twice, never discarded); a carried group is trained the next step."""
+    seen, records = train(tmp_path, tiny_sft_dir, probe.PARITY_TASK, "refill", "--max_generation_rounds", "10",
+                          "--num_generations", "2", steps=5)
+    generated = collections.Counter(a for r in seen["rounds"] for a in r["answers"] if probe.teaches(a))
+    trained = collections.Counter(r["answer"] for r in seen["loss_rows"])
+    carried = {c["step"]: collections.Counter(c["answers"]) for c in seen["carried"]}
+    last_carry = collections.Counter({a: n // 2 for a, n in carried[len(records) - 1].items()})
+    assert trained == collections.Counter({a: 2 * n for a, n in (generated - last_carry).items()})
+    assert sum(generated.values()) - sum(last_carry.values()) == 8 * len(records)  # none trained twice
+    for step in range(1, len(records)):
+        at_step = collections.Counter(r["answer"] for r in seen["loss_rows"] if r["step"] == step)
+        assert not carried[step - 1] - at_step  # every row carried out of step - 1 is trained at step
+    assert sum(r[ds.METRIC_CARRIED] for r in records[:-1]) > 0, "seed 5 should carry a group somewhere"
+
+
+def _plain_logps(model, state, batch, temperature):
+    """Per-token log-probabilities of the completions under ``state``: a plain forward, no TRL code."""
+    model.load_state_dict(state)
+    ids = torch.cat([batch["prompt_ids"], batch["completion_ids"]], dim=1)
+    mask = torch.cat([batch["prompt_mask"], batch["completion_mask"]], dim=1)
+    width = batch["completion_ids"].shape[1]
+    with torch.no_grad():
+        logits = model(input_ids=ids, attention_mask=mask).logits[:, -width - 1:-1].float() / temperature
+    return torch.log_softmax(logits, dim=-1).gather(-1, batch["completion_ids"].unsqueeze(-1)).squeeze(-1)
+
+
+def test_a_carried_group_is_weighed_by_the_policy_that_sampled_it(tiny_sft_dir, tmp_path):
+    """The loss of a step with carried rows equals a plain-torch DAPO loss whose importance ratio divides the
+    current policy by the one that sampled each row: the previous step's weights for carried rows (ratio != 1
+    after the update), the current ones for fresh rows (ratio 1)."""
+    from transformers import AutoModelForCausalLM
+
+    cfg = load_config(None, [*SMALL, "--max_steps", "4", "--dynamic_sampling", "refill", "--max_generation_rounds",
+                             "10", "--num_generations", "2", "--learning_rate", "1e-3"], cuda_available=False)
+    trainer = build_grpo_trainer(cfg, probe.PARITY_TASK, str(tiny_sft_dir), tmp_path)
+    assert trainer.loss_type == "dapo" and trainer.beta == 0.0
+    weights, losses = {}, []
+    generate, compute = trainer._generate_and_score_completions, trainer.compute_loss
+
+    def snapshot():
+        return {k: v.detach().clone() for k, v in trainer.model.state_dict().items()}
+
+    def generate_and_score(inputs):
+        weights[trainer.state.global_step] = snapshot()  # the policy that samples this step
+        return generate(inputs)
+
+    def compute_loss(model, inputs, **kwargs):
+        loss = compute(model, inputs, **kwargs)
+        losses.append((trainer.state.global_step, {k: v for k, v in inputs.items()}, snapshot(), loss.detach()))
+        return loss
+
+    trainer._generate_and_score_completions, trainer.compute_loss = generate_and_score, compute_loss
+    trainer.train()
+    plain = AutoModelForCausalLM.from_pretrained(tiny_sft_dir).eval()
+    lo, hi = trainer.epsilon_low, trainer.epsilon_high
+    checked = 0
+    for step, inputs, current, loss in losses:
+        batch = ds.rows_for_loss(inputs)
+        carried = inputs[ds.CARRIED][inputs[ds.KEEP]]
+        if not carried.any():
+            continue
+        mask = batch["completion_mask"].float()
+        now = _plain_logps(plain, current, batch, trainer.temperature)
+        sampled = _plain_logps(plain, weights[step - 1], batch, trainer.temperature)
+        sampling = torch.where(carried.unsqueeze(1), sampled, now)  # the policy that sampled each row
+        assert torch.allclose(batch["old_per_token_logps"] * mask, sampling * mask, atol=2e-4)
+        ratio = torch.exp(now - sampling)
+        assert (((ratio - 1).abs() * mask)[carried] > 1e-3).any(), "an update moves a carried row's ratio off 1"
+        adv = batch["advantages"].unsqueeze(1)
+        per_token = -torch.min(ratio * adv, ratio.clamp(1 - lo, 1 + hi) * adv)
+        normalizer = inputs["num_items_in_batch"] / trainer.args.steps_per_generation * \
+            trainer.current_gradient_accumulation_steps
+        assert torch.isclose(loss, (per_token * mask).sum() / normalizer, rtol=1e-3, atol=1e-6), step
+        ratio_one = -(adv * mask).sum() / normalizer  # what TRL would compute treating the rows as on-policy
+        assert not torch.isclose(loss, ratio_one, rtol=1e-3, atol=1e-6)
+        checked += 1
+    assert checked, "seed 5 should carry a group into some step"
+
+
+def test_a_resume_starts_without_carried_groups(tiny_sft_dir, tmp_path):
+    """The buffer is not checkpointed: a run stopped holding carried groups and resumed, in the same process
+    (as healing does) or another, trains none of them; the step after the checkpoint trains only groups it
+    generated itself."""
+    from transformers import TrainerCallback
+
+    cfg = load_config(None, [*SMALL, "--max_steps", "6", "--dynamic_sampling", "refill", "--max_generation_rounds",
+                             "10", "--num_generations", "2", "--save_strategy", "steps", "--save_steps", "1"],
+                      cuda_available=False)
+    trainer = build_grpo_trainer(cfg, probe.PARITY_TASK, str(tiny_sft_dir), tmp_path)
+    carried_rows = []  # (step, rows of carried groups the loss saw)
+    compute = trainer.compute_loss
+
+    def compute_loss(model, inputs, **kwargs):
+        carried_rows.append((trainer.state.global_step, int((inputs[ds.CARRIED] & inputs[ds.KEEP]).sum())))
+        return compute(model, inputs, **kwargs)
+
+    class StopHoldingCarry(TrainerCallback):  # stop the first run after a step that carried groups out
+        stopped_at = None
+
+        def on_step_end(self, args, state, control, **kwargs):
+            if self.stopped_at is None and trainer._carry_groups:
+                self.stopped_at = state.global_step
+                control.should_training_stop = True
+
+    stop = StopHoldingCarry()
+    trainer.compute_loss = compute_loss
+    trainer.add_callback(stop)
+    trainer.train()
+    assert stop.stopped_at is not None and stop.stopped_at < 6, "seed 5 should carry a group out of some step"
+    first_run = len(carried_rows)
+    trainer.train(resume_from_checkpoint=str(tmp_path / "checkpoints" / f"checkpoint-{stop.stopped_at}"))
+    resumed = carried_rows[first_run:]
+    assert resumed[0] == (stop.stopped_at, 0)
+    assert len(resumed) == 6 - stop.stopped_at
+
+
 def test_refill_with_gradient_accumulation_splits_the_kept_rows_across_micro_steps(tiny_sft_dir, tmp_path):
     """steps_per_generation 2: TRL splits the buffer in halves; the kept rows are all trained on, once."""
     seen, records = train(tmp_path, tiny_sft_dir, probe.PARITY_TASK, "refill", "--max_generation_rounds", "10",
@@ -360,7 +478,7 @@ def _launch(tmp_path, name, processes, per_device):
            "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no"]
     cmd += ["--multi_gpu", "--main_process_port", str(free_port())] if processes > 1 else ["--cpu"]
     cmd += [str(Path(__file__).parent / "dynamic_sampling_probe.py"), str(out), str(_model_dir()),
-            str(tmp_path / name), "--max_steps", "2", "--per_device_train_batch_size", str(per_device),
+            str(tmp_path / name), "--max_steps", "3", "--per_device_train_batch_size", str(per_device),
             "--num_generations", "4", "--max_completion_length", "24", "--save_strategy", "no", "--disable_tqdm",
             "true", "--doctor_every", "0", "--seed", "5", "--dynamic_sampling", "refill", "--use_cpu", "true",
             "--max_generation_rounds", "10"]
@@ -379,7 +497,8 @@ def _model_dir():
 
 @pytest.mark.timeout(600)
 def test_two_processes_drop_the_groups_one_process_drops(tmp_path):
-    """Three prompts of 4 completions per step: on two processes of 6 rows the middle group spans both."""
+    """Three prompts of 4 completions per step: on two processes of 6 rows the middle group spans both. The
+    groups dropped, trained on and carried into the next step are the same on one process and on two."""
     one = _launch(tmp_path, "one", 1, 12)
     two = _launch(tmp_path, "two", 2, 6)
     decisions = [(r["step"], r["answers"], r["informative"]) for r in one["rounds"]]
@@ -387,6 +506,8 @@ def test_two_processes_drop_the_groups_one_process_drops(tmp_path):
     assert any(not all(flags) for _, _, flags in decisions)
     assert all(flags == [probe.teaches(a) for a in answers] for _, answers, flags in decisions)
     assert sorted(map(json.dumps, one["loss_rows"])) == sorted(map(json.dumps, two["loss_rows"]))
+    assert one["carried"] == two["carried"]  # the same groups kept for the next step, on every process count
+    assert any(c["answers"] for c in one["carried"][:-1]), "seed 5 should carry a group into a later step"
     for run in (one, two):  # refill rounds after the first are sized to the deficit on every process count
         assert_refill_rounds_sized_to_the_deficit(run["rounds"], wanted=3, full=3, max_rounds=10, processes=2, g=4)
 

@@ -171,17 +171,25 @@ def loss_tokens(batch: dict) -> torch.Tensor:
     return mask.sum(dim=1)
 
 
-def rows_for_loss(inputs: dict) -> dict:
-    """What `compute_loss` passes on: only the kept rows. A slice with none keeps one row with its loss mask
-    zeroed, so the step still runs a forward and backward (every process joins the gradient all-reduce) and
-    adds exactly nothing."""
+def rows_for_loss(inputs: dict, rows: int | None = None) -> dict:
+    """What `compute_loss` passes on: the kept rows, then filler rows (copies of row 0 with their loss mask
+    and advantage zeroed, adding exactly nothing to a token-normalised loss) up to ``rows`` (default: the kept
+    rows, at least one). A slice with no kept row still runs a forward and backward, so every process joins
+    the gradient all-reduce; padding every process to the same count keeps TRL's per-row metric gathers
+    (equal shapes on every process) in step."""
     keep = inputs[KEEP]
     batch = {k: v for k, v in inputs.items() if k not in (KEEP, CARRIED)}
-    if keep.any():
-        return take_rows(batch, keep.nonzero().flatten())
-    batch = take_rows(batch, keep.new_zeros(1, dtype=torch.long))
-    batch["completion_mask"] = torch.zeros_like(batch["completion_mask"])
-    batch["advantages"] = torch.zeros_like(batch["advantages"])
+    kept = keep.nonzero().flatten()
+    rows = max(1, len(kept)) if rows is None else rows
+    if rows < len(kept):
+        raise ValueError(f"rows_for_loss: {rows} rows asked for, {len(kept)} kept")
+    if rows == len(kept):
+        return take_rows(batch, kept)
+    batch = take_rows(batch, torch.cat([kept, kept.new_zeros(rows - len(kept))]))
+    live = torch.arange(rows, device=keep.device) < len(kept)
+    batch["completion_mask"] = batch["completion_mask"] * live.unsqueeze(1).to(batch["completion_mask"].dtype)
+    batch["advantages"] = torch.where(live.view(-1, *([1] * (batch["advantages"].ndim - 1))),
+                                      batch["advantages"], torch.zeros_like(batch["advantages"]))
     return batch
 
 

@@ -150,11 +150,21 @@ class DynamicSamplingTrainer(GRPOTrainer):
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         if ds.KEEP in inputs:
-            inputs = ds.rows_for_loss(inputs)
+            inputs = ds.rows_for_loss(inputs, self._loss_rows(int(inputs[ds.KEEP].sum())))
         return super().compute_loss(model, inputs, return_outputs=return_outputs,
                                     num_items_in_batch=num_items_in_batch)
 
     # --- helpers ------------------------------------------------------------------------------------
+
+    def _loss_rows(self, kept: int) -> int:
+        """Rows this micro-step hands TRL's loss: the most any process kept (at least one), the same on every
+        process (TRL gathers per-row clip metrics, which needs equal shapes). Filler rows add nothing to
+        token-normalised losses (dapo, bnpo, cispo, vespo); with the row-averaged ones (grpo, dr_grpo, sapo,
+        luspo) they count in each process's mean, so every kept row weighs the same on every process."""
+        rows = max(1, kept)
+        if self.accelerator.num_processes > 1:
+            rows = int(self.accelerator.gather(torch.tensor([rows], device=self.accelerator.device)).max())
+        return rows
 
     def _informative(self) -> torch.Tensor:
         return ds.informative_groups(self._round_rewards, self.reward_weights, self.num_generations,
