@@ -89,7 +89,7 @@ class DynamicSamplingTrainer(GRPOTrainer):
         local_size, wanted = len(inputs), len(inputs) * self.accelerator.num_processes // self.num_generations
         carried_in = self._carry_groups
         batches, keeps = [], []
-        stats = {"rounds": 0, "dropped": 0, "unused": 0, "carried": 0, "informative": carried_in, "tokens": 0}
+        stats = {"rounds": 0, "dropped": 0, "carried": 0, "informative": carried_in, "tokens": 0}
         seen = {"informative": 0, "groups": 0}  # this step's informative rate so far, to size refill rounds
         round_inputs = self._first_round_inputs(inputs, wanted - carried_in)
         while True:
@@ -143,8 +143,6 @@ class DynamicSamplingTrainer(GRPOTrainer):
             if carry_in is not None and carried_in:
                 batches.insert(0, carry_in)
                 keeps.insert(0, torch.ones(len(carry_in["prompt_ids"]), dtype=torch.bool))
-        else:
-            stats["unused"] = int(surplus.sum())
         self._log_round_stats(stats, limit_hit)
         return self._batch_for_loss(batches, keeps, local_size, carried_rows=len(keeps[0]) if carried_in else 0)
 
@@ -219,7 +217,6 @@ class DynamicSamplingTrainer(GRPOTrainer):
         metrics = self._metrics["train"]
         metrics[ds.METRIC_ROUNDS].append(float(stats["rounds"]))
         metrics[ds.METRIC_DROPPED].append(float(stats["dropped"]))
-        metrics[ds.METRIC_UNUSED].append(float(stats["unused"]))
         metrics[ds.METRIC_CARRIED].append(float(stats["carried"]))
         metrics[ds.METRIC_INFORMATIVE].append(float(stats["informative"]))
         metrics[ds.METRIC_TOKENS].append(float(stats["tokens"]))
