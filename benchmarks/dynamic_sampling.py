@@ -52,6 +52,12 @@ class EvalByTokens(TrainerCallback):
         self.reached: dict | None = None
         self.eval_seconds = 0.0
         self.start = time.perf_counter()
+        self.logged: list[dict] = []  # every step's dynamic_sampling/* metrics (logging_steps 1)
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if logs and "dynamic_sampling/generation_rounds" in logs:
+            self.logged.append({"step": state.global_step, **{k.split("/", 1)[1]: v for k, v in logs.items()
+                                                             if k.startswith("dynamic_sampling/")}})
 
     def on_step_end(self, args, state, control, **kwargs):
         tokens = self.trainer._generated_tokens_total
@@ -106,7 +112,18 @@ def run_one(task_name: str, mode: str, seed: int, args, root: Path) -> dict:
             "train_seconds": (watcher.reached or last)["train_seconds"], "steps": (watcher.reached or last)["step"],
             "final_success": last["success"], "best_success": max(p["success"] for p in watcher.curve),
             "tokens_spent": last["generated_tokens"], "stopped_by": stopped_by(watcher, last, args),
+            "dynamic_sampling": sampling_stats(watcher.logged, (watcher.reached or last)["step"]),
             "curve": watcher.curve}
+
+
+def sampling_stats(logged: list[dict], up_to: int) -> dict:
+    """The run's dynamic sampling up to step ``up_to``: generation rounds per step, groups dropped and
+    carried, steps that hit the round limit (from the per-step metrics)."""
+    steps = [r for r in logged if r["step"] <= up_to]
+    total = {k: sum(r.get(k, 0) for r in steps) for k in ("generation_rounds", "groups_dropped", "groups_carried",
+                                                          "informative_groups", "round_limit_hit")}
+    return {"steps": len(steps), "rounds_per_step": round(total["generation_rounds"] / max(1, len(steps)), 2),
+            **{k: int(v) for k, v in total.items() if k != "generation_rounds"}}
 
 
 def stopped_by(watcher, last: dict, args) -> str:

@@ -238,12 +238,13 @@ def test_refill_trains_on_as_many_informative_groups_as_prompts(tiny_sft_dir, tm
     assert totals == [sum(r[ds.METRIC_TOKENS] for r in records[:i + 1]) for i in range(len(records))]
 
 
-def assert_refill_rounds_sized_to_the_deficit(rounds, wanted, full, max_rounds, processes, g):
+def assert_refill_rounds_sized_to_the_deficit(rounds, wanted, full, max_rounds, processes, g, carry=False):
     """Each round after a step's first generates for the fewest prompts that bring the missing informative
     groups at the rate seen so far that step (plain arithmetic, whole shares per process), a whole batch when
-    nothing informative was seen yet or on the last round allowed. The informative groups the last round
-    brings beyond the target are carried into the next step, whose first round is sized the same way to the
-    groups still missing, at the previous step's rate (a whole batch when nothing is carried in)."""
+    nothing informative was seen yet or on the last round allowed. With ``carry``, the informative groups the
+    last round brings beyond the target are carried into the next step, whose first round is sized the same
+    way to the groups still missing, at the previous step's rate (a whole batch when nothing is carried in);
+    without, every step's first round is a whole batch."""
     by_step = collections.defaultdict(list)
     for r in rounds:
         by_step[r["step"]].append([probe.teaches(a) for a in r["answers"]])
@@ -260,7 +261,7 @@ def assert_refill_rounds_sized_to_the_deficit(rounds, wanted, full, max_rounds, 
             else:
                 expected = full
             assert len(flags) == expected, (step, number, by_step[step])
-            carried = max(0, have + sum(flags) - wanted)
+            carried = max(0, have + sum(flags) - wanted) if carry else 0
             have = min(wanted, have + sum(flags))
             seen_informative, seen_groups = seen_informative + sum(flags), seen_groups + len(flags)
         last_rate = (seen_informative, seen_groups)
@@ -273,12 +274,16 @@ def _round_size(missing, informative, groups, full, processes, g, last):
                 full)
 
 
-def test_refill_generates_only_for_the_missing_groups(tiny_sft_dir, tmp_path):
+@pytest.mark.parametrize("carry", [False, True])
+def test_refill_generates_only_for_the_missing_groups(tiny_sft_dir, tmp_path, carry):
     """8 prompts of 2 completions per step: a first round with more than half informative leaves few missing,
-    and the next round generates for fewer prompts than a batch; every step still trains on 8 groups."""
+    and the next round generates for fewer prompts than a batch; every step still trains on 8 groups. The
+    informative groups beyond the target are discarded (``groups_unused``), or with ``refill_carry`` kept for
+    the next step (``groups_carried``)."""
     seen, records = train(tmp_path, tiny_sft_dir, probe.PARITY_TASK, "refill", "--max_generation_rounds", "10",
-                          "--num_generations", "2")
-    assert_refill_rounds_sized_to_the_deficit(seen["rounds"], wanted=8, full=8, max_rounds=10, processes=1, g=2)
+                          "--num_generations", "2", "--refill_carry", str(carry).lower())
+    assert_refill_rounds_sized_to_the_deficit(seen["rounds"], wanted=8, full=8, max_rounds=10, processes=1, g=2,
+                                              carry=carry)
     assert any(len(r["answers"]) < 8 for r in seen["rounds"]), "seed 5 should need a partial round somewhere"
     counts = collections.Counter(step for step, _ in loss_answers(seen).elements())
     assert counts == {0: 16, 1: 16, 2: 16} and all(probe.teaches(a) for _, a in loss_answers(seen))
@@ -286,17 +291,18 @@ def test_refill_generates_only_for_the_missing_groups(tiny_sft_dir, tmp_path):
     for step, record in enumerate(records):
         generated = [a for r in seen["rounds"] if r["step"] == step for a in r["answers"]]
         assert record[ds.METRIC_INFORMATIVE] == 8 and record[ds.METRIC_LIMIT_HIT] == 0
-        assert record[ds.METRIC_CARRIED] == carried_in + sum(map(probe.teaches, generated)) - 8
+        beyond = carried_in + sum(map(probe.teaches, generated)) - 8
+        assert (record[ds.METRIC_CARRIED], record[ds.METRIC_UNUSED]) == ((beyond, 0) if carry else (0, beyond))
         assert record[ds.METRIC_DROPPED] == sum(not probe.teaches(a) for a in generated)
         carried_in = record[ds.METRIC_CARRIED]
-    assert any(r[ds.METRIC_CARRIED] for r in records), "seed 5 should carry a group somewhere"
+    assert any(r[ds.METRIC_CARRIED] + r[ds.METRIC_UNUSED] for r in records), "seed 5 should overshoot somewhere"
 
 
 def test_refill_trains_every_carried_group_once_and_loses_none(tiny_sft_dir, tmp_path):
     """Over a run, the groups trained on are exactly the informative groups generated, less those the last
     step carried out (never trained twice, never discarded); a carried group is trained the next step."""
     seen, records = train(tmp_path, tiny_sft_dir, probe.PARITY_TASK, "refill", "--max_generation_rounds", "10",
-                          "--num_generations", "2", steps=5)
+                          "--num_generations", "2", "--refill_carry", "true", steps=5)
     generated = collections.Counter(a for r in seen["rounds"] for a in r["answers"] if probe.teaches(a))
     trained = collections.Counter(r["answer"] for r in seen["loss_rows"])
     carried = {c["step"]: collections.Counter(c["answers"]) for c in seen["carried"]}
@@ -327,7 +333,8 @@ def test_a_carried_group_is_weighed_by_the_policy_that_sampled_it(tiny_sft_dir, 
     from transformers import AutoModelForCausalLM
 
     cfg = load_config(None, [*SMALL, "--max_steps", "4", "--dynamic_sampling", "refill", "--max_generation_rounds",
-                             "10", "--num_generations", "2", "--learning_rate", "1e-3"], cuda_available=False)
+                             "10", "--num_generations", "2", "--learning_rate", "1e-3", "--refill_carry", "true"],
+                      cuda_available=False)
     trainer = build_grpo_trainer(cfg, probe.PARITY_TASK, str(tiny_sft_dir), tmp_path)
     assert trainer.loss_type == "dapo" and trainer.beta == 0.0
     weights, losses = {}, []
@@ -380,8 +387,8 @@ def test_a_resume_starts_without_carried_groups(tiny_sft_dir, tmp_path):
     from transformers import TrainerCallback
 
     cfg = load_config(None, [*SMALL, "--max_steps", "6", "--dynamic_sampling", "refill", "--max_generation_rounds",
-                             "10", "--num_generations", "2", "--save_strategy", "steps", "--save_steps", "1"],
-                      cuda_available=False)
+                             "10", "--num_generations", "2", "--save_strategy", "steps", "--save_steps", "1",
+                             "--refill_carry", "true"], cuda_available=False)
     trainer = build_grpo_trainer(cfg, probe.PARITY_TASK, str(tiny_sft_dir), tmp_path)
     carried_rows = []  # (step, rows of carried groups the loss saw)
     compute = trainer.compute_loss
@@ -480,7 +487,7 @@ def _launch(tmp_path, name, processes, per_device):
             str(tmp_path / name), "--max_steps", "3", "--per_device_train_batch_size", str(per_device),
             "--num_generations", "4", "--max_completion_length", "24", "--save_strategy", "no", "--disable_tqdm",
             "true", "--doctor_every", "0", "--seed", "5", "--dynamic_sampling", "refill", "--use_cpu", "true",
-            "--max_generation_rounds", "10"]
+            "--max_generation_rounds", "10", "--refill_carry", "true"]
     env = {**__import__("os").environ, "PYTHONPATH": f"{Path(ds.__file__).parents[2]}:{Path(__file__).parent}",
            "OMP_NUM_THREADS": "1"}
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=540, env=env)
@@ -508,7 +515,8 @@ def test_two_processes_drop_the_groups_one_process_drops(tmp_path):
     assert one["carried"] == two["carried"]  # the same groups kept for the next step, on every process count
     assert any(c["answers"] for c in one["carried"][:-1]), "seed 5 should carry a group into a later step"
     for run in (one, two):  # refill rounds after the first are sized to the deficit on every process count
-        assert_refill_rounds_sized_to_the_deficit(run["rounds"], wanted=3, full=3, max_rounds=10, processes=2, g=4)
+        assert_refill_rounds_sized_to_the_deficit(run["rounds"], wanted=3, full=3, max_rounds=10, processes=2, g=4,
+                                                  carry=True)
 
 
 # --- the preflight signal check's advice -----------------------------------------------------------------

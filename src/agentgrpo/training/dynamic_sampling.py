@@ -24,12 +24,13 @@ ROW_LEVEL_ONLY = ("pixel_values", "image_grid_thw", "num_images", "pixel_attenti
 METRIC_ROUNDS = "dynamic_sampling/generation_rounds"
 METRIC_DROPPED = "dynamic_sampling/groups_dropped"
 METRIC_INFORMATIVE = "dynamic_sampling/informative_groups"
+METRIC_UNUSED = "dynamic_sampling/groups_unused"
 METRIC_CARRIED = "dynamic_sampling/groups_carried"
 METRIC_TOKENS = "dynamic_sampling/generated_tokens"
 METRIC_TOKENS_TOTAL = "dynamic_sampling/generated_tokens_total"
 METRIC_LIMIT_HIT = "dynamic_sampling/round_limit_hit"
-METRICS = (METRIC_ROUNDS, METRIC_DROPPED, METRIC_INFORMATIVE, METRIC_CARRIED, METRIC_TOKENS, METRIC_TOKENS_TOTAL,
-           METRIC_LIMIT_HIT)
+METRICS = (METRIC_ROUNDS, METRIC_DROPPED, METRIC_INFORMATIVE, METRIC_UNUSED, METRIC_CARRIED, METRIC_TOKENS,
+           METRIC_TOKENS_TOTAL, METRIC_LIMIT_HIT)
 
 
 def informative_groups(rewards_per_func: torch.Tensor, weights: torch.Tensor, num_generations: int,

@@ -12,8 +12,8 @@ Three override points of TRL's `GRPOTrainer`, no copy of its code:
   whole batch.
 * ``compute_loss`` passes TRL only the rows kept: a dropped group never reaches the loss.
 
-Under ``refill``, informative groups a round brings beyond the step's target are not discarded: they are
-carried into the next step (and trained on there, once), with the log-probabilities of the policy that
+Under ``refill`` with ``refill_carry``, informative groups a round brings beyond the step's target are not
+discarded: they are carried into the next step (and trained on there, once), with the log-probabilities of the policy that
 sampled them, so TRL's loss weighs them by the importance ratio (current / sampling policy), clipped as PPO
 clips. TRL computes no such log-probabilities when generation and optimisation are aligned
 (``old_per_token_logps`` is None, ratio 1); a step that carries groups in or out computes them with TRL's own
@@ -47,17 +47,20 @@ class NoLearningSignal(UserError):
 class DynamicSamplingTrainer(GRPOTrainer):
     """TRL's `GRPOTrainer` plus ``dynamic_sampling`` (off | filter | refill) and ``max_generation_rounds``.
 
-    ``off`` trains exactly as TRL does and only logs the `ds.METRICS`.
+    ``off`` trains exactly as TRL does and only logs the `ds.METRICS`. ``refill_carry`` (refill only): train
+    the informative groups beyond a step's target in the next step instead of discarding them.
     """
 
     def __init__(self, *args, dynamic_sampling: str = RunConfig.dynamic_sampling,
-                 max_generation_rounds: int = RunConfig.max_generation_rounds, **kwargs):
+                 max_generation_rounds: int = RunConfig.max_generation_rounds,
+                 refill_carry: bool = RunConfig.refill_carry, **kwargs):
         problems = ds.check_options(dynamic_sampling, max_generation_rounds, None, 0)
         if problems:
             raise UserError("; ".join(problems))
         super().__init__(*args, **kwargs)
         self.dynamic_sampling = dynamic_sampling
         self.max_generation_rounds = max_generation_rounds
+        self.refill_carry = refill_carry
         self._round_rewards = None
         self._barren_rounds = 0  # generation rounds without an informative group, before the first one
         self._seen_signal = None  # has any group taught yet (None: not known before the first generation)
@@ -89,7 +92,7 @@ class DynamicSamplingTrainer(GRPOTrainer):
         local_size, wanted = len(inputs), len(inputs) * self.accelerator.num_processes // self.num_generations
         carried_in = self._carry_groups
         batches, keeps = [], []
-        stats = {"rounds": 0, "dropped": 0, "carried": 0, "informative": carried_in, "tokens": 0}
+        stats = {"rounds": 0, "dropped": 0, "unused": 0, "carried": 0, "informative": carried_in, "tokens": 0}
         seen = {"informative": 0, "groups": 0}  # this step's informative rate so far, to size refill rounds
         round_inputs = self._first_round_inputs(inputs, wanted - carried_in)
         while True:
@@ -126,7 +129,7 @@ class DynamicSamplingTrainer(GRPOTrainer):
                 "dynamic_sampling refill: step %d reached max_generation_rounds=%d with %d of %d informative "
                 "groups; training on those %d", self.state.global_step + 1, self.max_generation_rounds,
                 stats["informative"], wanted, stats["informative"])
-        if self.dynamic_sampling == "refill":
+        if self.dynamic_sampling == "refill" and self.refill_carry:
             self._last_rate = (seen["informative"], seen["groups"])
             # the decisions are global: every process runs the same forwards (sharded models stay in step)
             if carried_in:  # rows carried in have sampling log-probs: a batch needs them on every row
@@ -143,6 +146,8 @@ class DynamicSamplingTrainer(GRPOTrainer):
             if carry_in is not None and carried_in:
                 batches.insert(0, carry_in)
                 keeps.insert(0, torch.ones(len(carry_in["prompt_ids"]), dtype=torch.bool))
+        else:
+            stats["unused"] = int(surplus.sum())
         self._log_round_stats(stats, limit_hit)
         return self._batch_for_loss(batches, keeps, local_size, carried_rows=len(keeps[0]) if carried_in else 0)
 
@@ -217,6 +222,7 @@ class DynamicSamplingTrainer(GRPOTrainer):
         metrics = self._metrics["train"]
         metrics[ds.METRIC_ROUNDS].append(float(stats["rounds"]))
         metrics[ds.METRIC_DROPPED].append(float(stats["dropped"]))
+        metrics[ds.METRIC_UNUSED].append(float(stats["unused"]))
         metrics[ds.METRIC_CARRIED].append(float(stats["carried"]))
         metrics[ds.METRIC_INFORMATIVE].append(float(stats["informative"]))
         metrics[ds.METRIC_TOKENS].append(float(stats["tokens"]))
