@@ -13,9 +13,9 @@ Three override points of TRL's `GRPOTrainer`, no copy of its code:
 * ``compute_loss`` passes TRL only the rows kept: a dropped group never reaches the loss.
 
 Under ``refill`` with ``refill_carry``, informative groups a round brings beyond the step's target are not
-discarded: they are carried into the next step (and trained on there, once), with the log-probabilities of the policy that
-sampled them, so TRL's loss weighs them by the importance ratio (current / sampling policy), clipped as PPO
-clips. TRL computes no such log-probabilities when generation and optimisation are aligned
+discarded: they are carried into the next step (and trained on there, once), with the log-probabilities of
+the policy that sampled them, so TRL's loss weighs them by the importance ratio (current / sampling policy),
+clipped as PPO clips. TRL computes no such log-probabilities when generation and optimisation are aligned
 (``old_per_token_logps`` is None, ratio 1); a step that carries groups in or out computes them with TRL's own
 ``_get_per_token_logps_and_entropies`` for every row it generated (a batch has them for every row or for
 none). The next step's first round then generates only for the groups still missing. The buffer lives in
