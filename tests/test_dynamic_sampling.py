@@ -162,6 +162,8 @@ def test_rounds_concatenate_and_compact_without_losing_a_row(shapes, data):
     (["--max_generation_rounds", "0"], "max_generation_rounds", "must be >= 1"),
     (["--dynamic_sampling", "refill", "--train_size", "1"], "dynamic_sampling", "train_size >= 2"),
     (["--dynamic_sampling", "sometimes"], "dynamic_sampling", "expected one of ['off', 'filter', 'refill']"),
+    (["--dynamic_sampling", "filter", "--refill_carry", "true"], "refill_carry", "refill only"),
+    (["--refill_carry", "true"], "refill_carry", "not 'off'"),
 ])
 def test_bad_options_are_refused_before_training(flags, field, words):
     with pytest.raises(ConfigError) as err:

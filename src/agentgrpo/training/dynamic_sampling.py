@@ -193,9 +193,15 @@ def rows_for_loss(inputs: dict, rows: int | None = None) -> dict:
     return batch
 
 
-def check_options(mode: str, max_rounds: int, train_size: int | None, prompts_per_batch: int) -> list[str]:
-    """Problems with ``dynamic_sampling`` / ``max_generation_rounds``, each naming the field and the fix."""
+def check_options(mode: str, max_rounds: int, train_size: int | None, prompts_per_batch: int,
+                  carry: bool = False) -> list[str]:
+    """Problems with ``dynamic_sampling`` / ``max_generation_rounds`` / ``refill_carry``, each naming the field
+    and the fix."""
     problems = []
+    if carry and mode != "refill":
+        problems.append(f"refill_carry: true applies to dynamic_sampling: refill only (it carries the groups a "
+                        f"refill step generates beyond its target), not {mode!r}; set dynamic_sampling: refill, "
+                        "or drop refill_carry.")
     if mode not in MODES:
         problems.append(f"dynamic_sampling: {mode!r} is not one of {list(MODES)}; off trains on every group, "
                         "filter drops groups whose rewards are all equal, refill also generates for more prompts.")

@@ -54,7 +54,7 @@ class DynamicSamplingTrainer(GRPOTrainer):
     def __init__(self, *args, dynamic_sampling: str = RunConfig.dynamic_sampling,
                  max_generation_rounds: int = RunConfig.max_generation_rounds,
                  refill_carry: bool = RunConfig.refill_carry, **kwargs):
-        problems = ds.check_options(dynamic_sampling, max_generation_rounds, None, 0)
+        problems = ds.check_options(dynamic_sampling, max_generation_rounds, None, 0, refill_carry)
         if problems:
             raise UserError("; ".join(problems))
         super().__init__(*args, **kwargs)
