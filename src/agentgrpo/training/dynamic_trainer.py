@@ -1,6 +1,6 @@
 """`GRPOTrainer` with dynamic sampling: train only on groups whose rewards differ (DAPO's dynamic sampling).
 
-Three override points of TRL's `GRPOTrainer`, no copy of its code:
+Override points of TRL's `GRPOTrainer`, no copy of its code:
 
 * ``_calculate_rewards`` keeps the rewards TRL has gathered from every process, so the decision about each
   group sees every rank's completions and is the same on every rank.
@@ -11,6 +11,7 @@ Three override points of TRL's `GRPOTrainer`, no copy of its code:
   many prompts as the step's informative rate so far says are missing (`ds.refill_prompts`), not a
   whole batch.
 * ``compute_loss`` passes TRL only the rows kept: a dropped group never reaches the loss.
+* ``train`` empties the buffer of carried groups (below) before TRL's.
 
 Under ``refill`` with ``refill_carry``, informative groups a round brings beyond the step's target are not
 discarded: they are carried into the next step (and trained on there, once), with the log-probabilities of
@@ -256,7 +257,6 @@ class DynamicSamplingTrainer(GRPOTrainer):
         prompts = ds.refill_prompts(missing, *self._last_rate, full, self.accelerator.num_processes,
                                     self.num_generations, last_round=self.max_generation_rounds == 1)
         return inputs if prompts >= full else self._next_refill_inputs(prompts)
-
 
     def _prompts_per_batch(self) -> int:
         return self.args.generation_batch_size // self.num_generations
