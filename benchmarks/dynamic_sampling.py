@@ -52,6 +52,12 @@ class EvalByTokens(TrainerCallback):
         self.reached: dict | None = None
         self.eval_seconds = 0.0
         self.start = time.perf_counter()
+        self.logged: list[dict] = []  # every step's dynamic_sampling/* metrics (logging_steps 1)
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if logs and "dynamic_sampling/generation_rounds" in logs:
+            self.logged.append({"step": state.global_step, **{k.split("/", 1)[1]: v for k, v in logs.items()
+                                                             if k.startswith("dynamic_sampling/")}})
 
     def on_step_end(self, args, state, control, **kwargs):
         tokens = self.trainer._generated_tokens_total
@@ -93,7 +99,8 @@ def run_one(task_name: str, mode: str, seed: int, args, root: Path) -> dict:
     cfg = load_config(config_path("demo"),
                       ["--task", task_name, "--dynamic_sampling", mode, "--seed", str(seed),
                        "--max_generation_rounds", str(args.max_generation_rounds), "--max_steps", str(args.max_steps),
-                       "--save_strategy", "no", "--disable_tqdm", "true", "--doctor_every", "0"])
+                       "--save_strategy", "no", "--disable_tqdm", "true", "--doctor_every", "0",
+                       *(["--refill_carry", "true"] if args.refill_carry and mode == "refill" else [])])
     task = cfg.task  # the plan's task (its success reward resolved once, there)
     run_dir = root / f"{task_name}-{mode}-{seed}"
     watcher = EvalByTokens(cfg, task, args.eval_every, args.target, args.eval_size, args.token_budget)
@@ -101,12 +108,24 @@ def run_one(task_name: str, mode: str, seed: int, args, root: Path) -> dict:
     watcher.trainer = trainer
     trainer.train()
     last = watcher.curve[-1]
+    mode = "refill+carry" if args.refill_carry and mode == "refill" else mode
     return {"task": task_name, "mode": mode, "seed": seed, "reached": watcher.reached is not None,
             "generated_tokens": (watcher.reached or last)["generated_tokens"],
             "train_seconds": (watcher.reached or last)["train_seconds"], "steps": (watcher.reached or last)["step"],
             "final_success": last["success"], "best_success": max(p["success"] for p in watcher.curve),
             "tokens_spent": last["generated_tokens"], "stopped_by": stopped_by(watcher, last, args),
+            "dynamic_sampling": sampling_stats(watcher.logged, (watcher.reached or last)["step"]),
             "curve": watcher.curve}
+
+
+def sampling_stats(logged: list[dict], up_to: int) -> dict:
+    """The run's dynamic sampling up to step ``up_to``: generation rounds per step, groups dropped and
+    carried, steps that hit the round limit (from the per-step metrics)."""
+    steps = [r for r in logged if r["step"] <= up_to]
+    total = {k: sum(r.get(k, 0) for r in steps) for k in ("generation_rounds", "groups_dropped", "groups_carried",
+                                                          "informative_groups", "round_limit_hit")}
+    return {"steps": len(steps), "rounds_per_step": round(total["generation_rounds"] / max(1, len(steps)), 2),
+            **{k: int(v) for k, v in total.items() if k != "generation_rounds"}}
 
 
 def stopped_by(watcher, last: dict, args) -> str:
@@ -126,12 +145,12 @@ def ratio_against_off(off: dict | None, run: dict) -> str:
 
 
 def summarize(results: list[dict], modes: list[str]) -> list[str]:
-    lines = ["", f"{'task':16s} {'mode':7s} {'seed':>4s} {'stopped by':>10s} {'best':>6s} {'steps':>5s} "
+    lines = ["", f"{'task':16s} {'mode':12s} {'seed':>4s} {'stopped by':>10s} {'best':>6s} {'steps':>5s} "
                  f"{'tokens':>8s} {'train s':>8s} {'tokens off/mode':>15s}"]
     by_key = {(r["task"], r["seed"], r["mode"]): r for r in results}
     for r in results:
         ratio = ratio_against_off(by_key.get((r["task"], r["seed"], "off")), r)
-        lines.append(f"{r['task']:16s} {r['mode']:7s} {r['seed']:4d} {r['stopped_by']:>10s} "
+        lines.append(f"{r['task']:16s} {r['mode']:12s} {r['seed']:4d} {r['stopped_by']:>10s} "
                      f"{r['best_success']:6.1%} {r['steps']:5d} {r['generated_tokens']:8d} {r['train_seconds']:8.1f} "
                      f"{ratio:>15s}")
     for task in dict.fromkeys(r["task"] for r in results):
@@ -169,6 +188,8 @@ def main(argv=None) -> int:
                         help="the learning-rate schedule's horizon in steps (the same for every mode); a run "
                              "also stops there")
     parser.add_argument("--max_generation_rounds", type=int, default=4)
+    parser.add_argument("--refill_carry", action="store_true",
+                        help="refill runs with refill_carry: true (reported as mode refill+carry)")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch threads (1: on a shared 2-core machine more threads oversubscribe badly)")
     parser.add_argument("--json", type=Path, default=None,
@@ -202,7 +223,7 @@ def main(argv=None) -> int:
                     print(f"   ({time.perf_counter() - started:.0f}s with evaluations)", flush=True)
                     if args.json:
                         args.json.write_text(json.dumps(results, indent=1))
-    for line in summarize(results, args.modes):
+    for line in summarize(results, list(dict.fromkeys(["off", *(r["mode"] for r in results)]))):
         print(line)
     return 0
 

@@ -4,7 +4,8 @@ sampling tests (and their two-process run, which launches this file).
 Problems with an even answer earn 0.0 whatever the completion: their groups have equal rewards. Problems with
 an odd answer earn 1.0 on every other completion of the group: mixed rewards. ``--constant`` makes every
 reward 0.0. As a script: train a few steps (``--processes`` via accelerate) and write, from the main
-process, every generation round's groups (answer, informative) and every row the loss saw, as JSON.
+process, every generation round's groups (answer, informative), every row the loss saw and, under refill,
+the rows each step carried into the next (their answers, one per completion), as JSON.
 """
 
 from __future__ import annotations
@@ -53,9 +54,17 @@ def spy(trainer) -> dict:
     """Record, on every process, each round's groups as TRL saw them and each row that reaches the loss."""
     from accelerate.utils import gather_object
 
-    seen = {"rounds": [], "loss_rows": []}
+    seen = {"rounds": [], "loss_rows": [], "carried": []}
     tok = trainer.processing_class
     calculate, compute = trainer._calculate_rewards, trainer._compute_loss
+    generate = trainer._generate_and_score_completions
+
+    def generate_and_score(inputs):
+        batch = generate(inputs)
+        if trainer.model.training and getattr(trainer, "_carry", None) is not None:  # groups kept for the next step
+            answers = gather_object(answers_in(tok, trainer._carry["prompt_ids"]))
+            seen["carried"].append({"step": trainer.state.global_step, "answers": sorted(answers)})
+        return batch
 
     def calculate_rewards(inputs, prompts, completions, completion_ids_list):
         rewards = calculate(inputs, prompts, completions, completion_ids_list)
@@ -78,6 +87,7 @@ def spy(trainer) -> dict:
 
     trainer._calculate_rewards = calculate_rewards
     trainer._compute_loss = compute_loss
+    trainer._generate_and_score_completions = generate_and_score
     return seen
 
 
@@ -97,7 +107,7 @@ def main(argv: list[str]) -> None:
     trainer.train()
     rows = [r for part in gather_object([seen["loss_rows"]]) for r in part]
     if trainer.accelerator.is_main_process:
-        Path(out).write_text(json.dumps({"rounds": seen["rounds"], "loss_rows": rows}))
+        Path(out).write_text(json.dumps({"rounds": seen["rounds"], "loss_rows": rows, "carried": seen["carried"]}))
 
 
 if __name__ == "__main__":

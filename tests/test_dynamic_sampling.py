@@ -162,6 +162,8 @@ def test_rounds_concatenate_and_compact_without_losing_a_row(shapes, data):
     (["--max_generation_rounds", "0"], "max_generation_rounds", "must be >= 1"),
     (["--dynamic_sampling", "refill", "--train_size", "1"], "dynamic_sampling", "train_size >= 2"),
     (["--dynamic_sampling", "sometimes"], "dynamic_sampling", "expected one of ['off', 'filter', 'refill']"),
+    (["--dynamic_sampling", "filter", "--refill_carry", "true"], "refill_carry", "refill only"),
+    (["--refill_carry", "true"], "refill_carry", "not 'off'"),
 ])
 def test_bad_options_are_refused_before_training(flags, field, words):
     with pytest.raises(ConfigError) as err:
@@ -238,43 +240,183 @@ def test_refill_trains_on_as_many_informative_groups_as_prompts(tiny_sft_dir, tm
     assert totals == [sum(r[ds.METRIC_TOKENS] for r in records[:i + 1]) for i in range(len(records))]
 
 
-def assert_refill_rounds_sized_to_the_deficit(rounds, wanted, full, max_rounds, processes, g):
-    """Every step's first round is TRL's whole batch; each further round generates for the fewest prompts that
-    bring the missing informative groups at the rate seen so far that step (plain arithmetic, whole shares per
-    process), a whole batch when nothing informative was seen yet or on the last round allowed."""
+def assert_refill_rounds_sized_to_the_deficit(rounds, wanted, full, max_rounds, processes, g, carry=False):
+    """Each round after a step's first generates for the fewest prompts that bring the missing informative
+    groups at the rate seen so far that step (plain arithmetic, whole shares per process), a whole batch when
+    nothing informative was seen yet or on the last round allowed. With ``carry``, the informative groups the
+    last round brings beyond the target are carried into the next step, whose first round is sized the same
+    way to the groups still missing, at the previous step's rate (a whole batch when nothing is carried in);
+    without, every step's first round is a whole batch."""
     by_step = collections.defaultdict(list)
     for r in rounds:
         by_step[r["step"]].append([probe.teaches(a) for a in r["answers"]])
-    for step_rounds in by_step.values():
-        assert len(step_rounds[0]) == full
-        have = seen_informative = seen_groups = 0
-        for number, flags in enumerate(step_rounds, start=1):
+    carried, last_rate = 0, None
+    for step in sorted(by_step):
+        have = carried
+        seen_informative = seen_groups = 0
+        for number, flags in enumerate(by_step[step], start=1):
             if number > 1:
-                missing = wanted - have
-                if number == max_rounds or seen_informative == 0:
-                    expected = full
-                else:
-                    expected = next((m for m in range(1, full + 1) if m * g % processes == 0
-                                     and m * seen_informative >= missing * seen_groups), full)
-                assert len(flags) == expected, (number, step_rounds)
+                expected = _round_size(wanted - have, seen_informative, seen_groups, full, processes, g,
+                                       number == max_rounds)
+            elif carried:
+                expected = _round_size(wanted - have, *last_rate, full, processes, g, max_rounds == 1)
+            else:
+                expected = full
+            assert len(flags) == expected, (step, number, by_step[step])
+            carried = max(0, have + sum(flags) - wanted) if carry else 0
             have = min(wanted, have + sum(flags))
             seen_informative, seen_groups = seen_informative + sum(flags), seen_groups + len(flags)
+        last_rate = (seen_informative, seen_groups)
 
 
-def test_refill_generates_only_for_the_missing_groups(tiny_sft_dir, tmp_path):
+def _round_size(missing, informative, groups, full, processes, g, last):
+    if last or informative == 0:
+        return full
+    return next((m for m in range(1, full + 1) if m * g % processes == 0 and m * informative >= missing * groups),
+                full)
+
+
+@pytest.mark.parametrize("carry", [False, True])
+def test_refill_generates_only_for_the_missing_groups(tiny_sft_dir, tmp_path, carry):
     """8 prompts of 2 completions per step: a first round with more than half informative leaves few missing,
-    and the next round generates for fewer prompts than a batch; every step still trains on 8 groups."""
+    and the next round generates for fewer prompts than a batch; every step still trains on 8 groups. The
+    informative groups beyond the target are discarded (``groups_unused``), or with ``refill_carry`` kept for
+    the next step (``groups_carried``)."""
     seen, records = train(tmp_path, tiny_sft_dir, probe.PARITY_TASK, "refill", "--max_generation_rounds", "10",
-                          "--num_generations", "2")
-    assert_refill_rounds_sized_to_the_deficit(seen["rounds"], wanted=8, full=8, max_rounds=10, processes=1, g=2)
+                          "--num_generations", "2", "--refill_carry", str(carry).lower())
+    assert_refill_rounds_sized_to_the_deficit(seen["rounds"], wanted=8, full=8, max_rounds=10, processes=1, g=2,
+                                              carry=carry)
     assert any(len(r["answers"]) < 8 for r in seen["rounds"]), "seed 5 should need a partial round somewhere"
     counts = collections.Counter(step for step, _ in loss_answers(seen).elements())
     assert counts == {0: 16, 1: 16, 2: 16} and all(probe.teaches(a) for _, a in loss_answers(seen))
+    carried_in = 0
     for step, record in enumerate(records):
         generated = [a for r in seen["rounds"] if r["step"] == step for a in r["answers"]]
         assert record[ds.METRIC_INFORMATIVE] == 8 and record[ds.METRIC_LIMIT_HIT] == 0
-        assert record[ds.METRIC_UNUSED] == sum(map(probe.teaches, generated)) - 8
+        beyond = carried_in + sum(map(probe.teaches, generated)) - 8
+        assert (record[ds.METRIC_CARRIED], record[ds.METRIC_UNUSED]) == ((beyond, 0) if carry else (0, beyond))
         assert record[ds.METRIC_DROPPED] == sum(not probe.teaches(a) for a in generated)
+        carried_in = record[ds.METRIC_CARRIED]
+    assert any(r[ds.METRIC_CARRIED] + r[ds.METRIC_UNUSED] for r in records), "seed 5 should overshoot somewhere"
+
+
+def test_refill_trains_every_carried_group_once_and_loses_none(tiny_sft_dir, tmp_path):
+    """Over a run, the groups trained on are exactly the informative groups generated, less those the last
+    step carried out (never trained twice, never discarded); a carried group is trained the next step."""
+    seen, records = train(tmp_path, tiny_sft_dir, probe.PARITY_TASK, "refill", "--max_generation_rounds", "10",
+                          "--num_generations", "2", "--refill_carry", "true", steps=5)
+    generated = collections.Counter(a for r in seen["rounds"] for a in r["answers"] if probe.teaches(a))
+    trained = collections.Counter(r["answer"] for r in seen["loss_rows"])
+    carried = {c["step"]: collections.Counter(c["answers"]) for c in seen["carried"]}
+    last_carry = collections.Counter({a: n // 2 for a, n in carried[len(records) - 1].items()})
+    assert trained == collections.Counter({a: 2 * n for a, n in (generated - last_carry).items()})
+    assert sum(generated.values()) - sum(last_carry.values()) == 8 * len(records)  # none trained twice
+    for step in range(1, len(records)):
+        at_step = collections.Counter(r["answer"] for r in seen["loss_rows"] if r["step"] == step)
+        assert not carried[step - 1] - at_step  # every row carried out of step - 1 is trained at step
+    assert sum(r[ds.METRIC_CARRIED] for r in records[:-1]) > 0, "seed 5 should carry a group somewhere"
+
+
+def _plain_logps(model, state, batch, temperature):
+    """Per-token log-probabilities of the completions under ``state``: a plain forward, no TRL code."""
+    model.load_state_dict(state)
+    ids = torch.cat([batch["prompt_ids"], batch["completion_ids"]], dim=1)
+    mask = torch.cat([batch["prompt_mask"], batch["completion_mask"]], dim=1)
+    width = batch["completion_ids"].shape[1]
+    with torch.no_grad():
+        logits = model(input_ids=ids, attention_mask=mask).logits[:, -width - 1:-1].float() / temperature
+    return torch.log_softmax(logits, dim=-1).gather(-1, batch["completion_ids"].unsqueeze(-1)).squeeze(-1)
+
+
+def test_a_carried_group_is_weighed_by_the_policy_that_sampled_it(tiny_sft_dir, tmp_path):
+    """The loss of a step with carried rows equals a plain-torch DAPO loss whose importance ratio divides the
+    current policy by the one that sampled each row: the previous step's weights for carried rows (ratio != 1
+    after the update), the current ones for fresh rows (ratio 1)."""
+    from transformers import AutoModelForCausalLM
+
+    cfg = load_config(None, [*SMALL, "--max_steps", "4", "--dynamic_sampling", "refill", "--max_generation_rounds",
+                             "10", "--num_generations", "2", "--learning_rate", "1e-3", "--refill_carry", "true"],
+                      cuda_available=False)
+    trainer = build_grpo_trainer(cfg, probe.PARITY_TASK, str(tiny_sft_dir), tmp_path)
+    assert trainer.loss_type == "dapo" and trainer.beta == 0.0
+    weights, losses = {}, []
+    generate, compute = trainer._generate_and_score_completions, trainer.compute_loss
+
+    def snapshot():
+        return {k: v.detach().clone() for k, v in trainer.model.state_dict().items()}
+
+    def generate_and_score(inputs):
+        weights[trainer.state.global_step] = snapshot()  # the policy that samples this step
+        return generate(inputs)
+
+    def compute_loss(model, inputs, **kwargs):
+        loss = compute(model, inputs, **kwargs)
+        losses.append((trainer.state.global_step, {k: v for k, v in inputs.items()}, snapshot(), loss.detach()))
+        return loss
+
+    trainer._generate_and_score_completions, trainer.compute_loss = generate_and_score, compute_loss
+    trainer.train()
+    plain = AutoModelForCausalLM.from_pretrained(tiny_sft_dir).eval()
+    lo, hi = trainer.epsilon_low, trainer.epsilon_high
+    checked = 0
+    for step, inputs, current, loss in losses:
+        batch = ds.rows_for_loss(inputs)
+        carried = inputs[ds.CARRIED][inputs[ds.KEEP]]
+        if not carried.any():
+            continue
+        mask = batch["completion_mask"].float()
+        now = _plain_logps(plain, current, batch, trainer.temperature)
+        sampled = _plain_logps(plain, weights[step - 1], batch, trainer.temperature)
+        sampling = torch.where(carried.unsqueeze(1), sampled, now)  # the policy that sampled each row
+        assert torch.allclose(batch["old_per_token_logps"] * mask, sampling * mask, atol=2e-4)
+        ratio = torch.exp(now - sampling)
+        assert (((ratio - 1).abs() * mask)[carried] > 1e-3).any(), "an update moves a carried row's ratio off 1"
+        adv = batch["advantages"].unsqueeze(1)
+        per_token = -torch.min(ratio * adv, ratio.clamp(1 - lo, 1 + hi) * adv)
+        normalizer = inputs["num_items_in_batch"] / trainer.args.steps_per_generation * \
+            trainer.current_gradient_accumulation_steps
+        assert torch.isclose(loss, (per_token * mask).sum() / normalizer, rtol=1e-3, atol=1e-6), step
+        ratio_one = -(adv * mask).sum() / normalizer  # what TRL would compute treating the rows as on-policy
+        assert not torch.isclose(loss, ratio_one, rtol=1e-3, atol=1e-6)
+        checked += 1
+    assert checked, "seed 5 should carry a group into some step"
+
+
+def test_a_resume_starts_without_carried_groups(tiny_sft_dir, tmp_path):
+    """The buffer is not checkpointed: a run stopped holding carried groups and resumed, in the same process
+    (as healing does) or another, trains none of them; the step after the checkpoint trains only groups it
+    generated itself."""
+    from transformers import TrainerCallback
+
+    cfg = load_config(None, [*SMALL, "--max_steps", "6", "--dynamic_sampling", "refill", "--max_generation_rounds",
+                             "10", "--num_generations", "2", "--save_strategy", "steps", "--save_steps", "1",
+                             "--refill_carry", "true"], cuda_available=False)
+    trainer = build_grpo_trainer(cfg, probe.PARITY_TASK, str(tiny_sft_dir), tmp_path)
+    carried_rows = []  # (step, rows of carried groups the loss saw)
+    compute = trainer.compute_loss
+
+    def compute_loss(model, inputs, **kwargs):
+        carried_rows.append((trainer.state.global_step, int((inputs[ds.CARRIED] & inputs[ds.KEEP]).sum())))
+        return compute(model, inputs, **kwargs)
+
+    class StopHoldingCarry(TrainerCallback):  # stop the first run after a step that carried groups out
+        stopped_at = None
+
+        def on_step_end(self, args, state, control, **kwargs):
+            if self.stopped_at is None and trainer._carry_groups:
+                self.stopped_at = state.global_step
+                control.should_training_stop = True
+
+    stop = StopHoldingCarry()
+    trainer.compute_loss = compute_loss
+    trainer.add_callback(stop)
+    trainer.train()
+    assert stop.stopped_at is not None and stop.stopped_at < 6, "seed 5 should carry a group out of some step"
+    first_run = len(carried_rows)
+    trainer.train(resume_from_checkpoint=str(tmp_path / "checkpoints" / f"checkpoint-{stop.stopped_at}"))
+    resumed = carried_rows[first_run:]
+    assert resumed[0] == (stop.stopped_at, 0)
+    assert len(resumed) == 6 - stop.stopped_at
 
 
 def test_refill_with_gradient_accumulation_splits_the_kept_rows_across_micro_steps(tiny_sft_dir, tmp_path):
@@ -287,7 +429,8 @@ def test_refill_with_gradient_accumulation_splits_the_kept_rows_across_micro_ste
     trained = loss_answers(seen)
     assert all(probe.teaches(a) for _, a in trained)
     assert collections.Counter(step for step, _ in trained.elements()) == {0: 16, 1: 16}
-    assert all(n == 8 and generated[key] >= 1 for key, n in trained.items())  # whole groups, generated that step
+    for (step, answer), n in trained.items():  # whole groups, generated that step or carried from the one before
+        assert n == 8 and (generated[step, answer] or generated[step - 1, answer])
     assert [r[ds.METRIC_INFORMATIVE] for r in records] == [2.0, 2.0]
 
 
@@ -343,10 +486,10 @@ def _launch(tmp_path, name, processes, per_device):
            "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no"]
     cmd += ["--multi_gpu", "--main_process_port", str(free_port())] if processes > 1 else ["--cpu"]
     cmd += [str(Path(__file__).parent / "dynamic_sampling_probe.py"), str(out), str(_model_dir()),
-            str(tmp_path / name), "--max_steps", "2", "--per_device_train_batch_size", str(per_device),
+            str(tmp_path / name), "--max_steps", "3", "--per_device_train_batch_size", str(per_device),
             "--num_generations", "4", "--max_completion_length", "24", "--save_strategy", "no", "--disable_tqdm",
             "true", "--doctor_every", "0", "--seed", "5", "--dynamic_sampling", "refill", "--use_cpu", "true",
-            "--max_generation_rounds", "10"]
+            "--max_generation_rounds", "10", "--refill_carry", "true"]
     env = {**__import__("os").environ, "PYTHONPATH": f"{Path(ds.__file__).parents[2]}:{Path(__file__).parent}",
            "OMP_NUM_THREADS": "1"}
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=540, env=env)
@@ -362,7 +505,8 @@ def _model_dir():
 
 @pytest.mark.timeout(600)
 def test_two_processes_drop_the_groups_one_process_drops(tmp_path):
-    """Three prompts of 4 completions per step: on two processes of 6 rows the middle group spans both."""
+    """Three prompts of 4 completions per step: on two processes of 6 rows the middle group spans both. The
+    groups dropped, trained on and carried into the next step are the same on one process and on two."""
     one = _launch(tmp_path, "one", 1, 12)
     two = _launch(tmp_path, "two", 2, 6)
     decisions = [(r["step"], r["answers"], r["informative"]) for r in one["rounds"]]
@@ -370,8 +514,11 @@ def test_two_processes_drop_the_groups_one_process_drops(tmp_path):
     assert any(not all(flags) for _, _, flags in decisions)
     assert all(flags == [probe.teaches(a) for a in answers] for _, answers, flags in decisions)
     assert sorted(map(json.dumps, one["loss_rows"])) == sorted(map(json.dumps, two["loss_rows"]))
+    assert one["carried"] == two["carried"]  # the same groups kept for the next step, on every process count
+    assert any(c["answers"] for c in one["carried"][:-1]), "seed 5 should carry a group into a later step"
     for run in (one, two):  # refill rounds after the first are sized to the deficit on every process count
-        assert_refill_rounds_sized_to_the_deficit(run["rounds"], wanted=3, full=3, max_rounds=10, processes=2, g=4)
+        assert_refill_rounds_sized_to_the_deficit(run["rounds"], wanted=3, full=3, max_rounds=10, processes=2, g=4,
+                                                  carry=True)
 
 
 # --- the preflight signal check's advice -----------------------------------------------------------------

@@ -102,6 +102,11 @@ class RunConfig:
         "help": "Groups whose completions all earn the same reward teach nothing: off (TRL as it is), filter (drop "
                 "them from the loss) or refill (also generate for further prompts until the batch holds as many "
                 "informative groups as prompts, within max_generation_rounds). See docs/dynamic-sampling.md."})
+    refill_carry: bool = field(default=False, metadata={
+        "help": "Refill: train the informative groups a step generates beyond its target in the next step "
+                "(importance-weighted by the policy that sampled them) instead of discarding them, and size the "
+                "next step's first round to the groups still missing. Off by default: it did not reduce the "
+                "generated tokens to 90% in the benchmark (docs/dynamic-sampling.md)."})
     max_generation_rounds: int = field(default=4, metadata={
         "help": "Refill: generation batches per step at most (the first included). Filter and refill: a run whose "
                 "first this-many rounds yield no informative group stops (nothing can be learned)."})

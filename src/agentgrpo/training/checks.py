@@ -47,12 +47,14 @@ def check_groups(plan) -> list[str]:
 
 
 def check_dynamic_sampling(plan) -> list[str]:
-    """``dynamic_sampling`` / ``max_generation_rounds`` (the trainer's own check): the rounds are >= 1, and refill,
-    which draws further prompts, has a training set of at least one generation batch of prompts."""
+    """``dynamic_sampling`` / ``max_generation_rounds`` / ``refill_carry`` (the trainer's own check): the rounds
+    are >= 1, refill, which draws further prompts, has a training set of at least one generation batch of
+    prompts, and refill_carry comes with refill."""
     from agentgrpo.training.dynamic_sampling import check_options
 
     prompts = generation_batch_size(plan.setting, _world_size()) // (plan.setting("num_generations") or 1)
-    return check_options(plan.run.dynamic_sampling, plan.run.max_generation_rounds, plan.run.train_size, prompts)
+    return check_options(plan.run.dynamic_sampling, plan.run.max_generation_rounds, plan.run.train_size, prompts,
+                         plan.run.refill_carry)
 
 
 def check_ranges(plan) -> list[str]:

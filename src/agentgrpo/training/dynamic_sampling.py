@@ -15,6 +15,7 @@ import torch
 from agentgrpo.config import DYNAMIC_SAMPLING_MODES as MODES
 
 KEEP = "dynamic_sampling_keep"  # the batch key marking the rows the loss sees (the rest are dropped there)
+CARRIED = "dynamic_sampling_carried"  # the batch key marking rows of groups generated in an earlier step
 LEFT_PADDED = {"prompt_ids": "pad", "prompt_mask": 0}  # TRL pads prompts on the left, completions on the right
 RIGHT_PAD = {"completion_ids": "pad", "tool_mask": 1}  # every other per-token tensor is padded with 0
 ROW_LEVEL_ONLY = ("pixel_values", "image_grid_thw", "num_images", "pixel_attention_mask", "image_sizes")
@@ -24,11 +25,12 @@ METRIC_ROUNDS = "dynamic_sampling/generation_rounds"
 METRIC_DROPPED = "dynamic_sampling/groups_dropped"
 METRIC_INFORMATIVE = "dynamic_sampling/informative_groups"
 METRIC_UNUSED = "dynamic_sampling/groups_unused"
+METRIC_CARRIED = "dynamic_sampling/groups_carried"
 METRIC_TOKENS = "dynamic_sampling/generated_tokens"
 METRIC_TOKENS_TOTAL = "dynamic_sampling/generated_tokens_total"
 METRIC_LIMIT_HIT = "dynamic_sampling/round_limit_hit"
-METRICS = (METRIC_ROUNDS, METRIC_DROPPED, METRIC_INFORMATIVE, METRIC_UNUSED, METRIC_TOKENS, METRIC_TOKENS_TOTAL,
-           METRIC_LIMIT_HIT)
+METRICS = (METRIC_ROUNDS, METRIC_DROPPED, METRIC_INFORMATIVE, METRIC_UNUSED, METRIC_CARRIED, METRIC_TOKENS,
+           METRIC_TOKENS_TOTAL, METRIC_LIMIT_HIT)
 
 
 def informative_groups(rewards_per_func: torch.Tensor, weights: torch.Tensor, num_generations: int,
@@ -169,23 +171,37 @@ def loss_tokens(batch: dict) -> torch.Tensor:
     return mask.sum(dim=1)
 
 
-def rows_for_loss(inputs: dict) -> dict:
-    """What `compute_loss` passes on: only the kept rows. A slice with none keeps one row with its loss mask
-    zeroed, so the step still runs a forward and backward (every process joins the gradient all-reduce) and
-    adds exactly nothing."""
+def rows_for_loss(inputs: dict, rows: int | None = None) -> dict:
+    """What `compute_loss` passes on: the kept rows, then filler rows (copies of row 0 with their loss mask
+    and advantage zeroed, adding exactly nothing to a token-normalised loss) up to ``rows`` (default: the kept
+    rows, at least one). A slice with no kept row still runs a forward and backward, so every process joins
+    the gradient all-reduce; padding every process to the same count keeps TRL's per-row metric gathers
+    (equal shapes on every process) in step."""
     keep = inputs[KEEP]
-    batch = {k: v for k, v in inputs.items() if k != KEEP}
-    if keep.any():
-        return take_rows(batch, keep.nonzero().flatten())
-    batch = take_rows(batch, keep.new_zeros(1, dtype=torch.long))
-    batch["completion_mask"] = torch.zeros_like(batch["completion_mask"])
-    batch["advantages"] = torch.zeros_like(batch["advantages"])
+    batch = {k: v for k, v in inputs.items() if k not in (KEEP, CARRIED)}
+    kept = keep.nonzero().flatten()
+    rows = max(1, len(kept)) if rows is None else rows
+    if rows < len(kept):
+        raise ValueError(f"rows_for_loss: {rows} rows asked for, {len(kept)} kept")
+    if rows == len(kept):
+        return take_rows(batch, kept)
+    batch = take_rows(batch, torch.cat([kept, kept.new_zeros(rows - len(kept))]))
+    live = torch.arange(rows, device=keep.device) < len(kept)
+    batch["completion_mask"] = batch["completion_mask"] * live.unsqueeze(1).to(batch["completion_mask"].dtype)
+    batch["advantages"] = torch.where(live.view(-1, *([1] * (batch["advantages"].ndim - 1))),
+                                      batch["advantages"], torch.zeros_like(batch["advantages"]))
     return batch
 
 
-def check_options(mode: str, max_rounds: int, train_size: int | None, prompts_per_batch: int) -> list[str]:
-    """Problems with ``dynamic_sampling`` / ``max_generation_rounds``, each naming the field and the fix."""
+def check_options(mode: str, max_rounds: int, train_size: int | None, prompts_per_batch: int,
+                  carry: bool = False) -> list[str]:
+    """Problems with ``dynamic_sampling`` / ``max_generation_rounds`` / ``refill_carry``, each naming the field
+    and the fix."""
     problems = []
+    if carry and mode != "refill":
+        problems.append(f"refill_carry: true applies to dynamic_sampling: refill only (it carries the groups a "
+                        f"refill step generates beyond its target), not {mode!r}; set dynamic_sampling: refill, "
+                        "or drop refill_carry.")
     if mode not in MODES:
         problems.append(f"dynamic_sampling: {mode!r} is not one of {list(MODES)}; off trains on every group, "
                         "filter drops groups whose rewards are all equal, refill also generates for more prompts.")

@@ -1,6 +1,6 @@
 """`GRPOTrainer` with dynamic sampling: train only on groups whose rewards differ (DAPO's dynamic sampling).
 
-Three override points of TRL's `GRPOTrainer`, no copy of its code:
+Override points of TRL's `GRPOTrainer`, no copy of its code:
 
 * ``_calculate_rewards`` keeps the rewards TRL has gathered from every process, so the decision about each
   group sees every rank's completions and is the same on every rank.
@@ -11,6 +11,16 @@ Three override points of TRL's `GRPOTrainer`, no copy of its code:
   many prompts as the step's informative rate so far says are missing (`ds.refill_prompts`), not a
   whole batch.
 * ``compute_loss`` passes TRL only the rows kept: a dropped group never reaches the loss.
+* ``train`` empties the buffer of carried groups (below) before TRL's.
+
+Under ``refill`` with ``refill_carry``, informative groups a round brings beyond the step's target are not
+discarded: they are carried into the next step (and trained on there, once), with the log-probabilities of
+the policy that sampled them, so TRL's loss weighs them by the importance ratio (current / sampling policy),
+clipped as PPO clips. TRL computes no such log-probabilities when generation and optimisation are aligned
+(``old_per_token_logps`` is None, ratio 1); a step that carries groups in or out computes them with TRL's own
+``_get_per_token_logps_and_entropies`` for every row it generated (a batch has them for every row or for
+none). The next step's first round then generates only for the groups still missing. The buffer lives in
+memory: it is not saved in checkpoints, and every ``train()`` call (a resume included) starts without one.
 
 Every process runs the same number of generation rounds (the decision is global), so TRL's collective
 calls, vLLM's server and colocate generation included, stay in step. Advantages are TRL's, computed in the
@@ -38,24 +48,37 @@ class NoLearningSignal(UserError):
 class DynamicSamplingTrainer(GRPOTrainer):
     """TRL's `GRPOTrainer` plus ``dynamic_sampling`` (off | filter | refill) and ``max_generation_rounds``.
 
-    ``off`` trains exactly as TRL does and only logs the `ds.METRICS`.
+    ``off`` trains exactly as TRL does and only logs the `ds.METRICS`. ``refill_carry`` (refill only): train
+    the informative groups beyond a step's target in the next step instead of discarding them.
     """
 
     def __init__(self, *args, dynamic_sampling: str = RunConfig.dynamic_sampling,
-                 max_generation_rounds: int = RunConfig.max_generation_rounds, **kwargs):
-        problems = ds.check_options(dynamic_sampling, max_generation_rounds, None, 0)
+                 max_generation_rounds: int = RunConfig.max_generation_rounds,
+                 refill_carry: bool = RunConfig.refill_carry, **kwargs):
+        problems = ds.check_options(dynamic_sampling, max_generation_rounds, None, 0, refill_carry)
         if problems:
             raise UserError("; ".join(problems))
         super().__init__(*args, **kwargs)
         self.dynamic_sampling = dynamic_sampling
         self.max_generation_rounds = max_generation_rounds
+        self.refill_carry = refill_carry
         self._round_rewards = None
         self._barren_rounds = 0  # generation rounds without an informative group, before the first one
         self._seen_signal = None  # has any group taught yet (None: not known before the first generation)
         self._generated_tokens_total = 0
         self._refill_prompts = None
+        self._carry = None  # refill: this process's rows of the groups carried into the next step
+        self._carry_groups = 0  # how many groups that is (the same on every process)
+        self._last_rate = None  # refill: (informative, groups) generated in the previous step
         if dynamic_sampling == "refill":
             self._check_refill_dataset()
+
+    def train(self, *args, **kwargs):
+        """TRL's ``train``, starting without carried groups and with a fresh refill prompt stream: the buffer
+        is not in checkpoints, and a resume (in this process or another) must not train on groups sampled by
+        a policy it rolled back."""
+        self._carry, self._carry_groups, self._last_rate, self._refill_prompts = None, 0, None, None
+        return super().train(*args, **kwargs)
 
     # --- override points ----------------------------------------------------------------------------
 
@@ -68,9 +91,11 @@ class DynamicSamplingTrainer(GRPOTrainer):
         if not self.model.training:
             return super()._generate_and_score_completions(inputs)
         local_size, wanted = len(inputs), len(inputs) * self.accelerator.num_processes // self.num_generations
-        batches, keeps, stats = [], [], {"rounds": 0, "dropped": 0, "unused": 0, "informative": 0, "tokens": 0}
+        carried_in = self._carry_groups
+        batches, keeps = [], []
+        stats = {"rounds": 0, "dropped": 0, "unused": 0, "carried": 0, "informative": carried_in, "tokens": 0}
         seen = {"informative": 0, "groups": 0}  # this step's informative rate so far, to size refill rounds
-        round_inputs = inputs
+        round_inputs = self._first_round_inputs(inputs, wanted - carried_in)
         while True:
             batch = super()._generate_and_score_completions(round_inputs)
             stats["rounds"] += 1
@@ -85,7 +110,6 @@ class DynamicSamplingTrainer(GRPOTrainer):
             chosen = ds.first_informative(informative, wanted - stats["informative"])
             stats["informative"] += int(chosen.sum())
             stats["dropped"] += int((~informative).sum())
-            stats["unused"] += int((informative & ~chosen).sum())
             seen["informative"] += int(informative.sum())
             seen["groups"] += len(informative)
             batches.append(batch)
@@ -99,22 +123,52 @@ class DynamicSamplingTrainer(GRPOTrainer):
                                         self._prompts_per_batch(), self.accelerator.num_processes,
                                         self.num_generations, last_round)
             round_inputs = self._next_refill_inputs(prompts)
+        surplus = informative & ~chosen  # the last round's informative groups beyond the target
         limit_hit = self.dynamic_sampling == "refill" and stats["informative"] < wanted
         if limit_hit:
             logger.warning(
                 "dynamic_sampling refill: step %d reached max_generation_rounds=%d with %d of %d informative "
                 "groups; training on those %d", self.state.global_step + 1, self.max_generation_rounds,
                 stats["informative"], wanted, stats["informative"])
+        if self.dynamic_sampling == "refill" and self.refill_carry:
+            self._last_rate = (seen["informative"], seen["groups"])
+            # the decisions are global: every process runs the same forwards (sharded models stay in step)
+            if carried_in:  # rows carried in have sampling log-probs: a batch needs them on every row
+                for b in batches:
+                    self._add_sampling_logps(b)
+            last = dict(batch)
+            if surplus.any():
+                self._add_sampling_logps(last)
+            carry_in = self._carry
+            self._carry = ds.take_rows(last, ds.local_rows(surplus, self.num_generations,
+                                                           self.accelerator.process_index,
+                                                           len(round_inputs)).nonzero().flatten())
+            self._carry_groups = stats["carried"] = int(surplus.sum())
+            if carry_in is not None and carried_in:
+                batches.insert(0, carry_in)
+                keeps.insert(0, torch.ones(len(carry_in["prompt_ids"]), dtype=torch.bool))
+        else:
+            stats["unused"] = int(surplus.sum())
         self._log_round_stats(stats, limit_hit)
-        return self._batch_for_loss(batches, keeps, local_size)
+        return self._batch_for_loss(batches, keeps, local_size, carried_rows=len(keeps[0]) if carried_in else 0)
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         if ds.KEEP in inputs:
-            inputs = ds.rows_for_loss(inputs)
+            inputs = ds.rows_for_loss(inputs, self._loss_rows(int(inputs[ds.KEEP].sum())))
         return super().compute_loss(model, inputs, return_outputs=return_outputs,
                                     num_items_in_batch=num_items_in_batch)
 
     # --- helpers ------------------------------------------------------------------------------------
+
+    def _loss_rows(self, kept: int) -> int:
+        """Rows this micro-step hands TRL's loss: the most any process kept (at least one), the same on every
+        process (TRL gathers per-row clip metrics, which needs equal shapes). Filler rows add nothing to
+        token-normalised losses (dapo, bnpo, cispo, vespo); with the row-averaged ones (grpo, dr_grpo, sapo,
+        luspo) they count in each process's mean, so every kept row weighs the same on every process."""
+        rows = max(1, kept)
+        if self.accelerator.num_processes > 1:
+            rows = int(self.accelerator.gather(torch.tensor([rows], device=self.accelerator.device)).max())
+        return rows
 
     def _informative(self) -> torch.Tensor:
         return ds.informative_groups(self._round_rewards, self.reward_weights, self.num_generations,
@@ -148,11 +202,14 @@ class DynamicSamplingTrainer(GRPOTrainer):
                 "hard or too easy for the model, or too few num_generations. Raise max_generation_rounds to "
                 "search longer, or set dynamic_sampling: off.")
 
-    def _batch_for_loss(self, batches: list[dict], keeps: list[torch.Tensor], local_size: int) -> dict:
+    def _batch_for_loss(self, batches: list[dict], keeps: list[torch.Tensor], local_size: int,
+                        carried_rows: int = 0) -> dict:
         """One buffer TRL can shuffle and split into ``steps_per_generation`` equal slices; the kept rows
-        marked, the loss's token count recounted over them (every process)."""
+        marked, the first ``carried_rows`` (groups carried from the previous step) flagged under `ds.CARRIED`,
+        the loss's token count recounted over the kept rows (every process)."""
         batch = ds.concat_batches(batches, self._tokenizer.pad_token_id)
         keep = torch.cat(keeps).to(batch["prompt_ids"].device)
+        batch[ds.CARRIED] = torch.arange(len(keep), device=keep.device) < carried_rows
         slices = self.args.steps_per_generation
         kept = int(keep.sum())
         size = max(local_size, -(-kept // slices) * slices)
@@ -167,12 +224,39 @@ class DynamicSamplingTrainer(GRPOTrainer):
         metrics[ds.METRIC_ROUNDS].append(float(stats["rounds"]))
         metrics[ds.METRIC_DROPPED].append(float(stats["dropped"]))
         metrics[ds.METRIC_UNUSED].append(float(stats["unused"]))
+        metrics[ds.METRIC_CARRIED].append(float(stats["carried"]))
         metrics[ds.METRIC_INFORMATIVE].append(float(stats["informative"]))
         metrics[ds.METRIC_TOKENS].append(float(stats["tokens"]))
         metrics[ds.METRIC_TOKENS_TOTAL].append(float(self._generated_tokens_total))
         metrics[ds.METRIC_LIMIT_HIT].append(float(limit_hit))
 
+    def _add_sampling_logps(self, batch: dict) -> None:
+        """The sampling policy's per-token log-probabilities of a round's completions, as TRL computes them
+        when generation and optimisation are misaligned (its own forward, temperature, chunking), unless TRL
+        already did (``old_per_token_logps``). Called before any update of the step: the policy that sampled."""
+        if batch.get("old_per_token_logps") is not None:
+            return
+        from trl.models.utils import disable_gradient_checkpointing
+
+        prompt_completion = torch.cat([batch["prompt_ids"], batch["completion_ids"]], dim=1)
+        attention_mask = torch.cat([batch["prompt_mask"], batch["completion_mask"]], dim=1)
+        with torch.no_grad(), disable_gradient_checkpointing(self.model, self.args.gradient_checkpointing_kwargs):
+            logps, _, _ = self._get_per_token_logps_and_entropies(
+                self.model, prompt_completion, attention_mask, batch["completion_ids"].size(1),
+                batch_size=self.args.per_device_train_batch_size)
+        batch["old_per_token_logps"] = logps
+
     # --- refill prompts -----------------------------------------------------------------------------
+
+    def _first_round_inputs(self, inputs: list[dict], missing: int) -> list[dict]:
+        """The step's first round: TRL's batch, or under ``refill`` with groups carried in, fresh prompts for
+        the groups still missing at the previous step's informative rate (`ds.refill_prompts`)."""
+        if self.dynamic_sampling != "refill" or not self._carry_groups or self._last_rate is None:
+            return inputs
+        full = self._prompts_per_batch()
+        prompts = ds.refill_prompts(missing, *self._last_rate, full, self.accelerator.num_processes,
+                                    self.num_generations, last_round=self.max_generation_rounds == 1)
+        return inputs if prompts >= full else self._next_refill_inputs(prompts)
 
     def _prompts_per_batch(self) -> int:
         return self.args.generation_batch_size // self.num_generations

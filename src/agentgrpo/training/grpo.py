@@ -46,6 +46,7 @@ def build_grpo_trainer(cfg, task: Task, model_path: str, run_dir: Path, callback
         model=model_path,
         dynamic_sampling=cfg.run.dynamic_sampling,
         max_generation_rounds=cfg.run.max_generation_rounds,
+        refill_carry=cfg.run.refill_carry,
         reward_funcs=funcs,
         args=args,
         train_dataset=train_dataset(task, cfg.run.train_size, seed=args.seed),
