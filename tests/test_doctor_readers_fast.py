@@ -330,3 +330,23 @@ def test_real_console_logs_read_the_same_with_and_without_the_one_pass_reader(mo
             assert new.table.columns[key].tobytes() == old.table.columns[key].tobytes(), (path, key)
         taken += split_dict_lines(path.read_text(encoding="utf-8", errors="replace"), console._plain_numbers) is not None
     assert len(logs) >= 5 and taken >= 2, (len(logs), taken)
+
+
+@pytest.mark.parametrize("seed", range(0, 120, 3))
+def test_two_processes_read_what_one_reads(seed, monkeypatch):
+    """The two-process decode (a forked child reads the second half of the dict lines) gives the records,
+    notes and table one process gives, also when it declines; the env switch turns it off."""
+    from agentgrpo.doctor.readers import dictlines
+    from agentgrpo.doctor.table import TextBlock
+
+    text = _uniform_log(seed)
+    monkeypatch.setenv("AGENTGRPO_DOCTOR_FORK", "0")
+    one = textlog.parse_text(text)
+    monkeypatch.setenv("AGENTGRPO_DOCTOR_FORK", "1")
+    monkeypatch.setattr(dictlines, "PARALLEL_MIN_LINES", 2)
+    monkeypatch.setattr(dictlines, "_two_cpus", lambda: True)
+    two = textlog.parse_text(text)
+    records = [r.records() if isinstance(r, TextBlock) else r for r in (one[0], two[0])]
+    assert records[0] == records[1] and one[1:] == two[1:], seed
+    if isinstance(two[0], TextBlock):
+        assert two[0].numbers.tobytes() == one[0].numbers.tobytes()

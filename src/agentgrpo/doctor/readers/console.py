@@ -226,7 +226,7 @@ def _remember(text: str, lines: DictLines | None, skeleton: str | None = None) -
         return
     low = skeleton.lower() if skeleton is not None else None
     no_table = low is not None and "step" not in low and "iter" not in low
-    _last_dict_lines.update(text=text, lines=len(lines.values), no_table=no_table, line_count=lines.line_count())
+    _last_dict_lines.update(text=text, lines=lines.count, no_table=no_table, line_count=lines.line_count())
 
 
 def dict_lines(text: str) -> int | None:
@@ -476,26 +476,27 @@ def _as_block(text: str, skeleton: str, lines: DictLines):
     if columns is None:
         return None
     keys, numbers = columns
-    first = lines.values[0]
+    first = lines.first
     if not is_metric_record(first):
         return [], []
     if names.SUMMARY_KEYS & set(keys) or _is_eval(first):
         return None
-    values = lines.values
+    count = lines.count
     if _has_step(first, {}):
-        return TextBlock(list(keys), None, numbers, lambda: list(chain.from_iterable(map(dict.values, values)))), []
+        cells = lambda: list(chain.from_iterable(map(dict.values, lines.values)))  # noqa: E731
+        return TextBlock(list(keys), None, numbers, cells), []
     around = _bar_around_dicts(skeleton)
     if around is None:
         steps, how = _steps_from_progress(skeleton, lines.skeleton_offsets())
     else:
         steps, how = _steps_from_counts(*around)
     if steps is None:
-        every, how = _logging_every(text, len(values), skeleton)
-        steps = [every * (i + 1) for i in range(len(values))]
-    block = np.empty((len(values), len(keys) + 1))
+        every, how = _logging_every(text, count, skeleton)
+        steps = [every * (i + 1) for i in range(count)]
+    block = np.empty((count, len(keys) + 1))
     block[:, :-1] = numbers
     block[:, -1] = steps
-    cells = lambda: list(chain.from_iterable([*d.values(), s] for d, s in zip(values, steps)))  # noqa: E731
+    cells = lambda: list(chain.from_iterable([*d.values(), s] for d, s in zip(lines.values, steps)))  # noqa: E731
     return TextBlock([*keys, "step"], None, block, cells), [f"console log: steps inferred from {how}"]
 
 

@@ -9,7 +9,10 @@ the result is the same either way (tested on generated logs against the line-by-
 
 from __future__ import annotations
 
+import os
 import re
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import chain, compress, repeat
 from operator import itemgetter
@@ -23,6 +26,9 @@ _OTHER_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 # what stands for a dict line in a skeleton: a brace (no other line has one), then " [" so that reversed
 # ("[ {") it starts with the literal a reversed progress bar starts with (`console._bar_around_dicts`)
 DICT_MARK = "{ ["
+# from this many dict lines on, two processes decode them (half each) when two CPUs are free to
+# (`AGENTGRPO_DOCTOR_FORK=0` turns it off); below it, a fork costs more than it saves
+PARALLEL_MIN_LINES = 20_000
 # a bare nan/inf value of a printed dict (``'kl': nan``), quoted before JSON decoding
 BARE_NUMBER = re.compile(r"(?<=[:\s])(-?(?:nan|inf))(?=\s*[,}])")
 
@@ -34,11 +40,22 @@ class DictLines:
 
     lines: list[str]
     is_dict: list[bool]
-    values: list[dict]
+    _values: list[dict] | None
     numeric: bool
     crlf: bool = False  # the text's carriage returns were read as line breaks: `offsets` are not the text's
     key_sets: set[tuple] = field(default_factory=set)  # the distinct key sequences (one when all share keys)
     block: np.ndarray | None = field(default=None, repr=False)  # the values, when all share keys (numbers)
+    first: dict = field(default_factory=dict)  # the first dict
+    count: int = 0  # how many dicts
+    _decode_rest: Callable[[], list[dict]] | None = field(default=None, repr=False)
+
+    @property
+    def values(self) -> list[dict]:
+        """Every dict, in order (after a two-process read, the half the other process decoded is decoded
+        here the first time they are asked for: a column block needs only `first` and `count`)."""
+        if self._values is None:
+            self._values = self._decode_rest()
+        return self._values
 
     def offsets(self) -> list[int]:
         """Each dict's offset in the text (its line's start: a dict begins its line)."""
@@ -66,7 +83,7 @@ class DictLines:
         order) and every value is a number; None otherwise."""
         if self.block is None:
             return None
-        return tuple(self.values[0]), self.block
+        return tuple(self.first), self.block
 
 
 def _dict_starts(lines: list[str], is_dict: list[bool]) -> list[int]:
@@ -98,6 +115,12 @@ def split_dict_lines(text: str, plain_numbers, carriage_returns: bool = False) -
         map(str.endswith, dict_lines, repeat("}"))
     ):
         return None
+    if n >= PARALLEL_MIN_LINES and _two_cpus():
+        halves = _numbers_in_two_processes(dict_lines)
+        if halves is not None:
+            head, tail, keys, block = halves
+            return DictLines(lines, is_dict, None, True, crlf, {keys}, block, head[0], n,
+                             lambda: head + _numbers(list(tail))[0])
     dict_lines[0], dict_lines[-1] = "[" + dict_lines[0], dict_lines[-1] + "]"  # the array's brackets, no copy
     body = ",".join(dict_lines)
     if any(c in body for c in "()\\|") or body.find("[", 1) >= 0:
@@ -128,7 +151,7 @@ def split_dict_lines(text: str, plain_numbers, carriage_returns: bool = False) -
         if None in values:
             return None
         key_sets = set(map(tuple, values))
-    return DictLines(lines, is_dict, values, numeric, crlf, key_sets, block)
+    return DictLines(lines, is_dict, values, numeric, crlf, key_sets, block, values[0], n)
 
 
 def _same_keys_block(values: list[dict]) -> np.ndarray | None:
@@ -144,3 +167,87 @@ def _same_keys_block(values: list[dict]) -> np.ndarray | None:
         return np.fromiter(chain.from_iterable(map(itemgetter(*keys), values)), float, n * w).reshape(n, w)
     except KeyError:
         return None
+
+
+def _numbers(dict_lines: list[str]) -> tuple[list[dict], tuple, np.ndarray] | None:
+    """(values, keys, float block) of dict lines that all hold numbers only, under the same keys (none with
+    a brace), read exactly as `split_dict_lines` reads them; None for anything else."""
+    dict_lines = list(dict_lines)
+    dict_lines[0], dict_lines[-1] = "[" + dict_lines[0], dict_lines[-1] + "]"
+    body = ",".join(dict_lines)
+    if any(c in body for c in "()\\|") or body.find("[", 1) >= 0:
+        return None
+    try:
+        values = fastjson.orjson.loads(body.replace("'", '"'))
+    except (ValueError, TypeError):
+        return None
+    if not isinstance(values, list) or len(values) != len(dict_lines) or not all(map(isinstance, values, repeat(dict))):
+        return None
+    if not set(map(type, chain.from_iterable(map(dict.values, values)))) <= {int, float}:
+        return None
+    block = _same_keys_block(values)
+    keys = tuple(values[0])
+    if block is None or any("{" in k or "}" in k for k in keys):
+        return None
+    return values, keys, block
+
+
+def _two_cpus() -> bool:
+    """Two CPUs this process may use, one of them idle (a busy machine gains nothing from a second process):
+    the 1-minute load average at most the CPU count less 1.2. Linux only (fork is safe there)."""
+    if os.environ.get("AGENTGRPO_DOCTOR_FORK", "1") == "0" or not sys.platform.startswith("linux"):
+        return False
+    try:
+        cpus = len(os.sched_getaffinity(0))
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return False
+    return cpus >= 2 and load <= cpus - 1.2
+
+
+def _numbers_in_two_processes(dict_lines: list[str]):
+    """`_numbers` of the first half here while a forked child reads the second half and sends back its keys
+    and float block: (head values, tail lines, keys, block), or None when either half is anything else
+    or the fork fails (the caller then reads everything in this process)."""
+    half = len(dict_lines) // 2
+    head, tail = dict_lines[:half], dict_lines[half:]
+    read_end, write_end = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return None
+    if pid == 0:  # the child: never returns, never runs the parent's exit handlers
+        try:
+            os.close(read_end)
+            got = _numbers(tail)
+            if got is not None:
+                _, keys, block = got
+                header = fastjson.orjson.dumps(list(keys))
+                payload = len(header).to_bytes(8, "little") + header + np.ascontiguousarray(block).tobytes()
+                view = memoryview(payload)
+                while view:
+                    view = view[os.write(write_end, view):]
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    try:
+        mine = _numbers(head)
+        chunks = []
+        while chunk := os.read(read_end, 1 << 22):
+            chunks.append(chunk)
+    finally:
+        os.close(read_end)
+        os.waitpid(pid, 0)
+    data = b"".join(chunks)
+    if mine is None or len(data) < 8:
+        return None
+    values, keys, block = mine
+    size = int.from_bytes(data[:8], "little")
+    if tuple(fastjson.orjson.loads(data[8 : 8 + size])) != keys:
+        return None
+    rest = np.frombuffer(data[8 + size :], dtype=float)
+    if rest.size != len(tail) * len(keys):
+        return None
+    return values, tail, keys, np.concatenate([block, rest.reshape(len(tail), len(keys))])
