@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from agentgrpo.doctor.modes import MODES, Mode
 from agentgrpo.errors import ConfigError
 from agentgrpo.heal import history, rollback
-from agentgrpo.heal.remedies import REMEDIES, Situation
+from agentgrpo.heal.remedies import COLLAPSE_LR, REMEDIES, Situation
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 
@@ -48,7 +48,7 @@ def test_remedies_change_what_the_fix_line_says_and_are_absolute(lr, temperature
     values = {"learning_rate": lr, "temperature": temperature, "beta": beta}
     setting = _setting(values)
     collapse = REMEDIES[Mode.COLLAPSE].changes(Situation(setting=setting))
-    assert collapse["learning_rate"] == pytest.approx(lr * 0.1, rel=5e-3) and collapse["learning_rate"] < lr
+    assert collapse["learning_rate"] == pytest.approx(lr * COLLAPSE_LR, rel=5e-3) and collapse["learning_rate"] < lr
     assert collapse.get("temperature", temperature) == max(temperature, 1.0)
     assert collapse.get("beta", beta) == (beta or 0.04)  # "keep beta > 0"
     kl = REMEDIES[Mode.KL].changes(Situation(setting=setting))
@@ -64,8 +64,49 @@ def test_the_learning_rate_is_cut_from_the_rate_the_policy_broke_at(peak, rates)
     """A collapse that began while the schedule was below its peak (warm-up) cuts from the rate in effect then."""
     broke = [{"step": i + 2, "learning_rate": r * peak} for i, r in enumerate(rates)]
     new = REMEDIES[Mode.COLLAPSE].changes(Situation(setting=_setting({"learning_rate": peak}), broke=broke))
-    oracle = 0.1 * min([peak, *(r * peak for r in rates if r * peak > 0)])
-    assert new["learning_rate"] == pytest.approx(oracle, rel=5e-3) and new["learning_rate"] <= peak * 0.1 * 1.005
+    oracle = COLLAPSE_LR * min([peak, *(r * peak for r in rates if r * peak > 0)])
+    assert new["learning_rate"] == pytest.approx(oracle, rel=5e-3) and new["learning_rate"] <= peak * COLLAPSE_LR * 1.005
+
+
+@given(peak=st.floats(1e-6, 1.0), warmup=st.integers(0, 8), ckpt=st.sampled_from([0, 2, 4]),
+       onset=st.integers(1, 14), decay=st.booleans())
+@settings(max_examples=60, deadline=None)
+def test_the_rate_it_broke_at_is_read_from_the_updates_before_the_onset(tmp_path_factory, peak, warmup, ckpt,
+                                                                       onset, decay):
+    """Generated schedules (linear warm-up from 0, then flat or decaying; the logged rate of step s is the
+    rate of update s): the heal cuts from the lowest positive rate of the updates after the rollback
+    checkpoint and before the onset (what is logged at the onset was sampled before its own update), and from
+    the peak when no such update ran (the onset is dated at the segment's first update, or only the
+    warm-up's rate-0 step precedes it): never a rate above the peak's cut, never one below the cut of a
+    rate that ran before the onset."""
+    def rate(s):  # the rate of update s (s = 1, 2, ...), as a Trainer logs it
+        up = (s - 1) / warmup if warmup and s - 1 < warmup else 1.0
+        return peak * up * (max(0.1, 1 - (s - 1 - warmup) / 40) if decay and s - 1 >= warmup else 1.0)
+
+    run = _run(tmp_path_factory.mktemp("lr"), steps=16, ckpts=(ckpt,), lr=peak)
+    rows = [{"step": s, "learning_rate": rate(s)} for s in range(1, 17)]
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    record = _decide(run, onset=max(onset, ckpt + 1))
+    if record["action"] != "resume":
+        return
+    before = [rate(s) for s in range(record["checkpoint_step"] + 1, max(onset, ckpt + 1)) if rate(s) > 0]
+    expected = COLLAPSE_LR * min([peak, *before])
+    new = record["changes"]["learning_rate"][1]
+    assert new == pytest.approx(expected, rel=5e-3) and new <= COLLAPSE_LR * peak * 1.005
+    assert new >= COLLAPSE_LR * min(before or [peak]) * (1 - 5e-3)
+
+
+def test_a_relapse_dated_at_the_resumed_segments_first_update_cuts_from_its_peak(tmp_path):
+    """The planted collapse, healed to 0.001 from checkpoint-1, relapses; the doctor dates the relapse at
+    step 2, the first update after the resume (rate 2e-4, the warm-up's first step): that update is not
+    what the logged step 2 shows, and no earlier update ran at a positive rate, so the heal cuts from the
+    segment's peak (0.001 -> 3e-5), not from the warm-up's 2e-4 (-> 6e-6, far below it)."""
+    run = _run(tmp_path, steps=30, ckpts=(0, 1, 10, 20), lr=0.001)
+    rows = [{"step": 1, "learning_rate": 0.0}] + [{"step": s, "learning_rate": 0.001 * min(1.0, (s - 1) / 5)}
+                                                   for s in range(2, 31)]
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    record = _decide(run, onset=2)
+    assert record["checkpoint_step"] == 0 and record["changes"]["learning_rate"] == [0.001, 3e-05]
 
 
 def test_hacking_stops_unless_fallback_rewards_are_named_and_length_lowers_the_cap():
@@ -153,7 +194,7 @@ def test_a_heal_keeps_the_abandoned_segment_and_resumes_with_the_remedy(tmp_path
     before = (run / "metrics.jsonl").read_text()
     record = _decide(run, onset=8)
     assert (record["action"], record["checkpoint_step"]) == ("resume", 4)  # 4 + 1 + 2 < 8; 6 is too close
-    assert record["changes"] == {"learning_rate": [0.05, 0.005], "beta": [0.0, 0.04]}  # TRL's beta: 0.0
+    assert record["changes"] == {"learning_rate": [0.05, 0.0015], "beta": [0.0, 0.04]}  # TRL's beta: 0.0
     rollback.plan(run, record)
     assert history.pending(run)["heal"] == 1  # on disk before anything moved
     rollback.carry_out(run, record)
@@ -164,9 +205,9 @@ def test_a_heal_keeps_the_abandoned_segment_and_resumes_with_the_remedy(tmp_path
     assert sorted(p.name for p in (seg / "checkpoints").iterdir()) == ["checkpoint-10", "checkpoint-6", "checkpoint-8"]
     assert [json.loads(x)["step"] for x in (run / "metrics.jsonl").read_text().splitlines()] == [1, 2, 3, 4]
     assert (seg / "final" / "model.safetensors").read_text() == "stopped model"
-    assert yaml.safe_load((run / "config.yaml").read_text())["learning_rate"] == 0.005
+    assert yaml.safe_load((run / "config.yaml").read_text())["learning_rate"] == 0.0015
     assert [len(r["abandoned"]) for r in history.rollbacks(run)] == [8]  # steps 5-12 drawn as abandoned
-    assert "rolled back to checkpoint-4; resumed with learning_rate 0.05 -> 0.005" in history.lines(run)[0]
+    assert "rolled back to checkpoint-4; resumed with learning_rate 0.05 -> 0.0015" in history.lines(run)[0]
 
 
 def test_a_stop_ends_at_the_checkpoint_before_the_onset(tmp_path):

@@ -8,7 +8,7 @@ absolute (``{"learning_rate": 0.005}``), so applying a heal twice changes nothin
 >>> from agentgrpo.doctor.modes import Mode
 >>> situation = Situation(setting={"learning_rate": 0.05, "temperature": 1.0, "beta": 0.0}.get)
 >>> REMEDIES[Mode.COLLAPSE].changes(situation)
-{'learning_rate': 0.005, 'beta': 0.04}
+{'learning_rate': 0.0015, 'beta': 0.04}
 >>> REMEDIES[Mode.HACKING].changes(situation) is None     # no fallback reward named: stop
 True
 """
@@ -23,9 +23,12 @@ from typing import Any
 from agentgrpo.doctor.modes import Mode
 
 # How much a heal lowers the learning rate, per mode, from the rate the policy broke at
-# (`Situation.rate_it_broke_at`): an order of magnitude for a collapse (a sweep's usual step: a run that
-# collapses at one rate rarely survives a third of it), less where the doctor's fix line asks for less.
-COLLAPSE_LR = 0.1
+# (`Situation.rate_it_broke_at`). A collapse cuts a decade and a half: the policy is destroyed, not drifting,
+# and a decade is not enough to stay clear of it (measured on `agentgrpo demo --failure collapse --heal`,
+# broken at 0.01: healed at 0.001, seeds 1-3 each blew up KL or collapsed again, also with beta 0.2; at 3e-4
+# all held; a report on Qwen3-0.6B/GSM8K needed 50x: 5e-5 collapsed, 1e-6 converged). KL, instability and
+# regression are drifts the doctor's fix line answers with less.
+COLLAPSE_LR = 0.03
 KL_LR = 0.5
 INSTABILITY_LR = 0.3
 REGRESSION_LR = 0.3
@@ -48,8 +51,12 @@ class Situation:
     broke: list[Mapping] = field(default_factory=list)
 
     def rate_it_broke_at(self) -> float:
-        """The lowest learning rate logged between the rollback checkpoint and the onset (the policy broke at
-        that rate, e.g. still in the warm-up), else the configured peak; never above the peak."""
+        """The rate the policy broke at: the lowest positive learning rate of the updates in ``broke`` (those
+        after the rollback checkpoint and before the onset; the logged rate of step s is the rate of update s,
+        and what is logged at the onset was sampled before its own update), never above the configured peak.
+        With no such update (the onset is dated at the first update after the rollback, or every update
+        before it ran at rate 0, the warm-up's first step) no rate before the onset can have done the damage:
+        the segment broke at the rates it went on to run at, its peak."""
         peak = self.setting("learning_rate")
         logged = [r["learning_rate"] for r in self.broke if isinstance(r.get("learning_rate"), int | float)
                   and math.isfinite(r["learning_rate"]) and r["learning_rate"] > 0]
@@ -136,7 +143,7 @@ REMEDIES: dict[Mode, Remedy] = {
     Mode.INSTABILITY: Remedy("learning rate x0.3 (of the rate it broke at), clip gradients (max_grad_norm <= 0.5), "
                              "no fp16", _instability),
     Mode.KL: Remedy("raise beta x2 (at least 0.04); learning rate x0.5 (of the rate it broke at)", _kl),
-    Mode.COLLAPSE: Remedy("learning rate x0.1 (of the rate it broke at); beta >= 0.04 where it was 0; sample at "
+    Mode.COLLAPSE: Remedy("learning rate x0.03 (of the rate it broke at); beta >= 0.04 where it was 0; sample at "
                           "temperature >= 1.0", _collapse),
     Mode.REGRESSION: Remedy("learning rate x0.3 (of the rate it broke at)", _lower_lr(REGRESSION_LR)),
     Mode.ZERO_VARIANCE: Remedy("stop", None, "identical groups: the task's difficulty or the reward must change; "
