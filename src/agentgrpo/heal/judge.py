@@ -65,8 +65,10 @@ def lineage_reward(table: MetricTable, run_dir: Path, start: int) -> tuple[Metri
     (NaN before: they describe another segment's sampling); or (None, why not)."""
     steps = table.steps
     before, after = steps <= start, steps > start
-    if not after.any() or not before.any():
-        return None, "no steps on one side of the rollback"
+    if not before.any():
+        return None, f"the final segment starts at checkpoint-{start}: no lineage before it"
+    if not after.any():
+        return None, "the final segment logged no steps"
     keep = {}
     switched = [h for h in history.heals(run_dir) if h.get("status") == history.DONE
                 and h.get("action") == "resume" and "rewards" in (h.get("changes") or {})]
