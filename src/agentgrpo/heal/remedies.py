@@ -25,9 +25,8 @@ from agentgrpo.doctor.modes import Mode
 # How much a heal lowers the learning rate, per mode, from the rate the policy broke at
 # (`Situation.rate_it_broke_at`). A collapse cuts a decade and a half: the policy is destroyed, not drifting,
 # and a decade is not enough to stay clear of it (measured on `agentgrpo demo --failure collapse --heal`,
-# broken at 0.01: healed at 0.001, seeds 1-3 each blew up KL or collapsed again, also with beta 0.2; at 3e-4
-# all held; a report on Qwen3-0.6B/GSM8K needed 50x: 5e-5 collapsed, 1e-6 converged). KL, instability and
-# regression are drifts the doctor's fix line answers with less.
+# broken at 0.01: healed at 0.001, seeds 1-3 each blew up KL or collapsed again (seed 2 also at beta 0.2); at 3e-4
+# all held; docs/heal.md). KL, instability and regression are drifts the doctor's fix line answers with less.
 COLLAPSE_LR = 0.03
 KL_LR = 0.5
 INSTABILITY_LR = 0.3
