@@ -18,7 +18,6 @@ import dataclasses
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from agentgrpo.doctor import names
 from agentgrpo.doctor.diagnose import Report, diagnose
@@ -101,6 +100,8 @@ def logged_weights(spec) -> dict[str, float]:
     """``{name TRL logs it under: weight}`` for a rewards setting (a name, or a list of names and
     ``{name, weight, alias}`` dicts); weight-0 (shadow) rewards are left out."""
     if isinstance(spec, str):
+        import yaml  # only here: the doctor reads a metrics file without YAML
+
         spec = yaml.safe_load(spec) if spec.strip().startswith("[") else [spec]
     out: dict[str, float] = {}
     for entry in spec or []:
