@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agentgrpo.doctor import names
+from agentgrpo.doctor import detectors, names
 from agentgrpo.doctor.diagnose import Report, diagnose
 from agentgrpo.doctor.finding import CONVERGED, FAILURE, OK, SATURATED, STATUS_ORDER, Finding
 from agentgrpo.doctor.table import MetricTable
@@ -52,7 +52,8 @@ def diagnose_healed(run):
                              f"judged alone, the segment: {stall.verdict}: {'; '.join(stall.evidence)}"])
     conv = dataclasses.replace(conv, evidence=[*conv.evidence, f"read with the lineage ({how})"])
     findings = [held if f is stall else conv if f.detector == conv.detector else f for f in report.findings]
-    findings.sort(key=lambda f: STATUS_ORDER[f.status])
+    order = {name: i for i, name in enumerate(detectors.NAMES)}  # diagnose's order: status, then detector
+    findings.sort(key=lambda f: (STATUS_ORDER[f.status], order.get(f.detector, len(order))))
     note = f"the stall on the final segment alone is read with the lineage before checkpoint-{start}: converged"
     return (dataclasses.replace(judged, notes=[*judged.notes, note]),
             Report(findings, report.steps, report.first_step, report.last_step, dict(report.meta)))
