@@ -69,16 +69,15 @@ def test_the_learning_rate_is_cut_from_the_rate_the_policy_broke_at(peak, rates)
 
 
 @given(peak=st.floats(1e-6, 1.0), warmup=st.integers(0, 8), ckpt=st.sampled_from([0, 2, 4]),
-       onset=st.integers(1, 14), decay=st.booleans())
+       onset=st.integers(1, 14), decay=st.booleans(), relapse=st.booleans())
 @settings(max_examples=60, deadline=None)
-def test_the_rate_it_broke_at_is_read_from_the_updates_before_the_onset(tmp_path_factory, peak, warmup, ckpt,
-                                                                       onset, decay):
+def test_the_rate_it_broke_at_is_read_from_the_updates_up_to_the_onset(tmp_path_factory, peak, warmup, ckpt,
+                                                                      onset, decay, relapse):
     """Generated schedules (linear warm-up from 0, then flat or decaying; the logged rate of step s is the
-    rate of update s): the heal cuts from the lowest positive rate of the updates after the rollback
-    checkpoint and before the onset (what is logged at the onset was sampled before its own update), and from
-    the peak when no such update ran (the onset is dated at the segment's first update, or only the
-    warm-up's rate-0 step precedes it): never a rate above the peak's cut, never one below the cut of a
-    rate that ran before the onset."""
+    rate of update s). A first failure: the heal cuts from the lowest positive rate of the updates after the
+    rollback checkpoint, up to the onset (the peak when none ran at a positive rate). A relapse (the rate now
+    is one an earlier heal set): from that rate, the peak, whatever its warm-up logged. Never a rate above
+    the peak's cut, never one below the cut of the lowest rate that ran."""
     def rate(s):  # the rate of update s (s = 1, 2, ...), as a Trainer logs it
         up = (s - 1) / warmup if warmup and s - 1 < warmup else 1.0
         return peak * up * (max(0.1, 1 - (s - 1 - warmup) / 40) if decay and s - 1 >= warmup else 1.0)
@@ -86,27 +85,34 @@ def test_the_rate_it_broke_at_is_read_from_the_updates_before_the_onset(tmp_path
     run = _run(tmp_path_factory.mktemp("lr"), steps=16, ckpts=(ckpt,), lr=peak)
     rows = [{"step": s, "learning_rate": rate(s)} for s in range(1, 17)]
     (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    record = _decide(run, onset=max(onset, ckpt + 1))
+    if relapse:
+        history.append(run, {"heal": 1, "status": "done", "action": "resume", "mode": "collapse",
+                             "checkpoint_step": 0, "changes": {"learning_rate": [peak * 30, peak]}})
+    onset = max(onset, ckpt + 1)
+    record = _decide(run, onset=onset)
     if record["action"] != "resume":
         return
-    before = [rate(s) for s in range(record["checkpoint_step"] + 1, max(onset, ckpt + 1)) if rate(s) > 0]
-    expected = COLLAPSE_LR * min([peak, *before])
+    ran = [rate(s) for s in range(record["checkpoint_step"] + 1, onset + 1) if rate(s) > 0]
+    expected = COLLAPSE_LR * (peak if relapse else min([peak, *ran]))
     new = record["changes"]["learning_rate"][1]
     assert new == pytest.approx(expected, rel=5e-3) and new <= COLLAPSE_LR * peak * 1.005
-    assert new >= COLLAPSE_LR * min(before or [peak]) * (1 - 5e-3)
+    assert new >= COLLAPSE_LR * min(ran or [peak]) * (1 - 5e-3)
 
 
-def test_a_relapse_dated_at_the_resumed_segments_first_update_cuts_from_its_peak(tmp_path):
-    """The planted collapse, healed to 0.001 from checkpoint-1, relapses; the doctor dates the relapse at
-    step 2, the first update after the resume (rate 2e-4, the warm-up's first step): that update is not
-    what the logged step 2 shows, and no earlier update ran at a positive rate, so the heal cuts from the
-    segment's peak (0.001 -> 3e-5), not from the warm-up's 2e-4 (-> 6e-6, far below it)."""
-    run = _run(tmp_path, steps=30, ckpts=(0, 1, 10, 20), lr=0.001)
-    rows = [{"step": 1, "learning_rate": 0.0}] + [{"step": s, "learning_rate": 0.001 * min(1.0, (s - 1) / 5)}
+def test_a_relapse_dated_in_the_healed_warm_up_cuts_from_the_healed_rate(tmp_path):
+    """The planted collapse, healed to 0.0015 from checkpoint-1, relapses; the doctor dates the relapse at
+    step 2, in the healed segment's warm-up (rate 3e-4): the heal cuts from the healed rate (0.0015 ->
+    4.5e-5), not from its warm-up's 3e-4 (-> 9e-6, two cuts for one relapse); a first failure dated there
+    cuts from the warm-up's rate, the rate it broke at."""
+    run = _run(tmp_path, steps=30, ckpts=(0, 1, 10, 20), lr=0.0015)
+    rows = [{"step": 1, "learning_rate": 0.0}] + [{"step": s, "learning_rate": 0.0015 * min(1.0, (s - 1) / 5)}
                                                    for s in range(2, 31)]
     (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert _decide(run, onset=2)["changes"]["learning_rate"] == [0.0015, 9e-06]  # first failure: from 3e-4
+    history.append(run, {"heal": 1, "status": "done", "action": "resume", "mode": "collapse", "checkpoint_step": 1,
+                         "changes": {"learning_rate": [0.05, 0.0015]}})
     record = _decide(run, onset=2)
-    assert record["checkpoint_step"] == 0 and record["changes"]["learning_rate"] == [0.001, 3e-05]
+    assert record["checkpoint_step"] == 0 and record["changes"]["learning_rate"] == [0.0015, 4.5e-05]
 
 
 def test_hacking_stops_unless_fallback_rewards_are_named_and_length_lowers_the_cap():

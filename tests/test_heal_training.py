@@ -79,8 +79,8 @@ def test_train_heals_from_the_checkpoint_before_the_onset_with_the_remedy(tmp_pa
     (heal,) = history.heals(run)
     assert (heal["status"], heal["action"], heal["checkpoint_step"]) == ("done", "resume", 1)
     abandoned, lineage = _rows(run / "segments/1/metrics.jsonl"), _rows(run / "metrics.jsonl")
-    # collapse: COLLAPSE_LR of the lowest rate the abandoned segment trained at after checkpoint-1, before the onset
-    broke_at = min(r["learning_rate"] for r in abandoned if 1 < r["step"] < 5 and r["learning_rate"] > 0)
+    # collapse: COLLAPSE_LR of the lowest rate the abandoned segment trained at after checkpoint-1, up to the onset
+    broke_at = min(r["learning_rate"] for r in abandoned if 1 < r["step"] <= 5 and r["learning_rate"] > 0)
     new = float(f"{broke_at * COLLAPSE_LR:.3g}")
     assert heal["changes"] == {"learning_rate": [0.001, new], "beta": [0.0, 0.04]} and new < 1e-4
     assert yaml.safe_load((run / "config.yaml").read_text())["learning_rate"] == new

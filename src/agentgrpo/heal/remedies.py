@@ -42,21 +42,27 @@ class Situation:
     """What a remedy reads: ``setting(name)`` the GRPOConfig value now (TRL's default when unset);
     ``heal_rewards`` the fallback rewards the config names (None: none); ``rows`` the metrics.jsonl records
     up to the checkpoint the run resumes from (before the onset); ``broke`` the records after it, up to the
-    onset (the steps that broke the policy)."""
+    onset (the updates that broke the policy); ``relapse``: the learning rate now is one an earlier heal set
+    (the failure came back under it)."""
 
     setting: Callable[[str], Any]
     heal_rewards: list | None = None
     rows: list[Mapping] = field(default_factory=list)
     broke: list[Mapping] = field(default_factory=list)
+    relapse: bool = False
 
     def rate_it_broke_at(self) -> float:
-        """The rate the policy broke at: the lowest positive learning rate of the updates in ``broke`` (those
-        after the rollback checkpoint and before the onset; the logged rate of step s is the rate of update s,
-        and what is logged at the onset was sampled before its own update), never above the configured peak.
-        With no such update (the onset is dated at the first update after the rollback, or every update
-        before it ran at rate 0, the warm-up's first step) no rate before the onset can have done the damage:
-        the segment broke at the rates it went on to run at, its peak."""
+        """The rate the policy broke at, never above the configured peak.
+
+        A first failure: the lowest positive learning rate logged in ``broke`` (the logged rate of step s is
+        the rate of update s; the onset, a change point, can be a step early or late, so the window runs to
+        it): a policy that broke in the warm-up broke at a fraction of the peak. A relapse: the peak, the
+        rate the earlier heal set; the segment's warm-up fractions of it are the heal's own schedule, not
+        evidence of a lower rate that broke it (a relapse dated in the warm-up would otherwise cut the healed
+        rate twice, by the warm-up fraction and by the remedy)."""
         peak = self.setting("learning_rate")
+        if self.relapse:
+            return peak
         logged = [r["learning_rate"] for r in self.broke if isinstance(r.get("learning_rate"), int | float)
                   and math.isfinite(r["learning_rate"]) and r["learning_rate"] > 0]
         return min([peak, *logged])
