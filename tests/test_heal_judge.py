@@ -110,3 +110,21 @@ def test_logged_weights_name_rewards_as_trl_logs_them():
     assert logged_weights([{"name": "m:length_bonus", "alias": "bonus", "weight": 2}, "x:y",
                            {"name": "shadow", "weight": 0}]) == {"bonus": 2.0, "y": 1.0}
     assert logged_weights("[a, b]") == {"a": 1.0, "b": 1.0} and logged_weights([3]) == {}
+
+
+def test_the_live_doctor_of_a_healed_segment_reads_a_stall_with_the_lineage(tmp_path):
+    """A healed segment's live doctor sees its own steps only (`heal.loop`); with `live_judge` it reads a
+    stall as `agentgrpo doctor` does afterwards, so the segment that holds its lineage's level is not
+    stopped as a stall; one below it still is."""
+    from agentgrpo.doctor.live import LiveDoctorCallback as LiveDoctor
+    from agentgrpo.heal.judge import live_judge
+
+    for level, stalled in ((0.92, False), (0.45, True)):
+        run = _healed(tmp_path / str(level), RISE, [level] * 50)
+        segment = [r for r in map(json.loads, (run / "metrics.jsonl").read_text().splitlines()) if r["step"] > 20]
+        plain, healed = (LiveDoctor(every=5, stop_on=["stall"], run_dir=run, print_fn=None) for _ in range(2))
+        healed.judge = live_judge(run)
+        for doctor in (plain, healed):
+            doctor.feed(segment)
+        assert "stall" in [f.detector for f in plain.check(70).failures]
+        assert ("stall" in [f.detector for f in healed.check(70).failures]) is stalled

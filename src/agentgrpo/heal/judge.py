@@ -9,12 +9,14 @@ So a stall named on the final segment is read again on the lineage's reward (the
 then the segment), with the reward the final segment trains: where a heal switched the rewards, it is
 recomputed from the new rewards' logged components and checked against the segment's own logged reward
 (no context when it does not match). Only the stall reading changes; every other detector judges the final
-segment alone, as before.
+segment alone, as before. The live doctor of a healed segment reads a stall the same way (`live_judge`), so
+it does not stop a segment that holds its lineage's level.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -33,19 +35,46 @@ def diagnose_healed(run):
     report, with a stall named there read against the lineage (see the module docstring)."""
     judged = history.judged_segment(run)
     report = diagnose(judged.table)
-    stall = report.get("stall")
-    if judged is run or stall is None or stall.status != FAILURE:
+    if judged is run:
         return judged, report
-    source = Path(run.source)
-    start = history.final_segment_start(source)
-    context, how = lineage_reward(run.table, source, start)
+    report, note = with_lineage(report, run.table, Path(run.source))
+    return (dataclasses.replace(judged, notes=[*judged.notes, note]) if note else judged), report
+
+
+def live_judge(run_dir: str | Path) -> Callable[[MetricTable], Report]:
+    """The live doctor's diagnosis for a healed segment (it sees the segment's own steps): a stall it names
+    is read with the lineage in ``run_dir``'s metrics.jsonl, as `agentgrpo doctor` reads it afterwards, so
+    a segment that holds its lineage's level is not stopped as a stall."""
+    def judge(table: MetricTable) -> Report:
+        report = diagnose(table)
+        stall = report.get("stall")
+        if stall is None or stall.status != FAILURE or not len(table.steps):
+            return report
+        from agentgrpo.doctor import read_run
+
+        lineage = read_run(run_dir).table
+        keep = lineage.steps <= table.steps[-1]
+        lineage = MetricTable(lineage.steps[keep], {k: v[keep] for k, v in lineage.columns.items()},
+                              dict(lineage.meta))
+        return with_lineage(report, lineage, Path(run_dir))[0]
+
+    return judge
+
+
+def with_lineage(report: Report, lineage: MetricTable, run_dir: Path) -> tuple[Report, str]:
+    """``report`` (the final segment's) with a stall it names read on ``lineage`` (metrics.jsonl: the rows
+    up to each rollback, then the segment), and a note on what was done ('' when there was no stall)."""
+    stall = report.get("stall")
+    start = history.final_segment_start(run_dir)
+    if stall is None or stall.status != FAILURE or start is None:
+        return report, ""
+    context, how = lineage_reward(lineage, run_dir, start)
     if context is None:
-        return dataclasses.replace(judged, notes=[*judged.notes, f"the stall is not read with the lineage: {how}"]), \
-            report
-    lineage = diagnose(context, only=("stall", "convergence"))
-    learned, conv = lineage.get("stall"), lineage.get("convergence")
+        return report, f"the stall is not read with the lineage: {how}"
+    read = diagnose(context, only=("stall", "convergence"))
+    learned, conv = read.get("stall"), read.get("convergence")
     if learned.status != OK or conv is None or conv.state not in (CONVERGED, SATURATED):
-        return judged, report  # the lineage never learned, or the segment sits below what it reached: a stall
+        return report, f"the stall is read with the lineage before checkpoint-{start} ({how}): still a stall"
     held = Finding(detector=stall.detector, status=OK, verdict="no stall: the final segment holds the level "
                    f"its lineage reached before the rollback to checkpoint-{start}",
                    evidence=[*learned.evidence, f"read with the lineage ({how})",
@@ -55,8 +84,7 @@ def diagnose_healed(run):
     order = {name: i for i, name in enumerate(detectors.NAMES)}  # diagnose's order: status, then detector
     findings.sort(key=lambda f: (STATUS_ORDER[f.status], order.get(f.detector, len(order))))
     note = f"the stall on the final segment alone is read with the lineage before checkpoint-{start}: converged"
-    return (dataclasses.replace(judged, notes=[*judged.notes, note]),
-            Report(findings, report.steps, report.first_step, report.last_step, dict(report.meta)))
+    return Report(findings, report.steps, report.first_step, report.last_step, dict(report.meta)), note
 
 
 def lineage_reward(table: MetricTable, run_dir: Path, start: int) -> tuple[MetricTable | None, str]:
