@@ -385,3 +385,28 @@ def test_demo_heal_without_a_failure_is_refused(capsys):
 
     assert main(["demo", "--heal"]) == 2
     assert "--heal heals a planted failure: give --failure" in capsys.readouterr().err
+
+
+def test_a_heal_rolls_back_before_the_earliest_sign_the_doctor_cites(tmp_path):
+    """`agentgrpo demo --failure collapse --heal --seed 4` (tests/data/heal/, the first 25 logged steps, what
+    the live doctor saw): update 2 (0.01) broke the policy, so step 3 logged reward 0 and identical groups,
+    but entropy, the collapse's primary signal, fell only from step 7, the onset. The finding cites the
+    groups going identical at step 2 (`first_sign`), and the heal rolls back before that: checkpoint-0, not
+    checkpoint-3 (already broken: resumed from it, the run ended at 0% success)."""
+    from agentgrpo.doctor import diagnose
+    from agentgrpo.doctor.table import MetricTable
+
+    data = Path(__file__).resolve().parent / "data" / "heal" / "collapse_seed4_metrics.jsonl"
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    finding = diagnose(MetricTable.from_records(rows)).get("collapse")
+    assert (finding.status, finding.onset, finding.first_sign) == ("failure", 7, 2)
+    run = _run(tmp_path, steps=25, ckpts=(0, 1, 2, 3, 4, 5, 10, 20))
+    (run / "metrics.jsonl").write_text(data.read_text())
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    record = rollback.decide(run, finding.to_dict(), step=25, config=config, setting=_setting(config),
+                             heal_rewards=None, heal_max=2)
+    assert (record["checkpoint_step"], record["first_sign"], record["onset"]) == (0, 2, 7)
+    assert record["changes"]["learning_rate"] == [0.05, 0.0003]  # update 2's 0.01, cut x0.03
+    without = rollback.decide(run, {**finding.to_dict(), "first_sign": None}, step=25, config=config,
+                              setting=_setting(config), heal_rewards=None, heal_max=2)
+    assert without["checkpoint_step"] == 3  # the onset alone: 3 + 1 + ONSET_MARGIN < 7

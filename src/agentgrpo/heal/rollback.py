@@ -78,12 +78,15 @@ def decide(run_dir: str | Path, finding: Mapping, *, step: int, config: Mapping,
     }
     remedy = remedy_for(mode)
     record["remedy"] = remedy.fix
-    target = checkpoint_before(folder, int(onset)) if onset is not None else None
+    first = finding.get("first_sign")  # the earliest sign the doctor cites, when before its onset
+    before = min(int(onset), int(first)) if onset is not None and first is not None else onset
+    record["first_sign"] = first
+    target = checkpoint_before(folder, int(before)) if before is not None else None
     if onset is None:
         record["reason"] = "the doctor gave no onset step, so no checkpoint is known to come before the failure"
         return record
     if target is None:
-        record["reason"] = _no_checkpoint_reason(folder, int(onset), setting)
+        record["reason"] = _no_checkpoint_reason(folder, int(before), setting)
         return record
     record["checkpoint"] = _relative(target[1], run_dir)
     record["checkpoint_step"] = target[0]
