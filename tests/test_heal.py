@@ -92,7 +92,7 @@ def test_the_rate_it_broke_at_is_read_from_the_updates_up_to_the_onset(tmp_path_
     record = _decide(run, onset=onset)
     if record["action"] != "resume":
         return
-    ran = [rate(s) for s in range(record["checkpoint_step"] + 1, onset + 1) if rate(s) > 0]
+    ran = [rate(s) for s in range(record["checkpoint_step"] + 1, onset + rollback.ONSET_MARGIN + 1) if rate(s) > 0]
     expected = COLLAPSE_LR * (peak if relapse else min([peak, *ran]))
     new = record["changes"]["learning_rate"][1]
     assert new == pytest.approx(expected, rel=5e-3) and new <= COLLAPSE_LR * peak * 1.005

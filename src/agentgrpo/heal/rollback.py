@@ -92,7 +92,8 @@ def decide(run_dir: str | Path, finding: Mapping, *, step: int, config: Mapping,
     record["checkpoint_step"] = target[0]
     logged = [r for r in _jsonl(Path(run_dir) / METRICS) if isinstance(r.get("step"), int | float)]
     rows = [r for r in logged if r["step"] <= target[0]]
-    broke = [r for r in logged if target[0] < r["step"] <= int(onset)]
+    # the updates that may have broken it: the onset is a change point known to ONSET_MARGIN steps either way
+    broke = [r for r in logged if target[0] < r["step"] <= int(onset) + ONSET_MARGIN]
     relapse = any("learning_rate" in (h.get("changes") or {}) for h in done if h.get("action") == "resume")
     changes = remedy.changes(Situation(setting=setting, heal_rewards=heal_rewards, rows=rows, broke=broke,
                                        relapse=relapse))
