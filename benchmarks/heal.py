@@ -45,11 +45,12 @@ def _mean(rows: list[dict], key: str) -> float | None:
 
 def judge(run_dir: Path, mode: str) -> dict:
     from agentgrpo import rundir
-    from agentgrpo.doctor import diagnose, read_run
+    from agentgrpo.doctor import read_run
     from agentgrpo.heal import history
+    from agentgrpo.heal.judge import diagnose_healed
 
     heals = history.heals(run_dir)
-    report = diagnose(history.judged_segment(read_run(run_dir)).table)
+    report = diagnose_healed(read_run(run_dir))[1]
     sampled = rundir.read_eval(run_dir).get("after", {}).get("sampled", {})
     row = {"heals": "; ".join(f"{h['mode']}@{h['onset']}->ckpt-{h.get('checkpoint_step')} {h['action']}"
                               for h in heals) or "none",

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from agentgrpo.doctor.modes import MODES, Mode
 from agentgrpo.errors import ConfigError
 from agentgrpo.heal import history, rollback
-from agentgrpo.heal.remedies import REMEDIES, Situation
+from agentgrpo.heal.remedies import COLLAPSE_LR, REMEDIES, Situation
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 
@@ -48,7 +48,7 @@ def test_remedies_change_what_the_fix_line_says_and_are_absolute(lr, temperature
     values = {"learning_rate": lr, "temperature": temperature, "beta": beta}
     setting = _setting(values)
     collapse = REMEDIES[Mode.COLLAPSE].changes(Situation(setting=setting))
-    assert collapse["learning_rate"] == pytest.approx(lr * 0.1, rel=5e-3) and collapse["learning_rate"] < lr
+    assert collapse["learning_rate"] == pytest.approx(lr * COLLAPSE_LR, rel=5e-3) and collapse["learning_rate"] < lr
     assert collapse.get("temperature", temperature) == max(temperature, 1.0)
     assert collapse.get("beta", beta) == (beta or 0.04)  # "keep beta > 0"
     kl = REMEDIES[Mode.KL].changes(Situation(setting=setting))
@@ -64,8 +64,55 @@ def test_the_learning_rate_is_cut_from_the_rate_the_policy_broke_at(peak, rates)
     """A collapse that began while the schedule was below its peak (warm-up) cuts from the rate in effect then."""
     broke = [{"step": i + 2, "learning_rate": r * peak} for i, r in enumerate(rates)]
     new = REMEDIES[Mode.COLLAPSE].changes(Situation(setting=_setting({"learning_rate": peak}), broke=broke))
-    oracle = 0.1 * min([peak, *(r * peak for r in rates if r * peak > 0)])
-    assert new["learning_rate"] == pytest.approx(oracle, rel=5e-3) and new["learning_rate"] <= peak * 0.1 * 1.005
+    oracle = COLLAPSE_LR * min([peak, *(r * peak for r in rates if r * peak > 0)])
+    assert new["learning_rate"] == pytest.approx(oracle, rel=5e-3) and new["learning_rate"] <= peak * COLLAPSE_LR * 1.005
+
+
+@given(peak=st.floats(1e-6, 1.0), warmup=st.integers(0, 8), ckpt=st.sampled_from([0, 2, 4]),
+       onset=st.integers(1, 14), decay=st.booleans(), relapse=st.booleans())
+@settings(max_examples=60, deadline=None)
+def test_the_rate_it_broke_at_is_read_from_the_updates_up_to_the_onset(tmp_path_factory, peak, warmup, ckpt,
+                                                                      onset, decay, relapse):
+    """Generated schedules (linear warm-up from 0, then flat or decaying; the logged rate of step s is the
+    rate of update s). A first failure: the heal cuts from the lowest positive rate of the updates after the
+    rollback checkpoint, up to the onset (the peak when none ran at a positive rate). A relapse (the rate now
+    is one an earlier heal set): from that rate, the peak, whatever its warm-up logged. Never a rate above
+    the peak's cut, never one below the cut of the lowest rate that ran."""
+    def rate(s):  # the rate of update s (s = 1, 2, ...), as a Trainer logs it
+        up = (s - 1) / warmup if warmup and s - 1 < warmup else 1.0
+        return peak * up * (max(0.1, 1 - (s - 1 - warmup) / 40) if decay and s - 1 >= warmup else 1.0)
+
+    run = _run(tmp_path_factory.mktemp("lr"), steps=16, ckpts=(ckpt,), lr=peak)
+    rows = [{"step": s, "learning_rate": rate(s)} for s in range(1, 17)]
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    if relapse:
+        history.append(run, {"heal": 1, "status": "done", "action": "resume", "mode": "collapse",
+                             "checkpoint_step": 0, "changes": {"learning_rate": [peak * 30, peak]}})
+    onset = max(onset, ckpt + 1)
+    record = _decide(run, onset=onset)
+    if record["action"] != "resume":
+        return
+    ran = [rate(s) for s in range(record["checkpoint_step"] + 1, onset + rollback.ONSET_MARGIN + 1) if rate(s) > 0]
+    expected = COLLAPSE_LR * (peak if relapse else min([peak, *ran]))
+    new = record["changes"]["learning_rate"][1]
+    assert new == pytest.approx(expected, rel=5e-3) and new <= COLLAPSE_LR * peak * 1.005
+    assert new >= COLLAPSE_LR * min(ran or [peak]) * (1 - 5e-3)
+
+
+def test_a_relapse_dated_in_the_healed_warm_up_cuts_from_the_healed_rate(tmp_path):
+    """The planted collapse, healed to 0.0015 from checkpoint-1, relapses; the doctor dates the relapse at
+    step 2, in the healed segment's warm-up (rate 3e-4): the heal cuts from the healed rate (0.0015 ->
+    4.5e-5), not from its warm-up's 3e-4 (-> 9e-6, two cuts for one relapse); a first failure dated there
+    cuts from the warm-up's rate, the rate it broke at."""
+    run = _run(tmp_path, steps=30, ckpts=(0, 1, 10, 20), lr=0.0015)
+    rows = [{"step": 1, "learning_rate": 0.0}] + [{"step": s, "learning_rate": 0.0015 * min(1.0, (s - 1) / 5)}
+                                                   for s in range(2, 31)]
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert _decide(run, onset=2)["changes"]["learning_rate"] == [0.0015, 9e-06]  # first failure: from 3e-4
+    history.append(run, {"heal": 1, "status": "done", "action": "resume", "mode": "collapse", "checkpoint_step": 1,
+                         "changes": {"learning_rate": [0.05, 0.0015]}})
+    record = _decide(run, onset=2)
+    assert record["checkpoint_step"] == 0 and record["changes"]["learning_rate"] == [0.0015, 4.5e-05]
 
 
 def test_hacking_stops_unless_fallback_rewards_are_named_and_length_lowers_the_cap():
@@ -153,7 +200,7 @@ def test_a_heal_keeps_the_abandoned_segment_and_resumes_with_the_remedy(tmp_path
     before = (run / "metrics.jsonl").read_text()
     record = _decide(run, onset=8)
     assert (record["action"], record["checkpoint_step"]) == ("resume", 4)  # 4 + 1 + 2 < 8; 6 is too close
-    assert record["changes"] == {"learning_rate": [0.05, 0.005], "beta": [0.0, 0.04]}  # TRL's beta: 0.0
+    assert record["changes"] == {"learning_rate": [0.05, 0.0015], "beta": [0.0, 0.04]}  # TRL's beta: 0.0
     rollback.plan(run, record)
     assert history.pending(run)["heal"] == 1  # on disk before anything moved
     rollback.carry_out(run, record)
@@ -164,9 +211,9 @@ def test_a_heal_keeps_the_abandoned_segment_and_resumes_with_the_remedy(tmp_path
     assert sorted(p.name for p in (seg / "checkpoints").iterdir()) == ["checkpoint-10", "checkpoint-6", "checkpoint-8"]
     assert [json.loads(x)["step"] for x in (run / "metrics.jsonl").read_text().splitlines()] == [1, 2, 3, 4]
     assert (seg / "final" / "model.safetensors").read_text() == "stopped model"
-    assert yaml.safe_load((run / "config.yaml").read_text())["learning_rate"] == 0.005
+    assert yaml.safe_load((run / "config.yaml").read_text())["learning_rate"] == 0.0015
     assert [len(r["abandoned"]) for r in history.rollbacks(run)] == [8]  # steps 5-12 drawn as abandoned
-    assert "rolled back to checkpoint-4; resumed with learning_rate 0.05 -> 0.005" in history.lines(run)[0]
+    assert "rolled back to checkpoint-4; resumed with learning_rate 0.05 -> 0.0015" in history.lines(run)[0]
 
 
 def test_a_stop_ends_at_the_checkpoint_before_the_onset(tmp_path):
@@ -338,3 +385,28 @@ def test_demo_heal_without_a_failure_is_refused(capsys):
 
     assert main(["demo", "--heal"]) == 2
     assert "--heal heals a planted failure: give --failure" in capsys.readouterr().err
+
+
+def test_a_heal_rolls_back_before_the_earliest_sign_the_doctor_cites(tmp_path):
+    """`agentgrpo demo --failure collapse --heal --seed 4` (tests/data/heal/, the first 25 logged steps, what
+    the live doctor saw): update 2 (0.01) broke the policy, so step 3 logged reward 0 and identical groups,
+    but entropy, the collapse's primary signal, fell only from step 7, the onset. The finding cites the
+    groups going identical at step 2 (`first_sign`), and the heal rolls back before that: checkpoint-0, not
+    checkpoint-3 (already broken: resumed from it, the run ended at 0% success)."""
+    from agentgrpo.doctor import diagnose
+    from agentgrpo.doctor.table import MetricTable
+
+    data = Path(__file__).resolve().parent / "data" / "heal" / "collapse_seed4_metrics.jsonl"
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    finding = diagnose(MetricTable.from_records(rows)).get("collapse")
+    assert (finding.status, finding.onset, finding.first_sign) == ("failure", 7, 2)
+    run = _run(tmp_path, steps=25, ckpts=(0, 1, 2, 3, 4, 5, 10, 20))
+    (run / "metrics.jsonl").write_text(data.read_text())
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    record = rollback.decide(run, finding.to_dict(), step=25, config=config, setting=_setting(config),
+                             heal_rewards=None, heal_max=2)
+    assert (record["checkpoint_step"], record["first_sign"], record["onset"]) == (0, 2, 7)
+    assert record["changes"]["learning_rate"] == [0.05, 0.0003]  # update 2's 0.01, cut x0.03
+    without = rollback.decide(run, {**finding.to_dict(), "first_sign": None}, step=25, config=config,
+                              setting=_setting(config), heal_rewards=None, heal_max=2)
+    assert without["checkpoint_step"] == 3  # the onset alone: 3 + 1 + ONSET_MARGIN < 7

@@ -21,6 +21,7 @@ from transformers import TrainerCallback
 from agentgrpo import rundir
 from agentgrpo.doctor.finding import FAILURE, Finding
 from agentgrpo.heal import history
+from agentgrpo.heal.remedies import COLLAPSE_LR
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 FAST = ["--model", "tiny", "--per_device_train_batch_size", "8", "--max_completion_length", "24",
@@ -78,9 +79,9 @@ def test_train_heals_from_the_checkpoint_before_the_onset_with_the_remedy(tmp_pa
     (heal,) = history.heals(run)
     assert (heal["status"], heal["action"], heal["checkpoint_step"]) == ("done", "resume", 1)
     abandoned, lineage = _rows(run / "segments/1/metrics.jsonl"), _rows(run / "metrics.jsonl")
-    # collapse: a tenth of the lowest rate the abandoned segment trained at after checkpoint-1, up to the onset
+    # collapse: COLLAPSE_LR of the lowest rate the abandoned segment trained at after checkpoint-1, up to the onset
     broke_at = min(r["learning_rate"] for r in abandoned if 1 < r["step"] <= 5 and r["learning_rate"] > 0)
-    new = float(f"{broke_at * 0.1:.3g}")
+    new = float(f"{broke_at * COLLAPSE_LR:.3g}")
     assert heal["changes"] == {"learning_rate": [0.001, new], "beta": [0.0, 0.04]} and new < 1e-4
     assert yaml.safe_load((run / "config.yaml").read_text())["learning_rate"] == new
     assert [r["step"] for r in abandoned] == [1, 2, 3, 4, 5] and [r["step"] for r in lineage] == [1, 2, 3, 4, 5]

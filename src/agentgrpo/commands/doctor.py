@@ -85,15 +85,14 @@ def run(args) -> int:
         return score(args)
     if not args.path:
         raise UserError("agentgrpo doctor: give a PATH to diagnose (or --score DIR --labels FILE)")
-    from agentgrpo.doctor.diagnose import diagnose
     from agentgrpo.doctor.readers import read_run
     from agentgrpo.doctor.readers.read import parse_mapping
     from agentgrpo.doctor.summary import text
     from agentgrpo.heal import history
+    from agentgrpo.heal.judge import diagnose_healed
 
     source = read_run(args.path, parse_mapping(getattr(args, "map", None) or []))
-    judged = history.judged_segment(source)  # a healed run: its final segment; the curves show the lineage
-    report = diagnose(judged.table)
+    judged, report = diagnose_healed(source)  # a healed run: its final segment; the curves show the lineage
     written = [] if args.no_report else write_report(source, report, args.out, args.png)
     heals = history.heals(source.source) if Path(source.source).is_dir() else []
     if args.json:

@@ -41,7 +41,8 @@ class Finding:
     detector's ``"no_signal"`` kind); ``onset`` is the step where the sustained change began (None when
     nothing began); ``state`` a structured sub-verdict (`CONVERGED`, `SATURATED`, `TOO_SHORT`, ...);
     ``explained_by`` names the failures this one is a consequence of (then its status is a warning);
-    ``metrics`` names the curves the report marks the onset on.
+    ``metrics`` names the curves the report marks the onset on; ``first_sign`` the step where the earliest
+    signal the evidence cites began to change, when that is before the onset (a heal rolls back before it).
 
     >>> f = Finding(detector="kl", status=FAILURE, verdict="KL blow-up", onset=12)
     >>> f.is_failure, f.mode, f.to_dict()["status"]
@@ -59,6 +60,7 @@ class Finding:
     mode: str = ""
     state: str = ""
     explained_by: list[str] = field(default_factory=list)
+    first_sign: int | None = None  # the earliest step a cited signal changed, where before the onset (or None)
 
     def __post_init__(self):
         self.status = Status(self.status)

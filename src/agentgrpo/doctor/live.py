@@ -125,6 +125,8 @@ class LiveDoctorCallback(TrainerCallback):
         self._seen: set[tuple[str, str]] = set()  # (detector, status) already reported
         self._streak: dict[str, int] = {}  # detector -> consecutive checks it was flagged
         self._tail: JsonlTail | None = None
+        # how a check diagnoses the history (a healed segment's doctor reads a stall with its lineage)
+        self.judge: Callable[[MetricTable], Report] = diagnose
 
     # ---- Trainer events -----------------------------------------------------------------------------------
     def on_train_begin(self, args, state, control, **kwargs):
@@ -189,7 +191,7 @@ class LiveDoctorCallback(TrainerCallback):
         """Diagnose the history now; report what is new; stop training if asked to. Returns the report."""
         if "shadow" not in self.meta:
             self._set_weights()
-        report = diagnose(self.history.table(self.meta))
+        report = self.judge(self.history.table(self.meta))
         self.report = report
         flagged = {f.detector: f for f in report.findings if f.status in (FAILURE, WARNING)}
         self._streak = {d: self._streak.get(d, 0) + 1 for d in flagged}

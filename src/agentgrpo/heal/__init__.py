@@ -4,6 +4,7 @@ last checkpoint before the onset, apply that mode's remedy (`remedies.REMEDIES`)
 - `remedies`: the one declared table, failure mode -> remedy (settings changed, or a stop with the reason);
 - `history`: what a run directory records of its heals (``heal.jsonl``, ``segments/N/``), read by the doctor
   and the report as plain files;
+- `judge`: the doctor on a healed run: the final segment, with a stall there read against the lineage;
 - `rollback`: the choice of checkpoint and the file moves of one heal (atomic, idempotent: a heal killed
   half-way completes on ``--resume``);
 - `loop`: the training loop of `agentgrpo train` with heals; `agentgrpo.training.heal_callbacks` holds the

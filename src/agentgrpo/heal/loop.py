@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentgrpo.heal import history, rollback
+from agentgrpo.heal.judge import live_judge
 
 
 def say(message: str) -> None:
@@ -35,8 +36,9 @@ def train_healing(cfg, model_path: str, run_dir: Path, checkpoint, callbacks=(),
     while True:
         doctors = list(live_doctor(plan, run_dir)) if live_doctor else []
         if plan is not cfg or unfinished is not None:
-            for doctor in doctors:  # a healed segment is judged on its own steps, not the lineage before them
+            for doctor in doctors:  # a healed segment is judged on its own steps, a stall with its lineage
                 doctor.load_history = _nothing
+                doctor.judge = live_judge(run_dir)
         trainer = build_grpo_trainer(plan, plan.task, model_path, run_dir,
                                      callbacks=[*doctors, LearningRateFromArgs(), *callbacks])
         trainer.add_callback(StartCheckpoint(trainer))  # the start is always a rollback point

@@ -8,7 +8,7 @@ absolute (``{"learning_rate": 0.005}``), so applying a heal twice changes nothin
 >>> from agentgrpo.doctor.modes import Mode
 >>> situation = Situation(setting={"learning_rate": 0.05, "temperature": 1.0, "beta": 0.0}.get)
 >>> REMEDIES[Mode.COLLAPSE].changes(situation)
-{'learning_rate': 0.005, 'beta': 0.04}
+{'learning_rate': 0.0015, 'beta': 0.04}
 >>> REMEDIES[Mode.HACKING].changes(situation) is None     # no fallback reward named: stop
 True
 """
@@ -23,9 +23,11 @@ from typing import Any
 from agentgrpo.doctor.modes import Mode
 
 # How much a heal lowers the learning rate, per mode, from the rate the policy broke at
-# (`Situation.rate_it_broke_at`): an order of magnitude for a collapse (a sweep's usual step: a run that
-# collapses at one rate rarely survives a third of it), less where the doctor's fix line asks for less.
-COLLAPSE_LR = 0.1
+# (`Situation.rate_it_broke_at`). A collapse cuts a decade and a half: the policy is destroyed, not drifting,
+# and a decade is not enough to stay clear of it (measured on `agentgrpo demo --failure collapse --heal`,
+# broken at 0.01: healed at 0.001, seeds 1-3 each blew up KL or collapsed again (seed 2 also at beta 0.2); at 3e-4
+# all held; docs/heal.md). KL, instability and regression are drifts the doctor's fix line answers with less.
+COLLAPSE_LR = 0.03
 KL_LR = 0.5
 INSTABILITY_LR = 0.3
 REGRESSION_LR = 0.3
@@ -40,17 +42,27 @@ class Situation:
     """What a remedy reads: ``setting(name)`` the GRPOConfig value now (TRL's default when unset);
     ``heal_rewards`` the fallback rewards the config names (None: none); ``rows`` the metrics.jsonl records
     up to the checkpoint the run resumes from (before the onset); ``broke`` the records after it, up to the
-    onset (the steps that broke the policy)."""
+    onset (the updates that broke the policy); ``relapse``: the learning rate now is one an earlier heal set
+    (the failure came back under it)."""
 
     setting: Callable[[str], Any]
     heal_rewards: list | None = None
     rows: list[Mapping] = field(default_factory=list)
     broke: list[Mapping] = field(default_factory=list)
+    relapse: bool = False
 
     def rate_it_broke_at(self) -> float:
-        """The lowest learning rate logged between the rollback checkpoint and the onset (the policy broke at
-        that rate, e.g. still in the warm-up), else the configured peak; never above the peak."""
+        """The rate the policy broke at, never above the configured peak.
+
+        A first failure: the lowest positive learning rate logged in ``broke`` (the logged rate of step s is
+        the rate of update s; the onset, a change point, can be a step early or late, so the window runs to
+        it): a policy that broke in the warm-up broke at a fraction of the peak. A relapse: the peak, the
+        rate the earlier heal set; the segment's warm-up fractions of it are the heal's own schedule, not
+        evidence of a lower rate that broke it (a relapse dated in the warm-up would otherwise cut the healed
+        rate twice, by the warm-up fraction and by the remedy)."""
         peak = self.setting("learning_rate")
+        if self.relapse:
+            return peak
         logged = [r["learning_rate"] for r in self.broke if isinstance(r.get("learning_rate"), int | float)
                   and math.isfinite(r["learning_rate"]) and r["learning_rate"] > 0]
         return min([peak, *logged])
@@ -136,7 +148,7 @@ REMEDIES: dict[Mode, Remedy] = {
     Mode.INSTABILITY: Remedy("learning rate x0.3 (of the rate it broke at), clip gradients (max_grad_norm <= 0.5), "
                              "no fp16", _instability),
     Mode.KL: Remedy("raise beta x2 (at least 0.04); learning rate x0.5 (of the rate it broke at)", _kl),
-    Mode.COLLAPSE: Remedy("learning rate x0.1 (of the rate it broke at); beta >= 0.04 where it was 0; sample at "
+    Mode.COLLAPSE: Remedy("learning rate x0.03 (of the rate it broke at); beta >= 0.04 where it was 0; sample at "
                           "temperature >= 1.0", _collapse),
     Mode.REGRESSION: Remedy("learning rate x0.3 (of the rate it broke at)", _lower_lr(REGRESSION_LR)),
     Mode.ZERO_VARIANCE: Remedy("stop", None, "identical groups: the task's difficulty or the reward must change; "

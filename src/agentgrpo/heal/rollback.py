@@ -78,19 +78,25 @@ def decide(run_dir: str | Path, finding: Mapping, *, step: int, config: Mapping,
     }
     remedy = remedy_for(mode)
     record["remedy"] = remedy.fix
-    target = checkpoint_before(folder, int(onset)) if onset is not None else None
+    first = finding.get("first_sign")  # the earliest sign the doctor cites, when before its onset
+    before = min(int(onset), int(first)) if onset is not None and first is not None else onset
+    record["first_sign"] = first
+    target = checkpoint_before(folder, int(before)) if before is not None else None
     if onset is None:
         record["reason"] = "the doctor gave no onset step, so no checkpoint is known to come before the failure"
         return record
     if target is None:
-        record["reason"] = _no_checkpoint_reason(folder, int(onset), setting)
+        record["reason"] = _no_checkpoint_reason(folder, int(before), setting)
         return record
     record["checkpoint"] = _relative(target[1], run_dir)
     record["checkpoint_step"] = target[0]
     logged = [r for r in _jsonl(Path(run_dir) / METRICS) if isinstance(r.get("step"), int | float)]
     rows = [r for r in logged if r["step"] <= target[0]]
-    broke = [r for r in logged if target[0] < r["step"] <= int(onset)]
-    changes = remedy.changes(Situation(setting=setting, heal_rewards=heal_rewards, rows=rows, broke=broke))
+    # the updates that may have broken it: the onset is a change point known to ONSET_MARGIN steps either way
+    broke = [r for r in logged if target[0] < r["step"] <= int(onset) + ONSET_MARGIN]
+    relapse = any("learning_rate" in (h.get("changes") or {}) for h in done if h.get("action") == "resume")
+    changes = remedy.changes(Situation(setting=setting, heal_rewards=heal_rewards, rows=rows, broke=broke,
+                                       relapse=relapse))
     resumed = [h for h in done if h.get("action") == "resume"]
     if len(resumed) >= heal_max:
         record["reason"] = (f"heal_max ({heal_max}) reached: the failure came back after "

@@ -10,7 +10,6 @@ MAIN = ("reward", "zero_std", "kl", "entropy", "length", "tools")
 
 def plot_run_curves(run_dir: str | Path, out_path: str | Path) -> Path | None:
     """Draw the main panels of a run into one PNG; None when the run has no readable log yet."""
-    from agentgrpo.doctor.diagnose import diagnose
     from agentgrpo.doctor.readers import read_run
     from agentgrpo.errors import UserError
     from agentgrpo.report import charts
@@ -19,10 +18,10 @@ def plot_run_curves(run_dir: str | Path, out_path: str | Path) -> Path | None:
         run = read_run(run_dir)
     except UserError:
         return None
-    from agentgrpo.heal.history import judged_segment
+    from agentgrpo.heal.judge import diagnose_healed
     from agentgrpo.report.heal import overlay
 
-    report = diagnose(judged_segment(run).table)  # a healed run: its final segment
+    report = diagnose_healed(run)[1]  # a healed run: its final segment
     panels = overlay([c for c in charts.build(run.table, report.findings) if c.key in MAIN], run_dir)
     if not panels:
         return None

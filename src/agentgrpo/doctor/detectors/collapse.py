@@ -204,6 +204,7 @@ def detect(sig: Curves) -> Finding:
         )
     primary = fixed or entropy or min(present, key=lambda v: v[0].onset)
     onset = primary[0].onset
+    first = min(v[0].onset for v in signals)  # groups may go identical steps before entropy falls
     t = abs(primary[0].t)
     share = [bool(v) for metric, v in supports.items() if sig.curve(metric) is not None]
     return Finding(
@@ -215,4 +216,5 @@ def detect(sig: Curves) -> Finding:
         evidence=evidence,
         fix=FIX,
         metrics=[names.ENTROPY, names.REWARD_STD, names.FRAC_ZERO_STD, names.LENGTH],
+        first_sign=int(round(first)) if round(first) < round(onset) else None,
     )
