@@ -61,7 +61,7 @@ class DictLines:
         """Each dict's offset in the text (its line's start: a dict begins its line)."""
         if self.crlf:
             raise ValueError("the text's line breaks were rewritten: use the skeleton's offsets")
-        return _dict_starts(self.lines, self.is_dict)
+        return _dict_starts(map(len, self.lines), self.is_dict)
 
     def line_count(self) -> int:
         """``len(text.splitlines())``: the text has no other line break than "\\n"."""
@@ -74,9 +74,8 @@ class DictLines:
 
     def skeleton_offsets(self) -> list[int]:
         """Each dict's offset in the `skeleton`."""
-        lengths = [(len(DICT_MARK) if d else len(line)) for line, d in zip(self.lines, self.is_dict)]
-        starts = np.cumsum([0, *lengths[:-1]]) + np.arange(len(lengths))
-        return starts[np.fromiter(self.is_dict, bool, len(self.is_dict))].tolist()
+        lengths = (len(DICT_MARK) if d else len(line) for line, d in zip(self.lines, self.is_dict))
+        return _dict_starts(lengths, self.is_dict)
 
     def column_block(self) -> tuple[tuple, np.ndarray] | None:
         """(keys, values as a rows x keys float array) when every dict has the same keys (the first dict's
@@ -86,8 +85,10 @@ class DictLines:
         return tuple(self.first), self.block
 
 
-def _dict_starts(lines: list[str], is_dict: list[bool]) -> list[int]:
-    starts = np.cumsum([0, *map(len, lines[:-1])]) + np.arange(len(lines))  # each line's length + its "\n"
+def _dict_starts(lengths, is_dict: list[bool]) -> list[int]:
+    """The offsets of the dict lines, from every line's length (each line ends with one "\\n")."""
+    ends = np.cumsum(np.fromiter(lengths, np.int64, len(is_dict)) + 1)
+    starts = np.concatenate([[0], ends[:-1]])
     return starts[np.fromiter(is_dict, bool, len(is_dict))].tolist()
 
 
@@ -109,8 +110,7 @@ def split_dict_lines(text: str, plain_numbers, carriage_returns: bool = False) -
     is_dict = ["{" in line for line in lines]
     dict_lines = list(compress(lines, is_dict))
     n = len(dict_lines)
-    # each opens its line with a brace and a quoted key and closes it with a brace; nothing the line reader
-    # reads apart: parentheses (`tensor(...)`), backslashes, brackets (a list; a progress bar's " [")
+    # each opens its line with a brace and a quoted key and closes it with a brace (the rest: `_decode`)
     if not all(map(str.startswith, dict_lines, repeat(("{'", '{"')))) or not all(
         map(str.endswith, dict_lines, repeat("}"))
     ):
@@ -121,24 +121,10 @@ def split_dict_lines(text: str, plain_numbers, carriage_returns: bool = False) -
             head, tail, keys, block = halves
             return DictLines(lines, is_dict, None, True, crlf, {keys}, block, head[0], n,
                              lambda: head + _numbers(list(tail))[0])
-    dict_lines[0], dict_lines[-1] = "[" + dict_lines[0], dict_lines[-1] + "]"  # the array's brackets, no copy
-    body = ",".join(dict_lines)
-    if any(c in body for c in "()\\|") or body.find("[", 1) >= 0:
+    decoded = _decode(dict_lines, quote_bare=True)
+    if decoded is None:
         return None
-    body = body.replace("'", '"')
-    bare = False
-    try:
-        values = fastjson.orjson.loads(body)
-    except (ValueError, TypeError):
-        if "nan" not in body and "inf" not in body:
-            return None
-        bare = True
-        try:
-            values = fastjson.orjson.loads(BARE_NUMBER.sub(r'"\1"', body))
-        except (ValueError, TypeError):
-            return None
-    if not isinstance(values, list) or len(values) != n or not all(map(isinstance, values, repeat(dict))):
-        return None
+    values, body, bare = decoded
     numeric = not bare and set(map(type, chain.from_iterable(map(dict.values, values)))) <= {int, float}
     block = _same_keys_block(values) if numeric else None
     key_sets = {tuple(values[0])} if block is not None else set(map(tuple, values))
@@ -169,20 +155,40 @@ def _same_keys_block(values: list[dict]) -> np.ndarray | None:
         return None
 
 
-def _numbers(dict_lines: list[str]) -> tuple[list[dict], tuple, np.ndarray] | None:
-    """(values, keys, float block) of dict lines that all hold numbers only, under the same keys (none with
-    a brace), read exactly as `split_dict_lines` reads them; None for anything else."""
+def _decode(dict_lines: list[str], quote_bare: bool) -> tuple[list[dict], str, bool] | None:
+    """The dict lines as one JSON array (single quotes made double; with ``quote_bare``, a bare nan/inf
+    quoted when the array does not decode as it is): (one dict per line, the JSON text, whether nan/inf were
+    quoted); None when a line holds what the line reader reads apart (parentheses: ``tensor(...)``,
+    backslashes, brackets: a list, a progress bar's " [") or the lines are not one dict each."""
     dict_lines = list(dict_lines)
-    dict_lines[0], dict_lines[-1] = "[" + dict_lines[0], dict_lines[-1] + "]"
+    dict_lines[0], dict_lines[-1] = "[" + dict_lines[0], dict_lines[-1] + "]"  # the array's brackets, no copy
     body = ",".join(dict_lines)
     if any(c in body for c in "()\\|") or body.find("[", 1) >= 0:
         return None
+    body = body.replace("'", '"')
+    bare = False
     try:
-        values = fastjson.orjson.loads(body.replace("'", '"'))
+        values = fastjson.orjson.loads(body)
     except (ValueError, TypeError):
-        return None
+        if not quote_bare or ("nan" not in body and "inf" not in body):
+            return None
+        bare = True
+        try:
+            values = fastjson.orjson.loads(BARE_NUMBER.sub(r'"\1"', body))
+        except (ValueError, TypeError):
+            return None
     if not isinstance(values, list) or len(values) != len(dict_lines) or not all(map(isinstance, values, repeat(dict))):
         return None
+    return values, body, bare
+
+
+def _numbers(dict_lines: list[str]) -> tuple[list[dict], tuple, np.ndarray] | None:
+    """(values, keys, float block) of dict lines that all hold numbers only, under the same keys (none with
+    a brace), read exactly as `split_dict_lines` reads them; None for anything else."""
+    decoded = _decode(dict_lines, quote_bare=False)
+    if decoded is None:
+        return None
+    values = decoded[0]
     if not set(map(type, chain.from_iterable(map(dict.values, values)))) <= {int, float}:
         return None
     block = _same_keys_block(values)
