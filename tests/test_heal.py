@@ -410,3 +410,64 @@ def test_a_heal_rolls_back_before_the_earliest_sign_the_doctor_cites(tmp_path):
     without = rollback.decide(run, {**finding.to_dict(), "first_sign": None}, step=25, config=config,
                               setting=_setting(config), heal_rewards=None, heal_max=2)
     assert without["checkpoint_step"] == 3  # the onset alone: 3 + 1 + ONSET_MARGIN < 7
+
+
+# --- the model a stop ends with ---------------------------------------------------------------------------
+
+
+def _shadow_run(tmp: Path, shadow: list[float], ckpts, weights=None) -> Path:
+    """A run whose step s (1-based) logged shadow[s-1] for correct_answer (weight 0) and a rising proxy."""
+    run = _run(tmp, steps=len(shadow), ckpts=ckpts)
+    (run / "metrics.jsonl").write_text("".join(
+        json.dumps({"step": s, "reward": s / 10, "rewards/proxy/mean": s / 10, "rewards/correct_answer/mean": v})
+        + "\n" for s, v in enumerate(shadow, start=1)))
+    rewards = weights or [{"name": "m:proxy", "alias": "proxy"}, {"name": "correct_answer", "weight": 0.0}]
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    (run / "config.yaml").write_text(yaml.safe_dump({**config, "rewards": rewards}))
+    return run
+
+
+@given(shadow=st.lists(st.floats(0, 1), min_size=6, max_size=30),
+       saved=st.sets(st.integers(0, 30), max_size=10), onset=st.integers(1, 32))
+@settings(max_examples=60, deadline=None)
+def test_a_stop_ends_at_the_checkpoint_before_the_onset_with_the_highest_shadow(tmp_path_factory, shadow, saved,
+                                                                               onset):
+    """Plain-Python oracle: among the checkpoints a rollback may use, the highest mean shadow over the logged
+    steps s-1..s+1 (ties: the later one); with no logged step in any window, the last before the onset."""
+    run = _shadow_run(tmp_path_factory.mktemp("s"), shadow, ckpts=sorted(saved))
+    allowed = [s for s in sorted(saved) if s + 1 + rollback.ONSET_MARGIN < onset or (s == 0 and onset >= 1)]
+    logged = dict(enumerate(shadow, start=1))
+    scored = [(sum(w) / len(w), s) for s in allowed
+              if (w := [logged[t] for t in (s - 1, s, s + 1) if t in logged])]
+    oracle = max(scored)[1] if scored else (allowed[-1] if allowed else None)
+    record = _decide(run, onset, mode="hacking")
+    assert record["action"] == "stop" and record["checkpoint_step"] == oracle
+    assert oracle is None or oracle + 1 + rollback.ONSET_MARGIN < onset or oracle == 0  # never after the onset
+
+
+def test_hacking_that_eroded_the_shadow_before_its_onset_ends_at_the_best_checkpoint(tmp_path):
+    # the shadow peaks at steps 8-10 and erodes from step 11; the proxy's exploit is dated at step 16
+    shadow = [0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.9, 0.92, 0.9, 0.86, 0.82, 0.8, 0.7, 0.6, 0.5, 0.4]
+    run = _shadow_run(tmp_path, shadow, ckpts=range(0, 17))
+    record = _decide(run, onset=16, mode="hacking")
+    assert record["checkpoint_step"] == 9 and "checkpoint-12" in record["chosen_by"]  # not the last, 12
+    rollback.plan(run, record)
+    rollback.carry_out(run, record)
+    assert (run / "final" / "model.safetensors").read_text() == "weights 9"
+    assert "chosen by the highest shadow correct_answer before the onset: 0.907 at checkpoint-9" in \
+        history.lines(run)[0]
+
+
+def test_without_a_shadow_reward_a_stop_ends_at_the_last_checkpoint_before_the_onset(tmp_path):
+    shadow = [0.9, 0.5, 0.4, 0.3, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]
+    run = _shadow_run(tmp_path, shadow, ckpts=(2, 4, 6, 8, 10), weights=[{"name": "m:proxy", "alias": "proxy"},
+                                                                        {"name": "correct_answer", "weight": 1}])
+    record = _decide(run, onset=9, mode="hacking")
+    assert record["checkpoint_step"] == 4 and "chosen_by" not in record
+
+
+def test_a_resumed_heal_is_not_moved_by_the_shadow(tmp_path):
+    shadow = [0.9, 0.9, 0.9, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2]
+    run = _shadow_run(tmp_path, shadow, ckpts=(2, 4, 6, 8, 10))
+    record = _decide(run, onset=9, mode="collapse")  # the remedy resumes: from the last before the onset
+    assert (record["action"], record["checkpoint_step"]) == ("resume", 4)

@@ -110,7 +110,8 @@ def lines(run_dir: str | Path) -> list[str]:
             changed = ", ".join(f"{k} {short(v[0])} -> {short(v[1])}" for k, v in (h.get("changes") or {}).items())
             then = f"resumed with {changed}"
         else:
-            then = f"stopped: {h.get('reason', '')}"
+            then = f"stopped: {h.get('reason', '')}" + (f"; chosen by the {h['chosen_by']}" if h.get("chosen_by")
+                                                          else "")
         status = "" if h.get("status") == DONE else " (unfinished: completes on --resume)"
         out.append(f"heal {h['heal']}: step {h.get('step')}: {h.get('mode')} (onset step {h.get('onset')}); "
                    f"{where}; {then}{status}")

@@ -113,7 +113,64 @@ def decide(run_dir: str | Path, finding: Mapping, *, step: int, config: Mapping,
         record["changes"] = {k: [setting(k) if k != "rewards" else config.get("rewards"), v]
                              for k, v in changes.items()}
         record["config"] = {**dict(config), **changes}
+    if record["action"] == "stop":  # the run ends here: its model is the best one before the failure
+        best = best_by_shadow(folder, int(before), logged, shadow_rewards(config))
+        if best is not None and best[0] != target[0]:
+            step_, path, why = best
+            record["checkpoint"], record["checkpoint_step"] = _relative(path, run_dir), step_
+            record["chosen_by"] = why
     return record
+
+
+# Logged steps around a checkpoint that estimate its shadow reward: step s+1 is the first sampled from
+# checkpoint-s; one step is 1 batch of completions, so a window of 3 steps (s-1, s, s+1) is read.
+SHADOW_WINDOW = 1
+
+
+def shadow_rewards(config: Mapping) -> list[str]:
+    """The run's shadow rewards (weight 0: logged, not trained), by the name TRL logs them under.
+
+    >>> shadow_rewards({"rewards": [{"name": "m:proxy"}, {"name": "correct_answer", "weight": 0}]})
+    ['correct_answer']
+    """
+    from agentgrpo.doctor.readers.rundir import reward_weights
+
+    return sorted(name for name, weight in reward_weights(dict(config)).items() if weight == 0)
+
+
+def best_by_shadow(folder: str | Path, onset: int, logged: list[Mapping],
+                   shadows: list[str]) -> tuple[int, Path, str] | None:
+    """Among the checkpoints that come before ``onset`` (as `checkpoint_before` counts), the one whose
+    shadow rewards (the true objective, watched and not trained) were highest: (step, path, why), or None
+    without shadow rewards or logged values. A checkpoint's value is the mean, over the logged steps s-1 to
+    s+1 (`SHADOW_WINDOW`), of the mean of its shadow rewards; ties go to the later checkpoint.
+
+    A run that stops on a failure ends at this checkpoint: reward hacking can erode the true objective a few
+    steps before the trained reward shows the exploit, so the last checkpoint before the dated onset is not
+    always the best model the run had.
+    """
+    if not shadows:
+        return None
+    keys = [f"rewards/{name}/mean" for name in shadows]
+    values: dict[int, float] = {}
+    for row in logged:
+        got = [row.get(k) for k in keys]
+        if all(isinstance(v, int | float) and v == v for v in got):
+            values[int(row["step"])] = sum(got) / len(got)
+    candidates = [c for c in checkpoints(folder) if c[0] + 1 + ONSET_MARGIN < onset or (c[0] == 0 and onset >= 1)]
+    scored = []
+    for step, path in candidates:
+        window = [values[s] for s in range(step - SHADOW_WINDOW, step + SHADOW_WINDOW + 1) if s in values]
+        if window:
+            scored.append((sum(window) / len(window), step, path))
+    if not scored:
+        return None
+    score, step, path = max(scored, key=lambda x: (x[0], x[1]))
+    last = scored[-1]
+    why = (f"highest shadow {', '.join(shadows)} before the onset: {score:.3f} at checkpoint-{step} (logged steps "
+           f"{step - SHADOW_WINDOW}-{step + SHADOW_WINDOW}); the last checkpoint before the onset, "
+           f"checkpoint-{last[1]}: {last[0]:.3f}")
+    return step, path, why
 
 
 def _relative(path: Path, run_dir) -> str:
