@@ -100,7 +100,8 @@ def run_one(task_name: str, mode: str, seed: int, args, root: Path) -> dict:
                       ["--task", task_name, "--dynamic_sampling", mode, "--seed", str(seed),
                        "--max_generation_rounds", str(args.max_generation_rounds), "--max_steps", str(args.max_steps),
                        "--save_strategy", "no", "--disable_tqdm", "true", "--doctor_every", "0",
-                       *(["--refill_carry", "true"] if args.refill_carry and mode == "refill" else [])])
+                       *(["--refill_carry", "true"] if args.refill_carry and mode == "refill" else []),
+                       *(["--refill_skip_solved", "true"] if args.refill_skip_solved and mode == "refill" else [])])
     task = cfg.task  # the plan's task (its success reward resolved once, there)
     run_dir = root / f"{task_name}-{mode}-{seed}"
     watcher = EvalByTokens(cfg, task, args.eval_every, args.target, args.eval_size, args.token_budget)
@@ -108,7 +109,8 @@ def run_one(task_name: str, mode: str, seed: int, args, root: Path) -> dict:
     watcher.trainer = trainer
     trainer.train()
     last = watcher.curve[-1]
-    mode = "refill+carry" if args.refill_carry and mode == "refill" else mode
+    if mode == "refill":
+        mode += "+carry" * bool(args.refill_carry) + "+skip_solved" * bool(args.refill_skip_solved)
     return {"task": task_name, "mode": mode, "seed": seed, "reached": watcher.reached is not None,
             "generated_tokens": (watcher.reached or last)["generated_tokens"],
             "train_seconds": (watcher.reached or last)["train_seconds"], "steps": (watcher.reached or last)["step"],
@@ -123,7 +125,8 @@ def sampling_stats(logged: list[dict], up_to: int) -> dict:
     carried, steps that hit the round limit (from the per-step metrics)."""
     steps = [r for r in logged if r["step"] <= up_to]
     total = {k: sum(r.get(k, 0) for r in steps) for k in ("generation_rounds", "groups_dropped", "groups_carried",
-                                                          "informative_groups", "round_limit_hit")}
+                                                          "groups_solved", "informative_groups",
+                                                          "round_limit_hit")}
     return {"steps": len(steps), "rounds_per_step": round(total["generation_rounds"] / max(1, len(steps)), 2),
             **{k: int(v) for k, v in total.items() if k != "generation_rounds"}}
 
@@ -190,6 +193,8 @@ def main(argv=None) -> int:
     parser.add_argument("--max_generation_rounds", type=int, default=4)
     parser.add_argument("--refill_carry", action="store_true",
                         help="refill runs with refill_carry: true (reported as mode refill+carry)")
+    parser.add_argument("--refill_skip_solved", action="store_true",
+                        help="refill runs with refill_skip_solved: true (reported as mode refill+skip_solved)")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch threads (1: on a shared 2-core machine more threads oversubscribe badly)")
     parser.add_argument("--json", type=Path, default=None,

@@ -30,12 +30,26 @@ def parity_reward(completions, answer, **kwargs) -> list[float]:
     return [float(teaches(int(a)) and i % 2 == 0) for i, a in enumerate(answer)]
 
 
+def kind(answer: int) -> str:
+    """The oracle of `solved_or_failed_reward`: which kind of group an answer's prompt gives."""
+    return ("solved", "teaches", "failed")[answer % 3]
+
+
+def solved_or_failed_reward(completions, answer, **kwargs) -> list[float]:
+    """1.0 on every completion (a solved prompt), alternating 1.0/0.0 (a group that teaches) or 0.0 on every
+    completion (a failed prompt), by the answer modulo 3."""
+    levels = {"solved": lambda i: 1.0, "teaches": lambda i: float(i % 2 == 0), "failed": lambda i: 0.0}
+    return [levels[kind(int(a))](i) for i, a in enumerate(answer)]
+
+
 def constant_reward(completions, **kwargs) -> list[float]:
     return [0.0] * len(completions)
 
 
 PARITY_TASK = dataclasses.replace(TASK, name="calculator", reward_funcs={"parity": parity_reward},
                                   default_rewards=[{"name": "parity", "weight": 1.0}], success_reward="parity")
+SOLVED_TASK = dataclasses.replace(TASK, name="calculator", reward_funcs={"levels": solved_or_failed_reward},
+                                  default_rewards=[{"name": "levels", "weight": 1.0}], success_reward="levels")
 CONSTANT_TASK = dataclasses.replace(TASK, name="calculator", reward_funcs={"constant": constant_reward},
                                     default_rewards=[{"name": "constant", "weight": 1.0}],
                                     success_reward="constant")

@@ -541,3 +541,59 @@ def test_signal_check_advice_accounts_for_refill():
     assert refill["useful_groups_per_step_with_refill"] == round(expected, 2)
     assert refill["useful_groups_per_step_with_refill"] > plain["useful_groups_per_step"]
     assert verdict(groups, rates, 8, 32, refill_rounds=1)["recommended_k_with_refill"] != 8
+
+
+# --- refill_skip_solved -----------------------------------------------------------------------------------
+
+
+@given(st.lists(st.lists(st.sampled_from([0.0, 0.5, 1.0, float("nan")]), min_size=2, max_size=2), min_size=1,
+                max_size=6), st.sampled_from([0.0, 0.5, 1.0]), st.sampled_from([0.0, 0.5, 1.0]))
+def test_solved_groups_match_plain_python(groups, low, high):
+    """A group is solved when every completion earned the best total seen, and something lower was seen."""
+    best, worst = max(low, high), min(low, high)
+    totals = torch.tensor([v for g in groups for v in g])
+    expected = [best != worst and all(v == best for v in g) for g in groups]
+    assert ds.solved_groups(totals, 2, best, worst).tolist() == expected
+
+
+def test_refill_skip_solved_replaces_only_the_groups_that_failed(tiny_sft_dir, tmp_path):
+    """Prompts of three kinds (answer mod 3: solved, teaches, failed). With refill_skip_solved, a step ends
+    its rounds when its informative groups plus the solved ones (once a lower reward has been seen) fill the
+    batch's prompts; solved groups are not trained on; the rounds stop exactly there (plain-Python replay)."""
+    seen, records = train(tmp_path, tiny_sft_dir, probe.SOLVED_TASK, "refill", "--max_generation_rounds", "10",
+                          "--num_generations", "2", "--refill_skip_solved", "true", steps=4)
+    assert all(probe.kind(a) == "teaches" for _, a in loss_answers(seen))
+    by_step = collections.defaultdict(list)
+    for r in seen["rounds"]:
+        by_step[r["step"]].append(r["answers"])
+    low_seen = high_seen = False
+    for step, record in enumerate(records):
+        informative = solved = 0
+        for number, answers in enumerate(by_step[step], start=1):
+            kinds = [probe.kind(a) for a in answers]
+            low_seen |= any(k in ("teaches", "failed") for k in kinds)
+            high_seen |= any(k in ("teaches", "solved") for k in kinds)
+            solved += kinds.count("solved") if (low_seen and high_seen) else 0
+            informative += min(kinds.count("teaches"), max(0, 8 - solved - informative))
+            done = informative + solved >= 8
+            assert done or number == 10 or number < len(by_step[step]), (step, number)
+            assert not done or number == len(by_step[step]), (step, number)  # no round after the batch filled
+        assert record[ds.METRIC_SOLVED] == solved and record[ds.METRIC_INFORMATIVE] == informative
+        trained = sum(1 for s, _ in loss_answers(seen).elements() if s == step)
+        assert trained == 2 * informative
+    assert any(r[ds.METRIC_SOLVED] for r in records), "seed 5 should draw a solved prompt"
+
+
+def test_refill_skip_solved_with_a_constant_reward_still_stops(tiny_sft_dir, tmp_path):
+    cfg = load_config(None, [*SMALL, "--max_steps", "20", "--dynamic_sampling", "refill", "--max_generation_rounds",
+                             "3", "--refill_skip_solved", "true"], cuda_available=False)
+    trainer = build_grpo_trainer(cfg, probe.CONSTANT_TASK, str(tiny_sft_dir), tmp_path)
+    with pytest.raises(NoLearningSignal):
+        trainer.train()
+
+
+def test_refill_skip_solved_needs_refill():
+    with pytest.raises(ConfigError) as err:
+        load_config(None, ["--model", "tiny", "--dynamic_sampling", "filter", "--refill_skip_solved", "true"],
+                    cuda_available=False)
+    assert any(p.startswith("refill_skip_solved:") and "refill only" in p for p in err.value.problems)

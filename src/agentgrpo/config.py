@@ -107,6 +107,10 @@ class RunConfig:
                 "(importance-weighted by the policy that sampled them) instead of discarding them, and size the "
                 "next step's first round to the groups still missing. Off by default: it did not reduce the "
                 "generated tokens to 90% in the benchmark (docs/dynamic-sampling.md)."})
+    refill_skip_solved: bool = field(default=False, metadata={
+        "help": "Refill: a group whose completions all earned the step's best reward (a solved prompt) fills its "
+                "slot (not trained on, not replaced); refill generates only to replace groups that failed alike "
+                "(DAPO replaces both). See docs/dynamic-sampling.md."})
     max_generation_rounds: int = field(default=4, metadata={
         "help": "Refill: generation batches per step at most (the first included). Filter and refill: a run whose "
                 "first this-many rounds yield no informative group stops (nothing can be learned)."})

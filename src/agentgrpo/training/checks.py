@@ -54,7 +54,7 @@ def check_dynamic_sampling(plan) -> list[str]:
 
     prompts = generation_batch_size(plan.setting, _world_size()) // (plan.setting("num_generations") or 1)
     return check_options(plan.run.dynamic_sampling, plan.run.max_generation_rounds, plan.run.train_size, prompts,
-                         plan.run.refill_carry)
+                         plan.run.refill_carry, plan.run.refill_skip_solved)
 
 
 def check_ranges(plan) -> list[str]:

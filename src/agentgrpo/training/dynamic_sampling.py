@@ -26,11 +26,12 @@ METRIC_DROPPED = "dynamic_sampling/groups_dropped"
 METRIC_INFORMATIVE = "dynamic_sampling/informative_groups"
 METRIC_UNUSED = "dynamic_sampling/groups_unused"
 METRIC_CARRIED = "dynamic_sampling/groups_carried"
+METRIC_SOLVED = "dynamic_sampling/groups_solved"
 METRIC_TOKENS = "dynamic_sampling/generated_tokens"
 METRIC_TOKENS_TOTAL = "dynamic_sampling/generated_tokens_total"
 METRIC_LIMIT_HIT = "dynamic_sampling/round_limit_hit"
-METRICS = (METRIC_ROUNDS, METRIC_DROPPED, METRIC_INFORMATIVE, METRIC_UNUSED, METRIC_CARRIED, METRIC_TOKENS,
-           METRIC_TOKENS_TOTAL, METRIC_LIMIT_HIT)
+METRICS = (METRIC_ROUNDS, METRIC_DROPPED, METRIC_INFORMATIVE, METRIC_UNUSED, METRIC_CARRIED, METRIC_SOLVED,
+           METRIC_TOKENS, METRIC_TOKENS_TOTAL, METRIC_LIMIT_HIT)
 
 
 def informative_groups(rewards_per_func: torch.Tensor, weights: torch.Tensor, num_generations: int,
@@ -62,11 +63,41 @@ def informative_groups(rewards_per_func: torch.Tensor, weights: torch.Tensor, nu
     return torch.isfinite(std) & ~torch.isclose(std, torch.zeros_like(std))
 
 
+def weighted_totals(rewards_per_func: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+    """Each completion's weighted total reward (TRL's sum over reward functions, NaN ignored); NaN for a
+    completion no function scored."""
+    rewards = rewards_per_func.float()
+    total = (rewards * weights.to(rewards.device, rewards.dtype).unsqueeze(0)).nansum(dim=1)
+    total[torch.isnan(rewards).all(dim=1)] = torch.nan
+    return total
+
+
+def solved_groups(totals: torch.Tensor, num_generations: int, best: float, worst: float) -> torch.Tensor:
+    """One bool per group: did every completion earn ``best``, the highest weighted total reward seen so far,
+    when a lower one (``worst`` < ``best``) was seen too? Such a group has equal rewards (it teaches nothing)
+    because its prompt is solved, not because it is out of reach.
+
+    When every completion seen earned the same total (a constant reward) no group is solved: nothing tells
+    solved from failed there.
+
+    >>> totals = torch.tensor([1., 1., 0., 1., 0., 0., 1., 1.])
+    >>> solved_groups(totals, 2, best=1.0, worst=0.0).tolist()
+    [True, False, False, True]
+    >>> solved_groups(torch.ones(4), 2, best=1.0, worst=1.0).tolist()
+    [False, False]
+    """
+    grouped = totals.view(-1, num_generations)
+    if not (math.isfinite(best) and math.isfinite(worst)) or math.isclose(best, worst, rel_tol=1e-6, abs_tol=1e-6):
+        return torch.zeros(grouped.shape[0], dtype=torch.bool)
+    at_best = torch.isclose(grouped, torch.full_like(grouped, best), rtol=1e-6, atol=1e-6)
+    return at_best.all(dim=1)
+
+
 def first_informative(informative: torch.Tensor, wanted: int) -> torch.Tensor:
     """The groups to train on: the first ``wanted`` informative ones (all of them when there are fewer)."""
     chosen = informative.clone()
     positions = informative.nonzero().flatten()
-    chosen[positions[wanted:]] = False
+    chosen[positions[max(0, wanted):]] = False
     return chosen
 
 
@@ -194,10 +225,14 @@ def rows_for_loss(inputs: dict, rows: int | None = None) -> dict:
 
 
 def check_options(mode: str, max_rounds: int, train_size: int | None, prompts_per_batch: int,
-                  carry: bool = False) -> list[str]:
-    """Problems with ``dynamic_sampling`` / ``max_generation_rounds`` / ``refill_carry``, each naming the field
-    and the fix."""
+                  carry: bool = False, skip_solved: bool = False) -> list[str]:
+    """Problems with ``dynamic_sampling`` / ``max_generation_rounds`` / ``refill_carry`` /
+    ``refill_skip_solved``, each naming the field and the fix."""
     problems = []
+    if skip_solved and mode != "refill":
+        problems.append(f"refill_skip_solved: true applies to dynamic_sampling: refill only (it decides which "
+                        f"groups a refill round replaces), not {mode!r}; set dynamic_sampling: refill, or drop "
+                        "refill_skip_solved.")
     if carry and mode != "refill":
         problems.append(f"refill_carry: true applies to dynamic_sampling: refill only (it carries the groups a "
                         f"refill step generates beyond its target), not {mode!r}; set dynamic_sampling: refill, "

@@ -30,6 +30,7 @@ round a group was generated in (per group: exact for ``scale_rewards`` group or 
 from __future__ import annotations
 
 import logging
+import math
 
 import torch
 from trl import GRPOTrainer
@@ -54,14 +55,18 @@ class DynamicSamplingTrainer(GRPOTrainer):
 
     def __init__(self, *args, dynamic_sampling: str = RunConfig.dynamic_sampling,
                  max_generation_rounds: int = RunConfig.max_generation_rounds,
-                 refill_carry: bool = RunConfig.refill_carry, **kwargs):
-        problems = ds.check_options(dynamic_sampling, max_generation_rounds, None, 0, refill_carry)
+                 refill_carry: bool = RunConfig.refill_carry,
+                 refill_skip_solved: bool = RunConfig.refill_skip_solved, **kwargs):
+        problems = ds.check_options(dynamic_sampling, max_generation_rounds, None, 0, refill_carry,
+                                    refill_skip_solved)
         if problems:
             raise UserError("; ".join(problems))
         super().__init__(*args, **kwargs)
         self.dynamic_sampling = dynamic_sampling
         self.max_generation_rounds = max_generation_rounds
         self.refill_carry = refill_carry
+        self.refill_skip_solved = refill_skip_solved
+        self._reward_span = (math.inf, -math.inf)  # refill_skip_solved: lowest and highest total reward seen
         self._round_rewards = None
         self._barren_rounds = 0  # generation rounds without an informative group, before the first one
         self._seen_signal = None  # has any group taught yet (None: not known before the first generation)
@@ -93,7 +98,8 @@ class DynamicSamplingTrainer(GRPOTrainer):
         local_size, wanted = len(inputs), len(inputs) * self.accelerator.num_processes // self.num_generations
         carried_in = self._carry_groups
         batches, keeps = [], []
-        stats = {"rounds": 0, "dropped": 0, "unused": 0, "carried": 0, "informative": carried_in, "tokens": 0}
+        stats = {"rounds": 0, "dropped": 0, "unused": 0, "carried": 0, "informative": carried_in, "tokens": 0,
+                 "solved": 0}
         seen = {"informative": 0, "groups": 0}  # this step's informative rate so far, to size refill rounds
         round_inputs = self._first_round_inputs(inputs, wanted - carried_in)
         while True:
@@ -107,29 +113,32 @@ class DynamicSamplingTrainer(GRPOTrainer):
                 return batch
             ds.check_images(batch)
             self._count_barren(informative)
-            chosen = ds.first_informative(informative, wanted - stats["informative"])
+            solved = self._solved(informative)
+            stats["solved"] += int(solved.sum())
+            chosen = ds.first_informative(informative, wanted - stats["solved"] - stats["informative"])
             stats["informative"] += int(chosen.sum())
             stats["dropped"] += int((~informative).sum())
-            seen["informative"] += int(informative.sum())
+            seen["informative"] += int(informative.sum()) + int(solved.sum())
             seen["groups"] += len(informative)
             batches.append(batch)
             keeps.append(ds.local_rows(chosen, self.num_generations, self.accelerator.process_index,
                                        len(round_inputs)))
-            if (self.dynamic_sampling == "filter" or stats["informative"] >= wanted
+            if (self.dynamic_sampling == "filter" or stats["informative"] + stats["solved"] >= wanted
                     or stats["rounds"] >= self.max_generation_rounds):
                 break
             last_round = stats["rounds"] + 1 == self.max_generation_rounds
-            prompts = ds.refill_prompts(wanted - stats["informative"], seen["informative"], seen["groups"],
+            prompts = ds.refill_prompts(wanted - stats["solved"] - stats["informative"], seen["informative"],
+                                        seen["groups"],
                                         self._prompts_per_batch(), self.accelerator.num_processes,
                                         self.num_generations, last_round)
             round_inputs = self._next_refill_inputs(prompts)
         surplus = informative & ~chosen  # the last round's informative groups beyond the target
-        limit_hit = self.dynamic_sampling == "refill" and stats["informative"] < wanted
+        limit_hit = self.dynamic_sampling == "refill" and stats["informative"] + stats["solved"] < wanted
         if limit_hit:
             logger.warning(
                 "dynamic_sampling refill: step %d reached max_generation_rounds=%d with %d of %d informative "
                 "groups; training on those %d", self.state.global_step + 1, self.max_generation_rounds,
-                stats["informative"], wanted, stats["informative"])
+                stats["informative"], wanted - stats["solved"], stats["informative"])
         if self.dynamic_sampling == "refill" and self.refill_carry:
             self._last_rate = (seen["informative"], seen["groups"])
             # the decisions are global: every process runs the same forwards (sharded models stay in step)
@@ -173,6 +182,20 @@ class DynamicSamplingTrainer(GRPOTrainer):
     def _informative(self) -> torch.Tensor:
         return ds.informative_groups(self._round_rewards, self.reward_weights, self.num_generations,
                                      getattr(self, "multi_objective_aggregation", "sum_then_normalize")).cpu()
+
+    def _solved(self, informative: torch.Tensor) -> torch.Tensor:
+        """``refill_skip_solved``: the round's groups whose completions all earned the best total reward this
+        training process has seen, when it has seen a lower one too (`_reward_span`, updated here with this
+        round); none otherwise. A reward constant for every prompt never has a solved group, so such a run
+        still stops with `NoLearningSignal`."""
+        if not (self.dynamic_sampling == "refill" and self.refill_skip_solved):
+            return torch.zeros_like(informative)
+        totals = ds.weighted_totals(self._round_rewards, self.reward_weights).cpu()
+        finite = totals[torch.isfinite(totals)]
+        span = self._reward_span
+        if len(finite):
+            self._reward_span = span = (min(span[0], float(finite.min())), max(span[1], float(finite.max())))
+        return ds.solved_groups(totals, self.num_generations, span[1], span[0]) & ~informative
 
     def _round_generated_tokens(self) -> int:
         """Completion tokens the model generated this round, over every process (tool output excluded):
@@ -225,6 +248,7 @@ class DynamicSamplingTrainer(GRPOTrainer):
         metrics[ds.METRIC_DROPPED].append(float(stats["dropped"]))
         metrics[ds.METRIC_UNUSED].append(float(stats["unused"]))
         metrics[ds.METRIC_CARRIED].append(float(stats["carried"]))
+        metrics[ds.METRIC_SOLVED].append(float(stats.get("solved", 0)))
         metrics[ds.METRIC_INFORMATIVE].append(float(stats["informative"]))
         metrics[ds.METRIC_TOKENS].append(float(stats["tokens"]))
         metrics[ds.METRIC_TOKENS_TOTAL].append(float(self._generated_tokens_total))
