@@ -597,3 +597,43 @@ def test_refill_skip_solved_needs_refill():
         load_config(None, ["--model", "tiny", "--dynamic_sampling", "filter", "--refill_skip_solved", "true"],
                     cuda_available=False)
     assert any(p.startswith("refill_skip_solved:") and "refill only" in p for p in err.value.problems)
+
+
+def test_refill_skip_solved_counts_solved_tokens_in_the_loss_normaliser(tiny_sft_dir, tmp_path, monkeypatch):
+    """dapo divides by the step's loss tokens (``num_items_in_batch``). Under off a solved group is trained
+    with zero advantage and its tokens dilute the step; under refill_skip_solved it never reaches the loss,
+    but its tokens still count there: the normaliser is the tokens of the informative groups trained on plus
+    those of the solved groups (replayed from every generation round's batch)."""
+    from trl import GRPOTrainer
+
+    rounds, normalisers = [], []
+    generate = GRPOTrainer._generate_and_score_completions
+
+    def record_round(self, inputs):
+        batch = generate(self, inputs)
+        if self.model.training:
+            rounds.append((self.state.global_step, [int(x["answer"]) for x in inputs], ds.loss_tokens(batch)))
+        return batch
+
+    monkeypatch.setattr(GRPOTrainer, "_generate_and_score_completions", record_round)
+    cfg = load_config(None, [*SMALL, "--max_steps", "3", "--dynamic_sampling", "refill", "--max_generation_rounds",
+                             "10", "--num_generations", "2", "--refill_skip_solved", "true"], cuda_available=False)
+    assert cfg.setting("loss_type") == "dapo"
+    trainer = build_grpo_trainer(cfg, probe.SOLVED_TASK, str(tiny_sft_dir), tmp_path)
+    for_loss = trainer._batch_for_loss
+    trainer._batch_for_loss = lambda *a, **k: normalisers.append(int((b := for_loss(*a, **k))["num_items_in_batch"])) or b
+    trainer.train()
+    low = high = False
+    expected = collections.Counter()
+    taken = collections.Counter()
+    for step, answers, tokens in rounds:
+        kinds = [probe.kind(a) for a in answers[::2]]
+        low |= any(k != "solved" for k in kinds)
+        high |= any(k != "failed" for k in kinds)
+        solved = [g for g, k in enumerate(kinds) if k == "solved" and low and high]
+        taken[step] += len(solved)
+        for g, k in enumerate(kinds):
+            if g in solved or (k == "teaches" and taken[step] < 8 and not taken.update({step: 1})):
+                expected[step] += int(tokens[2 * g:2 * g + 2].sum())
+    assert normalisers == [expected[s] for s in sorted(expected)]
+    assert any(probe.kind(a) == "solved" for _, answers, _ in rounds for a in answers)

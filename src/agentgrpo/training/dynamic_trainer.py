@@ -101,6 +101,7 @@ class DynamicSamplingTrainer(GRPOTrainer):
         stats = {"rounds": 0, "dropped": 0, "unused": 0, "carried": 0, "informative": carried_in, "tokens": 0,
                  "solved": 0}
         seen = {"informative": 0, "groups": 0}  # this step's informative rate so far, to size refill rounds
+        solved_tokens = 0  # refill_skip_solved: this process's loss tokens in solved groups
         round_inputs = self._first_round_inputs(inputs, wanted - carried_in)
         while True:
             batch = super()._generate_and_score_completions(round_inputs)
@@ -115,6 +116,9 @@ class DynamicSamplingTrainer(GRPOTrainer):
             self._count_barren(informative)
             solved = self._solved(informative)
             stats["solved"] += int(solved.sum())
+            if solved.any():  # their tokens count in the loss's token normaliser, as under off (below)
+                rows = ds.local_rows(solved, self.num_generations, self.accelerator.process_index, len(round_inputs))
+                solved_tokens += int(ds.loss_tokens(batch)[rows.to(batch["completion_mask"].device)].sum())
             chosen = ds.first_informative(informative, wanted - stats["solved"] - stats["informative"])
             stats["informative"] += int(chosen.sum())
             stats["dropped"] += int((~informative).sum())
@@ -159,7 +163,8 @@ class DynamicSamplingTrainer(GRPOTrainer):
         else:
             stats["unused"] = int(surplus.sum())
         self._log_round_stats(stats, limit_hit)
-        return self._batch_for_loss(batches, keeps, local_size, carried_rows=len(keeps[0]) if carried_in else 0)
+        return self._batch_for_loss(batches, keeps, local_size, carried_rows=len(keeps[0]) if carried_in else 0,
+                                    solved_tokens=solved_tokens)
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         if ds.KEEP in inputs:
@@ -226,10 +231,13 @@ class DynamicSamplingTrainer(GRPOTrainer):
                 "search longer, or set dynamic_sampling: off.")
 
     def _batch_for_loss(self, batches: list[dict], keeps: list[torch.Tensor], local_size: int,
-                        carried_rows: int = 0) -> dict:
+                        carried_rows: int = 0, solved_tokens: int = 0) -> dict:
         """One buffer TRL can shuffle and split into ``steps_per_generation`` equal slices; the kept rows
         marked, the first ``carried_rows`` (groups carried from the previous step) flagged under `ds.CARRIED`,
-        the loss's token count recounted over the kept rows (every process)."""
+        the loss's token count recounted over the kept rows (every process), plus ``solved_tokens``: under
+        ``refill_skip_solved`` a solved group fills a slot of the batch with zero advantage, as under off, so
+        its tokens count in the normaliser of the token-level losses (dapo, cispo, vespo) though it
+        never reaches the loss."""
         batch = ds.concat_batches(batches, self._tokenizer.pad_token_id)
         keep = torch.cat(keeps).to(batch["prompt_ids"].device)
         batch[ds.CARRIED] = torch.arange(len(keep), device=keep.device) < carried_rows
@@ -237,7 +245,7 @@ class DynamicSamplingTrainer(GRPOTrainer):
         kept = int(keep.sum())
         size = max(local_size, -(-kept // slices) * slices)
         batch = ds.compact(batch, keep, size)
-        tokens = (ds.loss_tokens(batch) * batch[ds.KEEP]).sum()
+        tokens = (ds.loss_tokens(batch) * batch[ds.KEEP]).sum() + solved_tokens
         batch["num_items_in_batch"] = self.accelerator.gather(tokens.reshape(1)).sum()
         return batch
 
