@@ -6,11 +6,14 @@
 Runs, one process at a time: `agentgrpo demo --seed S` (healthy, the baseline) and `agentgrpo demo --failure MODE
 --heal --seed S`. Per healed run it prints the heals (mode, onset, rollback checkpoint, action), what the doctor
 names in the final segment, held-out sampled success of the final model, and its wall time over the healthy
-demo's of the same seed. For hacking: the rollback checkpoint's shadow correct_answer (mean of the 3 logged
-steps up to it) against its pre-onset value (mean of the 10 logged steps before the onset) and the abandoned
-segment's last value. Acceptance (issue 23): collapse and length end with no failure named and >= 90% sampled
-success; hacking ends at a checkpoint before the onset whose shadow is not below its pre-onset value; wall time
-<= 2x the healthy demo.
+demo's of the same seed. For hacking, the shadow correct_answer of the checkpoint the run ended at against its
+pre-onset value, two ways: held-out (the final model and the abandoned segment's checkpoint at the onset - 1,
+the last weights before the onset, evaluated on the same 200 held-out problems with the same sampling seed:
+correct_answer there is the task's success), and as logged in training (the checkpoint's logged steps s-1 to
+s+1, step s+1 being the first sampled from its weights, against the 10 logged steps before the onset), with
+the abandoned segment's last logged value. Acceptance (issue 23): collapse and length end with no failure
+named and >= 90% sampled success; hacking ends at a checkpoint before the onset whose held-out shadow is not
+below the pre-onset checkpoint's; wall time <= 2x the healthy demo.
 """
 
 from __future__ import annotations
@@ -43,7 +46,17 @@ def _mean(rows: list[dict], key: str) -> float | None:
     return round(sum(values) / len(values), 3) if values else None
 
 
-def judge(run_dir: Path, mode: str) -> dict:
+def heldout(model: Path, seed: int, out: Path) -> float | None:
+    """Sampled success (the task's correct_answer) of ``model`` on the demo's 200 held-out problems, seed
+    ``seed``: the same problems and sampling for every model of a run."""
+    cmd = [sys.executable, "-m", "agentgrpo.cli", "eval", "--model", str(model), "--task", "calculator",
+           "--eval_modes", "sampled", "--eval_size", "200", "--seed", str(seed), "--out", str(out)]
+    if subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
+        return None
+    return json.loads(out.read_text())["sampled"]["success_rate"]
+
+
+def judge(run_dir: Path, mode: str, seed: int) -> dict:
     from agentgrpo import rundir
     from agentgrpo.doctor import read_run
     from agentgrpo.heal import history
@@ -61,17 +74,22 @@ def judge(run_dir: Path, mode: str) -> dict:
         lineage = rundir.read_jsonl(run_dir / rundir.METRICS)
         abandoned = rundir.read_jsonl(history.segment_dir(run_dir, int(last["heal"])) / rundir.METRICS)
         ckpt, onset = last["checkpoint_step"], last["onset"]
-        row["shadow_ckpt"] = _mean([r for r in lineage if ckpt - 3 < r["step"] <= ckpt], SHADOW)
+        logged = {r["step"]: r for r in lineage + abandoned}  # the lineage and the abandoned segment agree to ckpt
+        row["shadow_ckpt"] = _mean([logged[s] for s in (ckpt - 1, ckpt, ckpt + 1) if s in logged], SHADOW)
         row["shadow_pre_onset"] = _mean([r for r in abandoned if onset - 10 <= r["step"] < onset], SHADOW)
         row["shadow_abandoned_end"] = _mean(abandoned[-3:], SHADOW)
         row["ckpt_before_onset"] = ckpt < onset
+        pre = history.segment_dir(run_dir, int(last["heal"])) / "checkpoints" / f"checkpoint-{onset - 1}"
+        row["heldout_pre_onset_ckpt"] = pre.name if pre.is_dir() else None
+        row["heldout_final"] = heldout(run_dir / "final", seed, run_dir / "eval-final.json")
+        row["heldout_pre_onset"] = heldout(pre, seed, run_dir / "eval-pre-onset.json") if pre.is_dir() else None
     return row
 
 
 def ok(mode: str, row: dict, ratio: float) -> bool:
     if mode == "hacking":
-        good = (row.get("ckpt_before_onset") and row["ended"] == "stop"
-                and (row.get("shadow_ckpt") or 0) >= (row.get("shadow_pre_onset") or 0))
+        good = (row.get("ckpt_before_onset") and row["ended"] == "stop" and row.get("heldout_final") is not None
+                and row.get("heldout_pre_onset") is not None and row["heldout_final"] >= row["heldout_pre_onset"])
     else:
         good = not row["failures"] and row["ended"] != "stop" and (row["success"] or 0) >= 0.9
     return bool(good and ratio <= 2.0)
@@ -100,17 +118,18 @@ def main() -> None:
             name = f"{mode}-heal-s{seed}"
             code, seconds = demo(out, name, seed, "--failure", mode, "--heal")
             row = {"run": name, "mode": mode, "seed": seed, "exit": code, "seconds": round(seconds),
-                   "healthy_seconds": round(healthy), "ratio": round(seconds / healthy, 2), **judge(out / name, mode)}
+                   "healthy_seconds": round(healthy), "ratio": round(seconds / healthy, 2), **judge(out / name, mode, seed)}
             row["ok"] = ok(mode, row, row["ratio"])
             rows.append(row)
             print(json.dumps(row), flush=True)
             (out / "summary.json").write_text(json.dumps(rows, indent=1))
-    print("| run | heals | doctor on the final segment | sampled success | hacking: shadow at ckpt / pre-onset / "
-          "abandoned end | time (healthy) | ratio | ok |")
+    print("| run | heals | doctor on the final segment | sampled success | hacking: held-out success final / "
+          "pre-onset checkpoint; logged shadow at ckpt / pre-onset / abandoned end | time (healthy) | ratio | ok |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        shadow = (f"{r.get('shadow_ckpt')} / {r.get('shadow_pre_onset')} / {r.get('shadow_abandoned_end')}"
-                  if r["mode"] == "hacking" else "")
+        shadow = (f"{r.get('heldout_final')} / {r.get('heldout_pre_onset')} ({r.get('heldout_pre_onset_ckpt')}); "
+                  f"{r.get('shadow_ckpt')} / {r.get('shadow_pre_onset')} / {r.get('shadow_abandoned_end')}"
+                  if r["mode"] == "hacking" and "shadow_ckpt" in r else "")
         success = f"{r['success']:.1%}" if r["success"] is not None else "-"
         print(f"| {r['run']} | {r['heals']} | {', '.join(r['failures']) or 'no failure'} | {success} | {shadow} | "
               f"{r['seconds']} s ({r['healthy_seconds']} s) | {r['ratio']} | {'yes' if r['ok'] else 'NO'} |")
