@@ -26,7 +26,7 @@ def add_override_help(parser: argparse.ArgumentParser, declared: tuple[str, ...]
         default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
         group.add_argument(f"--{f.name}", dest=f"_doc_{f.name}", metavar="VALUE", nargs="?", const="true",
                            default=argparse.SUPPRESS,
-                           help=f"{f.metadata.get('help', '')} (default: {default})")
+                           help=f"{f.metadata.get('help', '')} (default: {default})".replace("%", "%%"))
     parser.set_defaults(_accepts_overrides=True)
 
 

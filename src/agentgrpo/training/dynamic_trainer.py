@@ -22,6 +22,10 @@ clipped as PPO clips. TRL computes no such log-probabilities when generation and
 none). The next step's first round then generates only for the groups still missing. The buffer lives in
 memory: it is not saved in checkpoints, and every ``train()`` call (a resume included) starts without one.
 
+Under ``refill`` with ``refill_skip_solved``, a group whose completions all earned the best total reward seen
+(a solved prompt) fills its slot instead of being replaced: not trained on, its tokens counted in the loss's
+token normaliser as under ``off``; refill rounds replace only the groups that failed alike.
+
 Every process runs the same number of generation rounds (the decision is global), so TRL's collective
 calls, vLLM's server and colocate generation included, stay in step. Advantages are TRL's, computed in the
 round a group was generated in (per group: exact for ``scale_rewards`` group or none).
