@@ -147,6 +147,27 @@ def ratio_against_off(off: dict | None, run: dict) -> str:
     return f">= {off['tokens_spent'] / run['generated_tokens']:.2f}x"
 
 
+def paired_ratios(pairs: list[tuple[dict, dict]], resamples: int = 10_000, seed: int = 0) -> dict:
+    """Per-seed ratios off / mode (tokens to the target; every run in ``pairs`` reached it) summarised as a
+    paired comparison: how many seeds tie exactly, gain or lose; the median; the geometric mean with a
+    percentile-bootstrap 95% interval over seeds (a run's first passage to the target is a noisy number, so
+    one seed's ratio says little and the interval says how far the mean could be from 1)."""
+    import math
+    import random
+
+    ratios = [o["generated_tokens"] / x["generated_tokens"] for o, x in pairs]
+    logs = [math.log(r) for r in ratios]
+    rng = random.Random(seed)
+    means = sorted(sum(rng.choice(logs) for _ in logs) / len(logs) for _ in range(resamples))
+    ordered = sorted(ratios)
+    mid = len(ordered) // 2
+    median = ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+    return {"seeds": len(ratios), "ties": sum(o["generated_tokens"] == x["generated_tokens"] for o, x in pairs),
+            "fewer": sum(r > 1 for r in ratios), "more": sum(r < 1 for r in ratios), "median": median,
+            "geometric_mean": math.exp(sum(logs) / len(logs)),
+            "ci95": (math.exp(means[int(0.025 * resamples)]), math.exp(means[int(0.975 * resamples) - 1]))}
+
+
 def summarize(results: list[dict], modes: list[str]) -> list[str]:
     lines = ["", f"{'task':16s} {'mode':12s} {'seed':>4s} {'stopped by':>10s} {'best':>6s} {'steps':>5s} "
                  f"{'tokens':>8s} {'train s':>8s} {'tokens off/mode':>15s}"]
@@ -174,6 +195,12 @@ def summarize(results: list[dict], modes: list[str]) -> list[str]:
             lines.append(f"{task}: tokens off / {mode} to the target = {bound}{total:.2f}x ({verdict} tokens with "
                          f"{mode}; summed over {len(pairs)} seed(s)"
                          + ("; some off run ended short of the target, so this is a lower bound)" if bound else ")"))
+            if not bound and len(pairs) > 1:
+                st = paired_ratios(pairs)
+                lines.append(f"{task}: per seed, off / {mode}: {st['ties']} tie(s), {st['fewer']} with fewer tokens "
+                             f"under {mode}, {st['more']} with more; median {st['median']:.2f}x, geometric mean "
+                             f"{st['geometric_mean']:.2f}x [95% bootstrap over seeds {st['ci95'][0]:.2f}x, "
+                             f"{st['ci95'][1]:.2f}x]")
     return lines
 
 

@@ -100,7 +100,8 @@ def _advance(tokenizer, state: _State, tokens: list[int], budget: int, iteration
     state.ids += tokens
     ep.turns += 1
     message = parse_assistant(tokenizer, tokens, prefix=prefix, tools=state.tools)
-    ep.completion.append(message)
+    if message:  # no tokens left after a tool's results: nothing to record (TRL appends no message either)
+        ep.completion.append(message)
     ended = bool(tokens) and tokens[-1] == eos
     if not ended:
         ep.truncated = True

@@ -40,7 +40,11 @@ def chat_template_for_rollouts(tokenizer) -> str | None:
 
 
 def parse_assistant(tokenizer, ids: list[int], prefix: list[int], tools: list[Callable]) -> dict:
-    """One generated assistant turn as a message (content and/or tool_calls), parsed as TRL parses it."""
+    """One generated assistant turn as a message (content and/or tool_calls), parsed as TRL parses it; ``{}``
+    for a turn of no tokens (the budget was spent by the previous tool results), as TRL's tool loop records it
+    (transformers' parser returns a list there, which TRL's ``parse_response`` does not survive)."""
+    if len(ids) == 0:
+        return {}
     return parse_response(tokenizer, ids, prefix=prefix, tools=tools)
 
 
