@@ -101,7 +101,9 @@ def run_one(task_name: str, mode: str, seed: int, args, root: Path) -> dict:
                        "--max_generation_rounds", str(args.max_generation_rounds), "--max_steps", str(args.max_steps),
                        "--save_strategy", "no", "--disable_tqdm", "true", "--doctor_every", "0",
                        *(["--refill_carry", "true"] if args.refill_carry and mode == "refill" else []),
-                       *(["--refill_skip_solved", "true"] if args.refill_skip_solved and mode == "refill" else [])])
+                       *(["--refill_skip_solved", "true"] if args.refill_skip_solved and mode == "refill" else []),
+                       *(["--dynamic_sampling_reward", args.dynamic_sampling_reward]
+                         if args.dynamic_sampling_reward and mode != "off" else [])])
     task = cfg.task  # the plan's task (its success reward resolved once, there)
     run_dir = root / f"{task_name}-{mode}-{seed}"
     watcher = EvalByTokens(cfg, task, args.eval_every, args.target, args.eval_size, args.token_budget)
@@ -111,6 +113,8 @@ def run_one(task_name: str, mode: str, seed: int, args, root: Path) -> dict:
     last = watcher.curve[-1]
     if mode == "refill":
         mode += "+carry" * bool(args.refill_carry) + "+skip_solved" * bool(args.refill_skip_solved)
+    if args.dynamic_sampling_reward and mode != "off":
+        mode += f"+by_{args.dynamic_sampling_reward}"
     return {"task": task_name, "mode": mode, "seed": seed, "reached": watcher.reached is not None,
             "generated_tokens": (watcher.reached or last)["generated_tokens"],
             "train_seconds": (watcher.reached or last)["train_seconds"], "steps": (watcher.reached or last)["step"],
@@ -222,6 +226,9 @@ def main(argv=None) -> int:
                         help="refill runs with refill_carry: true (reported as mode refill+carry)")
     parser.add_argument("--refill_skip_solved", action="store_true",
                         help="refill runs with refill_skip_solved: true (reported as mode refill+skip_solved)")
+    parser.add_argument("--dynamic_sampling_reward", default=None, metavar="REWARD",
+                        help="filter/refill runs judge groups by this reward's spread (reported as mode "
+                             "M+by_REWARD); default: the weighted total")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch threads (1: on a shared 2-core machine more threads oversubscribe badly)")
     parser.add_argument("--json", type=Path, default=None,

@@ -42,6 +42,11 @@ def solved_or_failed_reward(completions, answer, **kwargs) -> list[float]:
     return [levels[kind(int(a))](i) for i, a in enumerate(answer)]
 
 
+def format_noise_reward(completions, **kwargs) -> list[float]:
+    """1.0 on every third completion of the batch: a small format-like reward that varies in every group."""
+    return [float(i % 3 == 0) for i in range(len(completions))]
+
+
 def constant_reward(completions, **kwargs) -> list[float]:
     return [0.0] * len(completions)
 
@@ -50,6 +55,22 @@ PARITY_TASK = dataclasses.replace(TASK, name="calculator", reward_funcs={"parity
                                   default_rewards=[{"name": "parity", "weight": 1.0}], success_reward="parity")
 SOLVED_TASK = dataclasses.replace(TASK, name="calculator", reward_funcs={"levels": solved_or_failed_reward},
                                   default_rewards=[{"name": "levels", "weight": 1.0}], success_reward="levels")
+# the calculator's reward names, so a config may name them (dynamic_sampling_reward: correct_answer): the
+# "correctness" follows the parity oracle, the small "format" reward varies in every group
+def _renamed(func, name: str):
+    def reward(completions, **kwargs):
+        return func(completions, **kwargs)
+
+    reward.__name__ = name  # TRL names a reward function by its __name__
+    return reward
+
+
+PARITY_FORMAT_TASK = dataclasses.replace(TASK, name="calculator",
+                                         reward_funcs={"correct_answer": _renamed(parity_reward, "correct_answer"),
+                                                       "well_formed": _renamed(format_noise_reward, "well_formed")},
+                                         default_rewards=[{"name": "correct_answer", "weight": 1.0},
+                                                          {"name": "well_formed", "weight": 0.1}],
+                                         success_reward="correct_answer")
 CONSTANT_TASK = dataclasses.replace(TASK, name="calculator", reward_funcs={"constant": constant_reward},
                                     default_rewards=[{"name": "constant", "weight": 1.0}],
                                     success_reward="constant")

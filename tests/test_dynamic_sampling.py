@@ -164,6 +164,9 @@ def test_rounds_concatenate_and_compact_without_losing_a_row(shapes, data):
     (["--dynamic_sampling", "sometimes"], "dynamic_sampling", "expected one of ['off', 'filter', 'refill']"),
     (["--dynamic_sampling", "filter", "--refill_carry", "true"], "refill_carry", "refill only"),
     (["--refill_carry", "true"], "refill_carry", "not 'off'"),
+    (["--dynamic_sampling_reward", "correct_answer"], "dynamic_sampling_reward", "dynamic_sampling is off"),
+    (["--dynamic_sampling", "filter", "--dynamic_sampling_reward", "correct_anwser"], "dynamic_sampling_reward",
+     "not one of this run's rewards ['correct_answer', 'well_formed']"),
 ])
 def test_bad_options_are_refused_before_training(flags, field, words):
     with pytest.raises(ConfigError) as err:
@@ -637,3 +640,48 @@ def test_refill_skip_solved_counts_solved_tokens_in_the_loss_normaliser(tiny_sft
                 expected[step] += int(tokens[2 * g:2 * g + 2].sum())
     assert normalisers == [expected[s] for s in sorted(expected)]
     assert any(probe.kind(a) == "solved" for _, answers, _ in rounds for a in answers)
+
+
+# --- dynamic_sampling_reward -----------------------------------------------------------------------------
+
+@settings(max_examples=200, deadline=None)
+@given(reward_tables(), st.data())
+def test_a_named_reward_alone_decides_which_groups_teach(case, data):
+    """Against plain Python: with dynamic_sampling_reward the group teaches when that reward's values differ
+    (two scorable completions at least), whatever the other rewards do."""
+    table, weights, g = case
+    k = data.draw(st.integers(0, len(weights) - 1))
+    names = [f"r{i}" for i in range(len(weights))]
+    decided = ds.decision_rewards(torch.tensor(table), torch.tensor(weights), names, f"r{k}")
+    column = [[row[k]] for row in table]
+    assert ds.informative_groups(*decided, g).tolist() == oracle_sum_then_normalize(column, [1.0], g)
+    undecided = ds.decision_rewards(torch.tensor(table), torch.tensor(weights), names, None)
+    assert ds.informative_groups(*undecided, g).tolist() == oracle_sum_then_normalize(table, weights, g)
+
+
+def test_filter_by_a_named_reward_drops_groups_that_differ_only_in_another(tiny_sft_dir, tmp_path):
+    """Every group differs in the small format reward; only odd answers differ in correctness. Judged by the
+    total, every group teaches; judged by correct_answer (DAPO's accuracy), even answers' groups never reach
+    the loss."""
+    seen, _ = train(tmp_path / "total", tiny_sft_dir, probe.PARITY_FORMAT_TASK, "filter", steps=2)
+    assert all(all(r["informative"]) for r in seen["rounds"])
+    assert any(not probe.teaches(a) for _, a in loss_answers(seen))
+    seen, records = train(tmp_path / "named", tiny_sft_dir, probe.PARITY_FORMAT_TASK, "filter",
+                          "--dynamic_sampling_reward", "correct_answer", steps=4)
+    generated = collections.Counter()
+    for rnd in seen["rounds"]:
+        assert rnd["informative"] == [probe.teaches(a) for a in rnd["answers"]]
+        generated.update((rnd["step"], a) for a in rnd["answers"] if probe.teaches(a))
+    assert any(not all(r["informative"]) for r in seen["rounds"]), "seed 5 should draw an even answer"
+    assert loss_answers(seen) == collections.Counter({k: 8 * n for k, n in generated.items()})
+    assert [r[ds.METRIC_INFORMATIVE] for r in records] == [sum(r["informative"]) for r in seen["rounds"]]
+
+
+def test_a_trainer_refuses_a_dynamic_sampling_reward_it_does_not_have(tiny_sft_dir, tmp_path):
+    from agentgrpo.errors import UserError
+
+    cfg = load_config(None, [*SMALL, "--max_steps", "1", "--dynamic_sampling", "filter",
+                             "--dynamic_sampling_reward", "correct_answer"], cuda_available=False)
+    with pytest.raises(UserError, match="dynamic_sampling_reward: 'correct_answer' is not one of this run's "
+                                        r"rewards \['parity_reward'\]"):
+        build_grpo_trainer(cfg, probe.PARITY_TASK, str(tiny_sft_dir), tmp_path)

@@ -111,6 +111,12 @@ class RunConfig:
         "help": "Refill: a group whose completions all earned the step's best reward (a solved prompt) fills its "
                 "slot (not trained on, not replaced); refill generates only to replace groups that failed alike "
                 "(DAPO replaces both). See docs/dynamic-sampling.md."})
+    dynamic_sampling_reward: str | None = field(default=None, metadata={
+        "help": "Filter and refill: the reward whose spread within a group decides that the group teaches (and, "
+                "with refill_skip_solved, that it is solved), e.g. the task's correctness reward, as DAPO and verl "
+                "filter on accuracy. Default: the weighted total reward (TRL's frac_reward_zero_std test), so a "
+                "group that differs only in a small format reward counts as informative. "
+                "See docs/dynamic-sampling.md."})
     max_generation_rounds: int = field(default=4, metadata={
         "help": "Refill: generation batches per step at most (the first included). Filter and refill: a run whose "
                 "first this-many rounds yield no informative group stops (nothing can be learned)."})

@@ -63,6 +63,24 @@ def informative_groups(rewards_per_func: torch.Tensor, weights: torch.Tensor, nu
     return torch.isfinite(std) & ~torch.isclose(std, torch.zeros_like(std))
 
 
+def decision_rewards(rewards_per_func: torch.Tensor, weights: torch.Tensor, names: list[str],
+                     reward: str | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """The reward table and weights a group's informativeness is judged on: the run's, or with
+    ``dynamic_sampling_reward`` named, that reward's column alone with weight 1 (its spread decides; a
+    completion it did not score (NaN) does not count, whatever the other rewards gave it).
+
+    >>> table = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    >>> [t.tolist() for t in decision_rewards(table, torch.tensor([1.0, 0.5]), ["correct", "format"], "correct")]
+    [[[1.0], [0.0]], [1.0]]
+    """
+    if reward is None:
+        return rewards_per_func, weights
+    if reward not in names:
+        raise ValueError(f"dynamic_sampling_reward {reward!r} is not one of the rewards {list(names)}")
+    k = list(names).index(reward)
+    return rewards_per_func[:, k:k + 1], torch.ones(1, dtype=torch.float32)
+
+
 def weighted_totals(rewards_per_func: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
     """Each completion's weighted total reward (TRL's sum over reward functions, NaN ignored); NaN for a
     completion no function scored."""
@@ -225,10 +243,20 @@ def rows_for_loss(inputs: dict, rows: int | None = None) -> dict:
 
 
 def check_options(mode: str, max_rounds: int, train_size: int | None, prompts_per_batch: int,
-                  carry: bool = False, skip_solved: bool = False) -> list[str]:
+                  carry: bool = False, skip_solved: bool = False, reward: str | None = None,
+                  reward_names: list[str] | None = None) -> list[str]:
     """Problems with ``dynamic_sampling`` / ``max_generation_rounds`` / ``refill_carry`` /
-    ``refill_skip_solved``, each naming the field and the fix."""
+    ``refill_skip_solved`` / ``dynamic_sampling_reward`` (checked against ``reward_names`` when known), each
+    naming the field and the fix."""
     problems = []
+    if reward is not None and mode == "off":
+        problems.append(f"dynamic_sampling_reward: {reward!r} decides which groups filter and refill keep; "
+                        "dynamic_sampling is off, so it is never used; set dynamic_sampling: filter or refill, or "
+                        "drop dynamic_sampling_reward.")
+    if reward is not None and reward_names is not None and reward not in reward_names:
+        problems.append(f"dynamic_sampling_reward: {reward!r} is not one of this run's rewards {list(reward_names)}; "
+                        "name one of them (e.g. the task's correctness reward), or drop it to judge groups by "
+                        "the weighted total.")
     if skip_solved and mode != "refill":
         problems.append(f"refill_skip_solved: true applies to dynamic_sampling: refill only (it decides which "
                         f"groups a refill round replaces), not {mode!r}; set dynamic_sampling: refill, or drop "

@@ -60,12 +60,18 @@ class DynamicSamplingTrainer(GRPOTrainer):
     def __init__(self, *args, dynamic_sampling: str = RunConfig.dynamic_sampling,
                  max_generation_rounds: int = RunConfig.max_generation_rounds,
                  refill_carry: bool = RunConfig.refill_carry,
-                 refill_skip_solved: bool = RunConfig.refill_skip_solved, **kwargs):
+                 refill_skip_solved: bool = RunConfig.refill_skip_solved,
+                 dynamic_sampling_reward: str | None = RunConfig.dynamic_sampling_reward, **kwargs):
         problems = ds.check_options(dynamic_sampling, max_generation_rounds, None, 0, refill_carry,
-                                    refill_skip_solved)
+                                    refill_skip_solved, dynamic_sampling_reward)
         if problems:
             raise UserError("; ".join(problems))
         super().__init__(*args, **kwargs)
+        problems = ds.check_options(dynamic_sampling, max_generation_rounds, None, 0, refill_carry,
+                                    refill_skip_solved, dynamic_sampling_reward, self.reward_func_names)
+        if problems:
+            raise UserError("; ".join(problems))
+        self.dynamic_sampling_reward = dynamic_sampling_reward
         self.dynamic_sampling = dynamic_sampling
         self.max_generation_rounds = max_generation_rounds
         self.refill_carry = refill_carry
@@ -189,8 +195,17 @@ class DynamicSamplingTrainer(GRPOTrainer):
         return rows
 
     def _informative(self) -> torch.Tensor:
-        return ds.informative_groups(self._round_rewards, self.reward_weights, self.num_generations,
-                                     getattr(self, "multi_objective_aggregation", "sum_then_normalize")).cpu()
+        """The round's groups that teach: their total reward varies (TRL's test), or with
+        ``dynamic_sampling_reward`` named, that reward varies."""
+        aggregation = getattr(self, "multi_objective_aggregation", "sum_then_normalize")
+        if self.dynamic_sampling_reward is not None:
+            aggregation = "sum_then_normalize"  # one reward with weight 1: its own spread
+        return ds.informative_groups(*self._decision_rewards(), self.num_generations, aggregation).cpu()
+
+    def _decision_rewards(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The round's reward table and weights the groups are judged on (`ds.decision_rewards`)."""
+        return ds.decision_rewards(self._round_rewards, self.reward_weights, self.reward_func_names,
+                                   self.dynamic_sampling_reward)
 
     def _solved(self, informative: torch.Tensor) -> torch.Tensor:
         """``refill_skip_solved``: the round's groups whose completions all earned the best total reward this
@@ -199,7 +214,7 @@ class DynamicSamplingTrainer(GRPOTrainer):
         still stops with `NoLearningSignal`."""
         if not (self.dynamic_sampling == "refill" and self.refill_skip_solved):
             return torch.zeros_like(informative)
-        totals = ds.weighted_totals(self._round_rewards, self.reward_weights).cpu()
+        totals = ds.weighted_totals(*self._decision_rewards()).cpu()
         finite = totals[torch.isfinite(totals)]
         span = self._reward_span
         if len(finite):

@@ -48,6 +48,7 @@ def build_grpo_trainer(cfg, task: Task, model_path: str, run_dir: Path, callback
         max_generation_rounds=cfg.run.max_generation_rounds,
         refill_carry=cfg.run.refill_carry,
         refill_skip_solved=cfg.run.refill_skip_solved,
+        dynamic_sampling_reward=cfg.run.dynamic_sampling_reward,
         reward_funcs=funcs,
         args=args,
         train_dataset=train_dataset(task, cfg.run.train_size, seed=args.seed),
