@@ -102,6 +102,7 @@ def run_one(task_name: str, mode: str, seed: int, args, root: Path) -> dict:
                        "--save_strategy", "no", "--disable_tqdm", "true", "--doctor_every", "0",
                        *(["--refill_carry", "true"] if args.refill_carry and mode == "refill" else []),
                        *(["--refill_skip_solved", "true"] if args.refill_skip_solved and mode == "refill" else []),
+                       *(["--refill_round_size", args.refill_round_size] if mode == "refill" else []),
                        *(["--dynamic_sampling_reward", args.dynamic_sampling_reward]
                          if args.dynamic_sampling_reward and mode != "off" else [])])
     task = cfg.task  # the plan's task (its success reward resolved once, there)
@@ -113,6 +114,8 @@ def run_one(task_name: str, mode: str, seed: int, args, root: Path) -> dict:
     last = watcher.curve[-1]
     if mode == "refill":
         mode += "+carry" * bool(args.refill_carry) + "+skip_solved" * bool(args.refill_skip_solved)
+    if mode.startswith("refill") and args.refill_round_size != "expected":
+        mode += f"+rounds_{args.refill_round_size}"
     if args.dynamic_sampling_reward and mode != "off":
         mode += f"+by_{args.dynamic_sampling_reward}"
     return {"task": task_name, "mode": mode, "seed": seed, "reached": watcher.reached is not None,
@@ -226,6 +229,9 @@ def main(argv=None) -> int:
                         help="refill runs with refill_carry: true (reported as mode refill+carry)")
     parser.add_argument("--refill_skip_solved", action="store_true",
                         help="refill runs with refill_skip_solved: true (reported as mode refill+skip_solved)")
+    parser.add_argument("--refill_round_size", choices=["expected", "missing"], default="expected",
+                        help="refill runs size their refill rounds so (reported as mode refill+rounds_missing "
+                             "when not the default)")
     parser.add_argument("--dynamic_sampling_reward", default=None, metavar="REWARD",
                         help="filter/refill runs judge groups by this reward's spread (reported as mode "
                              "M+by_REWARD); default: the weighted total")

@@ -105,6 +105,10 @@ def test_refill_rounds_are_sized_to_the_missing_groups(missing, informative, gro
         return
     enough = [m for m in range(1, full + 1) if m * g % processes == 0 and m * informative >= missing * groups]
     assert size == (enough[0] if enough else full)
+    # refill_round_size: missing: the smallest round of whole shares that holds the missing groups
+    exact = ds.refill_prompts(missing, informative, groups, full, processes, g, last, "missing")
+    holds = [m for m in range(1, full + 1) if m * g % processes == 0 and m >= missing]
+    assert exact == (holds[0] if holds else full) and exact <= size
 
 
 def test_refill_round_size_refuses_nothing_missing():
@@ -165,6 +169,9 @@ def test_rounds_concatenate_and_compact_without_losing_a_row(shapes, data):
     (["--dynamic_sampling", "filter", "--refill_carry", "true"], "refill_carry", "refill only"),
     (["--refill_carry", "true"], "refill_carry", "not 'off'"),
     (["--dynamic_sampling_reward", "correct_answer"], "dynamic_sampling_reward", "dynamic_sampling is off"),
+    (["--dynamic_sampling", "filter", "--refill_round_size", "missing"], "refill_round_size", "refill only"),
+    (["--dynamic_sampling", "refill", "--refill_round_size", "all"], "refill_round_size",
+     "expected one of ['expected', 'missing']"),
     (["--dynamic_sampling", "filter", "--dynamic_sampling_reward", "correct_anwser"], "dynamic_sampling_reward",
      "not one of this run's rewards ['correct_answer', 'well_formed']"),
 ])
@@ -243,7 +250,8 @@ def test_refill_trains_on_as_many_informative_groups_as_prompts(tiny_sft_dir, tm
     assert totals == [sum(r[ds.METRIC_TOKENS] for r in records[:i + 1]) for i in range(len(records))]
 
 
-def assert_refill_rounds_sized_to_the_deficit(rounds, wanted, full, max_rounds, processes, g, carry=False):
+def assert_refill_rounds_sized_to_the_deficit(rounds, wanted, full, max_rounds, processes, g, carry=False,
+                                              size="expected"):
     """Each round after a step's first generates for the fewest prompts that bring the missing informative
     groups at the rate seen so far that step (plain arithmetic, whole shares per process), a whole batch when
     nothing informative was seen yet or on the last round allowed. With ``carry``, the informative groups the
@@ -260,9 +268,9 @@ def assert_refill_rounds_sized_to_the_deficit(rounds, wanted, full, max_rounds, 
         for number, flags in enumerate(by_step[step], start=1):
             if number > 1:
                 expected = _round_size(wanted - have, seen_informative, seen_groups, full, processes, g,
-                                       number == max_rounds)
+                                       number == max_rounds, size)
             elif carried:
-                expected = _round_size(wanted - have, *last_rate, full, processes, g, max_rounds == 1)
+                expected = _round_size(wanted - have, *last_rate, full, processes, g, max_rounds == 1, size)
             else:
                 expected = full
             assert len(flags) == expected, (step, number, by_step[step])
@@ -272,11 +280,31 @@ def assert_refill_rounds_sized_to_the_deficit(rounds, wanted, full, max_rounds, 
         last_rate = (seen_informative, seen_groups)
 
 
-def _round_size(missing, informative, groups, full, processes, g, last):
+def _round_size(missing, informative, groups, full, processes, g, last, size="expected"):
     if last or informative == 0:
         return full
+    if size == "missing":
+        return next((m for m in range(1, full + 1) if m * g % processes == 0 and m >= missing), full)
     return next((m for m in range(1, full + 1) if m * g % processes == 0 and m * informative >= missing * groups),
                 full)
+
+
+def test_refill_rounds_of_the_missing_size_bring_no_group_beyond_the_target(tiny_sft_dir, tmp_path):
+    """refill_round_size: missing: every refill round generates for exactly the groups still missing (a whole
+    batch only when nothing informative was seen yet in the step), so an informative group beyond the target
+    comes only from a whole-batch round; every step still trains on 8 groups."""
+    seen, records = train(tmp_path, tiny_sft_dir, probe.PARITY_TASK, "refill", "--max_generation_rounds", "10",
+                          "--num_generations", "2", "--refill_round_size", "missing")
+    assert_refill_rounds_sized_to_the_deficit(seen["rounds"], wanted=8, full=8, max_rounds=10, processes=1, g=2,
+                                              size="missing")
+    assert any(len(r["answers"]) < 8 for r in seen["rounds"] if r is not seen["rounds"][0])
+    counts = collections.Counter(step for step, _ in loss_answers(seen).elements())
+    assert counts == {0: 16, 1: 16, 2: 16} and all(probe.teaches(a) for _, a in loss_answers(seen))
+    for step, record in enumerate(records):
+        partial = [r for r in seen["rounds"] if r["step"] == step][-1]
+        if len(partial["answers"]) < 8:
+            assert record[ds.METRIC_UNUSED] == 0, (step, record)
+        assert record[ds.METRIC_INFORMATIVE] == 8 and record[ds.METRIC_LIMIT_HIT] == 0
 
 
 @pytest.mark.parametrize("carry", [False, True])

@@ -111,6 +111,11 @@ class RunConfig:
         "help": "Refill: a group whose completions all earned the step's best reward (a solved prompt) fills its "
                 "slot (not trained on, not replaced); refill generates only to replace groups that failed alike "
                 "(DAPO replaces both). See docs/dynamic-sampling.md."})
+    refill_round_size: typing.Literal["expected", "missing"] = field(default="expected", metadata={
+        "help": "Refill: how many prompts a refill round generates for. expected: enough to bring the missing "
+                "groups at the step's informative share so far (ceil(missing / share): usually one more round, "
+                "the groups beyond the target discarded unless refill_carry); missing: exactly the groups "
+                "still missing (no group beyond the target, more rounds). See docs/dynamic-sampling.md."})
     dynamic_sampling_reward: str | None = field(default=None, metadata={
         "help": "Filter and refill: the reward whose spread within a group decides that the group teaches (and, "
                 "with refill_skip_solved, that it is solved), e.g. the task's correctness reward, as DAPO and verl "

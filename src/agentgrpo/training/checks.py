@@ -55,7 +55,8 @@ def check_dynamic_sampling(plan) -> list[str]:
     prompts = generation_batch_size(plan.setting, _world_size()) // (plan.setting("num_generations") or 1)
     names = list(plan.rewards.names) if getattr(plan, "rewards", None) is not None else None
     return check_options(plan.run.dynamic_sampling, plan.run.max_generation_rounds, plan.run.train_size, prompts,
-                         plan.run.refill_carry, plan.run.refill_skip_solved, plan.run.dynamic_sampling_reward, names)
+                         plan.run.refill_carry, plan.run.refill_skip_solved, plan.run.dynamic_sampling_reward, names,
+                         plan.run.refill_round_size)
 
 
 def check_ranges(plan) -> list[str]:

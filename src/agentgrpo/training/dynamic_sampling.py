@@ -120,9 +120,10 @@ def first_informative(informative: torch.Tensor, wanted: int) -> torch.Tensor:
 
 
 def refill_prompts(missing: int, informative_seen: int, groups_seen: int, full: int, processes: int,
-                   num_generations: int, last_round: bool) -> int:
-    """How many prompts a refill round generates for: enough to bring ``missing`` informative groups at the
-    informative rate seen so far this step (``informative_seen`` of ``groups_seen``), not a whole batch.
+                   num_generations: int, last_round: bool, size: str = "expected") -> int:
+    """How many prompts a refill round generates for: with ``size`` "expected", enough to bring ``missing``
+    informative groups at the informative rate seen so far this step (``informative_seen`` of
+    ``groups_seen``), not a whole batch; with "missing", ``missing`` (no group beyond the target).
 
     A whole batch (``full`` prompts) when the rate is unknown (nothing informative seen yet) or this is the
     last round allowed (the round limit would leave the step short otherwise). Never more than ``full`` (TRL's
@@ -133,7 +134,12 @@ def refill_prompts(missing: int, informative_seen: int, groups_seen: int, full: 
         raise ValueError(f"refill_prompts: missing must be >= 1, got {missing}")
     if last_round or informative_seen == 0:
         return full
-    wanted = min(full, -(-missing * groups_seen // informative_seen))  # ceil(missing / rate)
+    if size == "missing":
+        wanted = min(full, missing)
+    elif size == "expected":
+        wanted = min(full, -(-missing * groups_seen // informative_seen))  # ceil(missing / rate)
+    else:
+        raise ValueError(f"refill_prompts: size must be 'expected' or 'missing', got {size!r}")
     step = processes // math.gcd(num_generations, processes)  # prompts per unit that splits evenly
     return min(full, -(-wanted // step) * step)
 
@@ -244,7 +250,7 @@ def rows_for_loss(inputs: dict, rows: int | None = None) -> dict:
 
 def check_options(mode: str, max_rounds: int, train_size: int | None, prompts_per_batch: int,
                   carry: bool = False, skip_solved: bool = False, reward: str | None = None,
-                  reward_names: list[str] | None = None) -> list[str]:
+                  reward_names: list[str] | None = None, round_size: str = "expected") -> list[str]:
     """Problems with ``dynamic_sampling`` / ``max_generation_rounds`` / ``refill_carry`` /
     ``refill_skip_solved`` / ``dynamic_sampling_reward`` (checked against ``reward_names`` when known), each
     naming the field and the fix."""
@@ -257,6 +263,9 @@ def check_options(mode: str, max_rounds: int, train_size: int | None, prompts_pe
         problems.append(f"dynamic_sampling_reward: {reward!r} is not one of this run's rewards {list(reward_names)}; "
                         "name one of them (e.g. the task's correctness reward), or drop it to judge groups by "
                         "the weighted total.")
+    if round_size != "expected" and mode != "refill":
+        problems.append(f"refill_round_size: {round_size!r} applies to dynamic_sampling: refill only (it sizes "
+                        f"refill rounds), not {mode!r}; set dynamic_sampling: refill, or drop refill_round_size.")
     if skip_solved and mode != "refill":
         problems.append(f"refill_skip_solved: true applies to dynamic_sampling: refill only (it decides which "
                         f"groups a refill round replaces), not {mode!r}; set dynamic_sampling: refill, or drop "

@@ -61,9 +61,12 @@ class DynamicSamplingTrainer(GRPOTrainer):
                  max_generation_rounds: int = RunConfig.max_generation_rounds,
                  refill_carry: bool = RunConfig.refill_carry,
                  refill_skip_solved: bool = RunConfig.refill_skip_solved,
-                 dynamic_sampling_reward: str | None = RunConfig.dynamic_sampling_reward, **kwargs):
+                 dynamic_sampling_reward: str | None = RunConfig.dynamic_sampling_reward,
+                 refill_round_size: str = RunConfig.refill_round_size, **kwargs):
         problems = ds.check_options(dynamic_sampling, max_generation_rounds, None, 0, refill_carry,
-                                    refill_skip_solved, dynamic_sampling_reward)
+                                    refill_skip_solved, dynamic_sampling_reward, round_size=refill_round_size)
+        if refill_round_size not in ("expected", "missing"):
+            problems.append(f"refill_round_size: {refill_round_size!r} is not one of ['expected', 'missing']")
         if problems:
             raise UserError("; ".join(problems))
         super().__init__(*args, **kwargs)
@@ -72,6 +75,7 @@ class DynamicSamplingTrainer(GRPOTrainer):
         if problems:
             raise UserError("; ".join(problems))
         self.dynamic_sampling_reward = dynamic_sampling_reward
+        self.refill_round_size = refill_round_size
         self.dynamic_sampling = dynamic_sampling
         self.max_generation_rounds = max_generation_rounds
         self.refill_carry = refill_carry
@@ -144,7 +148,7 @@ class DynamicSamplingTrainer(GRPOTrainer):
             prompts = ds.refill_prompts(wanted - stats["solved"] - stats["informative"], seen["informative"],
                                         seen["groups"],
                                         self._prompts_per_batch(), self.accelerator.num_processes,
-                                        self.num_generations, last_round)
+                                        self.num_generations, last_round, self.refill_round_size)
             round_inputs = self._next_refill_inputs(prompts)
         surplus = informative & ~chosen  # the last round's informative groups beyond the target
         limit_hit = self.dynamic_sampling == "refill" and stats["informative"] + stats["solved"] < wanted
@@ -306,7 +310,8 @@ class DynamicSamplingTrainer(GRPOTrainer):
             return inputs
         full = self._prompts_per_batch()
         prompts = ds.refill_prompts(missing, *self._last_rate, full, self.accelerator.num_processes,
-                                    self.num_generations, last_round=self.max_generation_rounds == 1)
+                                    self.num_generations, last_round=self.max_generation_rounds == 1,
+                                    size=self.refill_round_size)
         return inputs if prompts >= full else self._next_refill_inputs(prompts)
 
     def _prompts_per_batch(self) -> int:

@@ -49,6 +49,7 @@ def build_grpo_trainer(cfg, task: Task, model_path: str, run_dir: Path, callback
         refill_carry=cfg.run.refill_carry,
         refill_skip_solved=cfg.run.refill_skip_solved,
         dynamic_sampling_reward=cfg.run.dynamic_sampling_reward,
+        refill_round_size=cfg.run.refill_round_size,
         reward_funcs=funcs,
         args=args,
         train_dataset=train_dataset(task, cfg.run.train_size, seed=args.seed),
