@@ -175,6 +175,39 @@ def paired_ratios(pairs: list[tuple[dict, dict]], resamples: int = 10_000, seed:
             "ci95": (math.exp(means[int(0.025 * resamples)]), math.exp(means[int(0.975 * resamples) - 1]))}
 
 
+def spent(run: dict) -> int:
+    """Tokens a run cost: to its first evaluation at the target, or all it generated when it never got there."""
+    return run["generated_tokens"] if run["reached"] else run["tokens_spent"]
+
+
+def cost_per_success(pairs: list[tuple[dict, dict]], resamples: int = 10_000, seed: int = 0) -> dict:
+    """Tokens spent per run that reached the target, for off and for the mode, over the same seeds: every
+    run's tokens (a run that never reached the target counts all it spent) / the runs that reached it. This
+    is what a model at the target costs when a failed run is restarted with a fresh seed, and unlike the
+    per-seed ratio it does not leave out the seeds where a run collapsed or stalled. The ratio off / mode
+    gets a percentile-bootstrap 95% interval over seeds (pairs resampled together); a resample where one side
+    reached nothing has an infinite cost on that side."""
+    import random
+
+    def per_success(runs):
+        reached = sum(r["reached"] for r in runs)
+        return sum(spent(r) for r in runs) / reached if reached else float("inf")
+
+    def ratio(sample):
+        off, mode = per_success([o for o, _ in sample]), per_success([x for _, x in sample])
+        if off == mode:  # both infinite: nothing to compare
+            return 1.0
+        return off / mode
+
+    rng = random.Random(seed)
+    boot = sorted(ratio([rng.choice(pairs) for _ in pairs]) for _ in range(resamples))
+    return {"seeds": len(pairs), "off_reached": sum(o["reached"] for o, _ in pairs),
+            "mode_reached": sum(x["reached"] for _, x in pairs),
+            "off_per_success": per_success([o for o, _ in pairs]),
+            "mode_per_success": per_success([x for _, x in pairs]), "ratio": ratio(pairs),
+            "ci95": (boot[int(0.025 * resamples)], boot[int(0.975 * resamples) - 1])}
+
+
 def summarize(results: list[dict], modes: list[str]) -> list[str]:
     lines = ["", f"{'task':16s} {'mode':12s} {'seed':>4s} {'stopped by':>10s} {'best':>6s} {'steps':>5s} "
                  f"{'tokens':>8s} {'train s':>8s} {'tokens off/mode':>15s}"]
@@ -192,6 +225,12 @@ def summarize(results: list[dict], modes: list[str]) -> list[str]:
                      if t == task and m == mode and (task, s, "off") in by_key]
             if not pairs:
                 continue
+            if len(pairs) > 1:
+                c = cost_per_success(pairs)
+                lines.append(f"{task}: tokens per run reaching the target (failed runs count what they spent; "
+                             f"{c['seeds']} seeds): off {c['off_per_success']:,.0f} ({c['off_reached']} reached), "
+                             f"{mode} {c['mode_per_success']:,.0f} ({c['mode_reached']} reached); off / {mode} = "
+                             f"{c['ratio']:.2f}x [95% bootstrap over seeds {c['ci95'][0]:.2f}x, {c['ci95'][1]:.2f}x]")
             if not all(x["reached"] for _, x in pairs):
                 lines.append(f"{task}: {mode} did not reach the target in every seed (see the table)")
                 continue
