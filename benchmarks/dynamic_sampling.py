@@ -235,8 +235,7 @@ def summarize(results: list[dict], modes: list[str]) -> list[str]:
                 lines.append(f"{task}: {mode} did not reach the target in every seed (see the table)")
                 continue
             bound = "" if all(o["reached"] for o, _ in pairs) else ">= "
-            total = sum(o["generated_tokens"] if o["reached"] else o["tokens_spent"] for o, _ in pairs) / sum(
-                x["generated_tokens"] for _, x in pairs)
+            total = sum(spent(o) for o, _ in pairs) / sum(x["generated_tokens"] for _, x in pairs)
             verdict = "fewer" if total > 1.005 else "more" if total < 0.995 else "as many"
             lines.append(f"{task}: tokens off / {mode} to the target = {bound}{total:.2f}x ({verdict} tokens with "
                          f"{mode}; summed over {len(pairs)} seed(s)"

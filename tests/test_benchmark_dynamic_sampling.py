@@ -49,17 +49,11 @@ def test_summary_prints_the_paired_line_only_when_every_off_run_reached_the_targ
     assert not any("tie(s)" in line for line in summarize(results, ["off", "refill"]))
 
 
-def _spent_run(mode, seed, tokens, reached):
-    run = _run(mode, seed, tokens, reached)
-    run["tokens_spent"] = tokens
-    return run
-
-
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.integers(1_000, 150_000), st.booleans(), st.integers(1_000, 150_000), st.booleans()),
                 min_size=2, max_size=12))
 def test_cost_per_success_matches_plain_python(rows):
-    pairs = [(_spent_run("off", i, o, oy), _spent_run("refill", i, m, my)) for i, (o, oy, m, my) in enumerate(rows)]
+    pairs = [(_run("off", i, o, oy), _run("refill", i, m, my)) for i, (o, oy, m, my) in enumerate(rows)]
     c = cost_per_success(pairs, resamples=500)
     off_reached, mode_reached = sum(r[1] for r in rows), sum(r[3] for r in rows)
     assert (c["off_reached"], c["mode_reached"]) == (off_reached, mode_reached)
@@ -76,8 +70,8 @@ def test_cost_per_success_matches_plain_python(rows):
 def test_cost_per_success_charges_a_failed_run_what_it_spent():
     # off: one run reaches at 10k, one collapses after spending 70k -> 80k per success;
     # the mode reaches both at 20k each -> 20k per success: 4x, where the per-seed ratio sees only 0.5x
-    pairs = [(_spent_run("off", 1, 10_000, True), _spent_run("refill", 1, 20_000, True)),
-             (_spent_run("off", 2, 70_000, False), _spent_run("refill", 2, 20_000, True))]
+    pairs = [(_run("off", 1, 10_000, True), _run("refill", 1, 20_000, True)),
+             (_run("off", 2, 70_000, False), _run("refill", 2, 20_000, True))]
     c = cost_per_success(pairs, resamples=200)
     assert (c["off_per_success"], c["mode_per_success"], c["ratio"]) == (80_000, 20_000, 4.0)
     assert any("tokens per run reaching the target" in line and "4.00x" in line
