@@ -85,8 +85,8 @@ def preload(doctor, steps: int) -> None:
 
 
 def one_run(with_callbacks: bool, steps: int, model: str, every: int | None, history: int) -> dict:
-    from agentgrpo.config import load_config
     from agentgrpo.pipeline import _live_doctor
+    from agentgrpo.plan import load_config
     from agentgrpo.tasks import get_task
     from agentgrpo.training.grpo import build_grpo_trainer
 

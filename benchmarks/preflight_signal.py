@@ -36,8 +36,8 @@ def measured(seed: int, steps: int, out: Path) -> tuple[float, list[float], floa
     import torch
 
     from agentgrpo import rundir
-    from agentgrpo.config import load_config
     from agentgrpo.pipeline import _grpo
+    from agentgrpo.plan import load_config
     from agentgrpo.tasks import get_task
     from agentgrpo.training.models import resolve_model
     from agentgrpo.training.reward_specs import normalize_specs
@@ -68,7 +68,7 @@ def measured(seed: int, steps: int, out: Path) -> tuple[float, list[float], floa
 
 
 def preflight_seconds(out: Path) -> float:
-    from agentgrpo.config import load_config
+    from agentgrpo.plan import load_config
     from agentgrpo.preflight.run import run_preflight
     from agentgrpo.tasks import get_task
     from agentgrpo.training.models import resolve_model

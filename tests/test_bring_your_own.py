@@ -10,8 +10,8 @@ import pytest
 
 from agentgrpo import rundir
 from agentgrpo.cli import main
-from agentgrpo.config import load_config
 from agentgrpo.errors import ConfigError
+from agentgrpo.plan import load_config
 
 REWARDS = '''
 def contains_answer(completions, answer, **kwargs):

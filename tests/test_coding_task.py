@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from agentgrpo import rundir
-from agentgrpo.config import load_config
 from agentgrpo.errors import UserError
+from agentgrpo.plan import load_config
 from agentgrpo.tasks import coding, get_task
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agentgrpo.commands._common import config_path
-from agentgrpo.config import load_config
 from agentgrpo.errors import ConfigError
+from agentgrpo.plan import load_config
 
 ESSENTIALS = ["--model", "tiny", "--max_steps", "5"]
 

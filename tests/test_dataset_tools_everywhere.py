@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from agentgrpo.config import load_config
+from agentgrpo.plan import load_config
 
 TOOLS = '''
 def add(a: int, b: int) -> int:

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from agentgrpo import rundir
-from agentgrpo.config import load_config
 from agentgrpo.errors import UserError
+from agentgrpo.plan import load_config
 from agentgrpo.rewards import calls
 from agentgrpo.tasks import function_calling, get_task
 from tests.scripted_policy import END, ScriptedPolicy, long_context_copy

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from agentgrpo import rundir
-from agentgrpo.config import load_config
+from agentgrpo.plan import load_config
 from agentgrpo.tasks.calculator import safe_arithmetic
 from agentgrpo.training.grpo import build_grpo_trainer
 

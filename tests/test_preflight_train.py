@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from agentgrpo.config import load_config
 from agentgrpo.errors import UserError
+from agentgrpo.plan import load_config
 
 PLANTED = """
 def any_number(completions, answer, **kwargs):

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from agentgrpo import rundir
-from agentgrpo.config import load_config
 from agentgrpo.errors import UserError
+from agentgrpo.plan import load_config
 from agentgrpo.rewards import procedural
 from agentgrpo.tasks import get_task, reasoning
 from tests.scripted_policy import END, ScriptedPolicy, long_context_copy, tool_call

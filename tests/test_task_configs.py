@@ -8,7 +8,7 @@ import re
 import pytest
 
 from agentgrpo.commands._common import shipped_configs
-from agentgrpo.config import load_config
+from agentgrpo.plan import load_config
 
 CONFIGS = {"wordle-qwen3-1.7b-1gpu": "wordle", "reasoning-qwen2.5-1.5b-1gpu": "reasoning[difficulty=1]",
            "function-calling-qwen2.5-0.5b-1gpu": "function-calling"}

@@ -12,7 +12,7 @@ import pytest
 from transformers.utils import get_json_schema
 
 from agentgrpo import rundir
-from agentgrpo.config import load_config
+from agentgrpo.plan import load_config
 from agentgrpo.tasks.calculator import CalculatorEnv
 from agentgrpo.training.grpo import build_grpo_trainer
 from agentgrpo.training.tool_timeout import TIMEOUTS, ToolTimeout, timed_environment_factory
@@ -79,7 +79,7 @@ def test_the_watchdog_dumps_stacks_and_fails_a_hung_run(tiny_sft_dir, tmp_path):
         import sys
         sys.path.insert(0, {str(HERE)!r})
         from hanging_task import TASK
-        from agentgrpo.config import load_config
+        from agentgrpo.plan import load_config
         from agentgrpo.training.grpo import build_grpo_trainer
         cfg = load_config(None, {[*SMALL, "--tool_timeout", "0", "--step_timeout", "20"]!r}, cuda_available=False)
         build_grpo_trainer(cfg, TASK, {str(tiny_sft_dir)!r}, __import__("pathlib").Path({str(tmp_path)!r})).train()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentgrpo.config import load_config
+from agentgrpo.plan import load_config
 from agentgrpo.training.grpo import build_grpo_trainer
 
 

@@ -8,8 +8,8 @@ import importlib.util
 import pytest
 
 from agentgrpo.cli import main
-from agentgrpo.config import load_config
 from agentgrpo.errors import ConfigError
+from agentgrpo.plan import load_config
 
 BASE = {"model": "tiny", "max_steps": 5}
 

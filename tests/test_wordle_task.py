@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from agentgrpo import rundir
-from agentgrpo.config import load_config
+from agentgrpo.plan import load_config
 from agentgrpo.rewards import games
 from agentgrpo.tasks import get_task, wordle
 from agentgrpo.training.trl_compat import call_tool

@@ -61,7 +61,7 @@ def train(config=None, /, *, callbacks=(), train_dataset=None, eval_dataset=None
 
 
 def load_config(*args, **kwargs):
-    """`agentgrpo.config.load_config` (checks without the deep ones)."""
+    """`agentgrpo.plan.load_config` (checks without the deep ones)."""
     from agentgrpo.plan import load_config as _load
 
     return _load(*args, **kwargs)

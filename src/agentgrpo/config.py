@@ -5,8 +5,7 @@ A YAML file (or a dict, from Python) holds a flat mapping, as in TRL's own scrip
 ``--name value`` override it. TRL's defaults are read from the dataclasses, never retyped. Every problem is
 collected and reported at once, before any model is loaded. `agentgrpo.plan.load_config` turns the options
 into the run plan every command reads (and runs the checks, composed in `agentgrpo.checks`); this module is
-the layer below it and never imports it (``agentgrpo.config.load_config`` is kept as a name for that
-function, looked up when used).
+on the floor below it and never imports it. TRL's config classes come from `agentgrpo.trl_config`.
 """
 
 from __future__ import annotations
@@ -164,13 +163,13 @@ PEFT_FIELDS = ("use_peft", "lora_r", "lora_alpha", "lora_dropout", "lora_target_
 
 
 def _grpo_fields() -> dict[str, dataclasses.Field]:
-    from agentgrpo.training.trl_config import grpo_config_class  # lazily: keeps `--help` fast
+    from agentgrpo.trl_config import grpo_config_class  # lazily: keeps `--help` fast
 
     return {f.name: f for f in dataclasses.fields(grpo_config_class()) if f.init}
 
 
 def _peft_fields() -> dict[str, dataclasses.Field]:
-    from agentgrpo.training.trl_config import model_config_class
+    from agentgrpo.trl_config import model_config_class
 
     return {f.name: f for f in dataclasses.fields(model_config_class()) if f.name in PEFT_FIELDS}
 
@@ -352,13 +351,13 @@ class ResolvedConfig:
             return self.objects["peft_config"]
         if not self.peft.get("use_peft"):
             return None
-        from agentgrpo.training.trl_config import peft_config
+        from agentgrpo.trl_config import peft_config
 
         return peft_config(self.peft)
 
     def grpo_args(self, output_dir: str | os.PathLike, reward_weights: list[float] | None = None, **defaults):
         """The real `trl.GRPOConfig` (TRL's own checks run here); ``defaults`` apply where the config is silent."""
-        from agentgrpo.training.trl_config import grpo_config_class
+        from agentgrpo.trl_config import grpo_config_class
 
         kwargs = dict(self.grpo)
         if reward_weights is not None:
@@ -484,12 +483,3 @@ def config_path(name_or_path: str | None) -> Path | None:
 def shipped_configs() -> dict[str, Path]:
     return {p.stem: p for p in sorted((Path(__file__).resolve().parent / "configs").glob("*.yaml"))}
 
-
-def __getattr__(name: str):
-    """``load_config``: the plan layer's function (`agentgrpo.plan.load_config`), found when first used, so
-    that this lower layer does not import the one above it."""
-    if name == "load_config":
-        import importlib
-
-        return importlib.import_module("agentgrpo.plan").load_config
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -54,13 +54,25 @@ def run(args) -> int:
 
 
 def _doctor(job_id: str, lines: list[str]) -> int:
-    from agentgrpo.cli import main
+    """`agentgrpo doctor` on the job's log (the command itself: a command does not import the CLI above it)."""
+    import argparse
+    import sys
+
+    from agentgrpo.commands import doctor
+    from agentgrpo.errors import UserError
 
     folder = Path(tempfile.mkdtemp(prefix="agentgrpo-job-"))
     log = folder / f"{job_id}.log"
     log.write_text("\n".join(lines) + "\n")
     print(f"[agentgrpo] {len(lines)} log lines of job {job_id} -> {log}")
-    return main(["doctor", str(log), "--out", str(folder / "doctor")])
+    parser = argparse.ArgumentParser(prog="agentgrpo doctor")
+    doctor.add_arguments(parser)
+    args = parser.parse_args([str(log), "--out", str(folder / "doctor")])
+    try:
+        return int(doctor.run(args) or 0)
+    except UserError as exc:
+        print(f"agentgrpo doctor: error: {exc}", file=sys.stderr)
+        return 2
 
 
 def _hardware(hub_io) -> int:

@@ -14,8 +14,6 @@ The names below are loaded on first use, so that a worker process (which imports
 
 from __future__ import annotations
 
-import importlib
-
 from agentgrpo.sandbox.status import (
     CRASHED,
     ERROR,
@@ -28,14 +26,7 @@ from agentgrpo.sandbox.status import (
     TIMEOUT,
 )
 
-_LAZY = {
-    "Limits": "agentgrpo.sandbox.limits",
-    "Verdict": "agentgrpo.sandbox.verdict",
-    "Sandbox": "agentgrpo.sandbox.pool",
-    "SandboxUnavailable": "agentgrpo.sandbox.pool",
-    "SandboxWarning": "agentgrpo.sandbox.pool",
-    "ISOLATION_MODES": "agentgrpo.sandbox.pool",
-}
+_LAZY = ("Limits", "Verdict", "Sandbox", "SandboxUnavailable", "SandboxWarning", "ISOLATION_MODES")
 
 __all__ = [
     "CRASHED",
@@ -52,8 +43,14 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'agentgrpo.sandbox' has no attribute {name!r}")
+    if name not in _LAZY:
+        raise AttributeError(f"module 'agentgrpo.sandbox' has no attribute {name!r}")
+    if name == "Limits":
+        from agentgrpo.sandbox import limits as module
+    elif name == "Verdict":
+        from agentgrpo.sandbox import verdict as module
+    else:
+        from agentgrpo.sandbox import pool as module
+    value = getattr(module, name)
+    globals()[name] = value
+    return value

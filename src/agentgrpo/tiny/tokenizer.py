@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
 
-from agentgrpo.training.trl_config import qwen2_5_chat_template
+from agentgrpo.trl_config import qwen2_5_chat_template
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 # Tags of the template that should stay atomic (added as normal, non-special tokens so they decode).

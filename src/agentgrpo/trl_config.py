@@ -1,7 +1,8 @@
-"""TRL's configuration classes and bundled chat template, read in one place.
+"""TRL's configuration classes and bundled chat template, read in one place, on the bottom floor.
 
-`training/` is the only package that imports TRL (an import contract checks it, tests/test_layering.py);
-the rest of agentgrpo reaches TRL's config dataclasses through here, so an upgrade of TRL touches one package.
+Besides `training/`, this is the only module that imports TRL (import contracts in .importlinter check it,
+tests/test_layering.py runs them): `config.py` and `tiny/` read TRL's config dataclasses and template from
+here, below everything that uses them, so an upgrade of TRL touches `training/` and this file.
 Imports are lazy: `agentgrpo --help` stays fast.
 """
 
