@@ -6,7 +6,6 @@ diagnosed (`agentgrpo doctor runs/<name>`) at any point.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -199,7 +198,3 @@ def summary_lines(result: RunResult) -> list[str]:
     lines.append(f"diagnose it: agentgrpo doctor {result.run_dir}")
     lines.append("time: " + ", ".join(f"{k} {v:.0f}s" for k, v in result.timings.items()))
     return lines
-
-
-def as_dict(result: RunResult) -> dict:
-    return {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(result).items()}

@@ -134,11 +134,6 @@ class RunPlan:
     def reward_weights(self) -> dict[str, float]:
         return dict(zip(self.rewards.names, self.rewards.weights, strict=True))
 
-    def grpo_args(self, output_dir: str | os.PathLike, **defaults):
-        """A GRPOConfig from the plan's options for another output directory (``defaults`` where the config is
-        silent); the run's own, built once, is `grpo_config`."""
-        return self.options.grpo_args(output_dir, **defaults)
-
     def grpo_args_for(self, output_dir: str | os.PathLike):
         """The GRPOConfig for another output directory (a benchmark's own); the plan's own is `grpo_config`."""
         return self.options.grpo_args(output_dir, **_trainer_defaults(self.task, self.rewards, Path(output_dir)))

@@ -145,10 +145,6 @@ class MetricTable:
         """Reward functions with a ``rewards/<f>/mean`` column (training rows), in name order."""
         return sorted(c for k in self.names() if (c := names.component_of(k)))
 
-    def train_names(self) -> list[str]:
-        """Names of training (not evaluation) metrics."""
-        return [k for k in self.names() if not k.startswith("eval/")]
-
 
 @dataclass
 class TextBlock:

@@ -11,9 +11,7 @@ on the command line. A spec names a task reward, a library reward, ``package.mod
 from __future__ import annotations
 
 import importlib.util
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from agentgrpo.errors import ConfigError, UserError
 
@@ -123,54 +121,7 @@ def parse_reward_specs(items: list[str]) -> list[dict]:
 
 
 def build_reward_set(specs: list, task, strict: bool = False):
-    """A `RewardSet` for ``specs`` (names or ``{name, weight, params}``), looked up as training does."""
-    from agentgrpo.rewards import RewardSet
+    """A `RewardSet` for ``specs`` (names or ``{name, weight, params}``), built as training builds it."""
     from agentgrpo.training import reward_specs
 
-    if hasattr(reward_specs, "build_task_rewards"):  # the unified reward-spec parser (trl-fit branch)
-        return reward_specs.build_task_rewards(specs, task, strict=strict)
-    lookup = reward_specs.lookup
-
-    named, problems = [], []
-    for i, spec in enumerate(specs):
-        spec = {"name": spec} if isinstance(spec, str) else dict(spec)
-        name, weight, params = spec.get("name"), spec.get("weight", 1.0), spec.get("params")
-        try:
-            func = load_file_reward(name, params) if _is_file_spec(name) else lookup(name, task, params)
-        except UserError as exc:
-            problems.append(f"rewards[{i}] ({name}): {exc}")
-            continue
-        named.append((spec.get("alias") or name, float(weight), func))
-    if not problems and named and all(w == 0 for _, w, _ in named):
-        problems.append("rewards: every weight is 0 (shadow), so nothing would be trained on")
-    if problems:
-        raise ConfigError(problems)
-    return RewardSet.from_functions(named, strict=strict)
-
-
-def _is_file_spec(name) -> bool:
-    return isinstance(name, str) and ":" in name and name.rsplit(":", 1)[0].endswith(".py")
-
-
-def load_file_reward(spec: str, params: dict | None = None):
-    """``path/to/file.py:function``: the function, or what ``function(**params)`` returns when params are given."""
-    path_text, _, attr = spec.rpartition(":")
-    path = Path(path_text).expanduser()
-    if not path.is_file():
-        raise UserError(f"reward file {str(path)!r} does not exist (from {spec!r}); give 'path/to/file.py:function'")
-    module_name = f"agentgrpo_user_reward_{abs(hash(str(path.resolve())))}"
-    loader_spec = importlib.util.spec_from_file_location(module_name, path)
-    module = importlib.util.module_from_spec(loader_spec)
-    sys.modules[module_name] = module
-    try:
-        loader_spec.loader.exec_module(module)
-    except Exception as exc:
-        raise UserError(f"reward file {path}: importing it raised {type(exc).__name__}: {exc}") from exc
-    func = getattr(module, attr, None)
-    if func is None:
-        names = [n for n in vars(module) if callable(vars(module)[n]) and not n.startswith("_")]
-        raise UserError(f"reward file {path} has no {attr!r}; it defines: {', '.join(names) or 'no functions'}")
-    func = func(**params) if params else func
-    if not callable(func):
-        raise UserError(f"reward {spec!r} is a {type(func).__name__}, not a function (completions, **kwargs)")
-    return func
+    return reward_specs.build_task_rewards(specs, task, strict=strict)

@@ -34,23 +34,9 @@ def table(limits: dict, nproc_base: int = 0) -> tuple[tuple[int, int], ...]:
     )
 
 
-def apply_rlimits(rlimits: tuple[tuple[int, int], ...]) -> None:
-    """Set each limit of a `table` on the calling process (inherited by everything it starts)."""
-    for which, value in rlimits:
-        _set(which, value)
-
-
 def cpu_seconds(limits: dict) -> int:
     """The CPU limit as the kernel applies it (whole seconds)."""
     return max(1, math.ceil(limits["cpu_s"]))
-
-
-def _set(which: int, soft: int, hard: int | None = None) -> None:
-    hard = soft if hard is None else hard
-    _, old_hard = resource.getrlimit(which)
-    if old_hard != resource.RLIM_INFINITY:  # never try to raise a hard limit we do not own
-        soft, hard = min(soft, old_hard), min(hard, old_hard)
-    resource.setrlimit(which, (soft, hard))
 
 
 def tasks_of(uid: int) -> int:

@@ -56,7 +56,3 @@ class Verdict:
     @property
     def ok(self) -> bool:
         return self.status == PASSED
-
-    def same_outcome(self, other: Verdict) -> bool:
-        """Equal status and counts: how determinism is judged (timings and text may differ)."""
-        return (self.status, self.passed, self.total) == (other.status, other.passed, other.total)

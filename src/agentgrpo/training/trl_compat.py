@@ -11,7 +11,7 @@ import os
 import warnings
 from collections.abc import Callable
 
-from trl.chat_template_utils import add_response_schema, is_chat_template_prefix_preserving, parse_response
+from trl.chat_template_utils import add_response_schema, parse_response
 
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # we wrap the experimental API knowingly
 # TRL 1.x calls transformers' `gradient_checkpointing_*` model methods, deprecated in transformers 5 (renamed
@@ -28,15 +28,6 @@ def prepare_tokenizer(tokenizer):
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     return tokenizer
-
-
-def chat_template_for_rollouts(tokenizer) -> str | None:
-    """The template GRPOTrainer renders multi-turn rollouts with (None = the tokenizer's own)."""
-    if is_chat_template_prefix_preserving(tokenizer):
-        return None
-    from trl.chat_template_utils import get_training_chat_template
-
-    return get_training_chat_template(tokenizer)
 
 
 def parse_assistant(tokenizer, ids: list[int], prefix: list[int], tools: list[Callable]) -> dict:
