@@ -20,6 +20,7 @@ import dataclasses
 import re
 from pathlib import Path
 
+from agentgrpo import rundir
 from agentgrpo.errors import did_you_mean
 
 
@@ -145,7 +146,7 @@ def check_dirs(plan) -> list[str]:
                         "resume_from_checkpoint: runs/NAME/checkpoints/checkpoint-N.")
     if isinstance(ckpt, str) and ckpt:
         path = Path(ckpt).expanduser()
-        if not (path / "trainer_state.json").is_file():
+        if not (path / rundir.TRAINER_STATE).is_file():
             problems.append(
                 f"resume_from_checkpoint: {ckpt!r} is not a checkpoint directory (no "
                 "trainer_state.json); give a checkpoints/checkpoint-N directory, or true for the "

@@ -6,8 +6,15 @@
       completions.jsonl   samples of completions with their per-reward scores
       summary.json        the trainer's end-of-run summary (runtime, ...)
       eval.json           held-out results: {stage: {mode: summary}}
-      checkpoints/        TRL checkpoints (resume from here); final/ holds the trained model
+      checkpoints/        TRL checkpoints (resume from here; each has TRL's trainer_state.json); final/ holds
+                          the trained model (final-merged/: a LoRA adapter merged into its base)
       curves.png          the main training curves
+      preflight.json      what `agentgrpo train` checked before GRPO (reward audit, signal, token fidelity)
+      doctor_live.jsonl   the live doctor's findings, as they happened
+      heal.jsonl          each heal, planned then done; segments/<n>/ keeps what a rollback set aside
+      cost.json           a Hugging Face job's cost
+
+Each file's name is defined here and only here (tests/test_rundir_names.py checks it).
 """
 
 from __future__ import annotations
@@ -28,6 +35,12 @@ CHECKPOINTS = "checkpoints"
 FINAL = "final"
 MERGED = "final-merged"
 CURVES = "curves.png"
+PREFLIGHT = "preflight.json"
+LIVE_DOCTOR = "doctor_live.jsonl"
+HEAL_LOG = "heal.jsonl"
+SEGMENTS = "segments"
+COST = "cost.json"
+TRAINER_STATE = "trainer_state.json"  # in each checkpoint-N (TRL's name)
 
 
 def new_run_dir(runs_dir: str | Path, run_name: str | None, task: str, *, resume: bool = False) -> Path:

@@ -27,6 +27,7 @@ from agentgrpo.doctor.finding import FAILURE, WARNING
 from agentgrpo.doctor.modes import resolve
 from agentgrpo.doctor.table import MetricTable, to_float
 from agentgrpo.doctor.tail import JsonlTail
+from agentgrpo.rundir import LIVE_DOCTOR
 
 log = logging.getLogger("agentgrpo.doctor")
 
@@ -214,8 +215,9 @@ class LiveDoctorCallback(TrainerCallback):
         weights = self._weights
         if self.run_dir is not None:
             from agentgrpo.doctor.readers import rundir
+            from agentgrpo.rundir import CONFIG
 
-            config = rundir.read_config(self.run_dir / "config.yaml")[0]
+            config = rundir.read_config(self.run_dir / CONFIG)[0]
             if weights is None:
                 weights = rundir.reward_weights(config)
             cap = rundir.length_cap(config)
@@ -254,6 +256,6 @@ class LiveDoctorCallback(TrainerCallback):
         if self.run_dir is None:
             return
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.run_dir / "doctor_live.jsonl", "a", encoding="utf-8") as fh:
+        with open(self.run_dir / LIVE_DOCTOR, "a", encoding="utf-8") as fh:
             fh.write(json.dumps({"time": time.time(), **record}, default=str) + "\n")
             fh.flush()

@@ -21,8 +21,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-HEAL_LOG = "heal.jsonl"
-SEGMENTS = "segments"
+from agentgrpo.rundir import HEAL_LOG, METRICS, SEGMENTS
+
 PLANNED, DONE = "planned", "done"
 
 
@@ -94,7 +94,7 @@ def rollbacks(run_dir: str | Path) -> list[dict[str, Any]]:
     for h in heals(run_dir):
         if h.get("status") != DONE or h.get("checkpoint_step") is None:
             continue
-        rows = _jsonl(segment_dir(run_dir, int(h["heal"])) / "metrics.jsonl")
+        rows = _jsonl(segment_dir(run_dir, int(h["heal"])) / METRICS)
         cut = h["checkpoint_step"]
         out.append({**h, "abandoned": [r for r in rows if isinstance(r.get("step"), int | float) and r["step"] > cut]})
     return out

@@ -22,12 +22,11 @@ import yaml
 
 from agentgrpo.heal import history
 from agentgrpo.heal.remedies import Situation, remedy_for
+from agentgrpo.rundir import CHECKPOINTS, COMPLETIONS, CONFIG, FINAL, LIVE_DOCTOR, METRICS, TRAINER_STATE
 
-CHECKPOINTS, METRICS, COMPLETIONS, FINAL, CONFIG = "checkpoints", "metrics.jsonl", "completions.jsonl", "final", \
-    "config.yaml"
-KEPT_LOGS = (METRICS, COMPLETIONS, "doctor_live.jsonl")
+KEPT_LOGS = (METRICS, COMPLETIONS, LIVE_DOCTOR)
 # Trainer state a checkpoint holds besides the model (left out of final/ when a stop makes it the model).
-TRAINER_FILES = ("optimizer.pt", "scheduler.pt", "trainer_state.json", "training_args.bin", "scaler.pt")
+TRAINER_FILES = ("optimizer.pt", "scheduler.pt", TRAINER_STATE, "training_args.bin", "scaler.pt")
 
 
 def checkpoints(folder: str | Path, complete_only: bool = True) -> list[tuple[int, Path]]:
@@ -37,7 +36,7 @@ def checkpoints(folder: str | Path, complete_only: bool = True) -> list[tuple[in
     out = []
     for path in Path(folder).glob("checkpoint-*"):
         tail = path.name.rsplit("-", 1)[-1]
-        if path.is_dir() and tail.isdigit() and (not complete_only or (path / "trainer_state.json").is_file()):
+        if path.is_dir() and tail.isdigit() and (not complete_only or (path / TRAINER_STATE).is_file()):
             out.append((int(tail), path))
     return sorted(out)
 

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import yaml
 
-PUSHED = ("metrics.jsonl", "eval.json", "config.yaml", "cost.json", "curves.png", "completions.jsonl",
-          "doctor_live.jsonl", "doctor/report.html", "doctor/diagnosis.json")
+from agentgrpo import rundir
+
+PUSHED = (rundir.METRICS, rundir.EVAL, rundir.CONFIG, rundir.COST, rundir.CURVES, rundir.COMPLETIONS,
+          rundir.LIVE_DOCTOR, "doctor/report.html", "doctor/diagnosis.json")
 
 
 def run_job(root: Path, args: list[str]) -> int:
@@ -22,7 +24,7 @@ def run_job(root: Path, args: list[str]) -> int:
 
     print(f"[agentgrpo] job runs the bundled agentgrpo from {Path(agentgrpo.__file__).parent}", flush=True)
     os.chdir(root)
-    config = yaml.safe_load((root / "config.yaml").read_text()) or {}
+    config = yaml.safe_load((root / rundir.CONFIG).read_text()) or {}
     rc = _train(config, args)
     run_dir = _run_dir(root, config)
     if run_dir is None:
@@ -40,12 +42,12 @@ def _train(config: dict, args: list[str]) -> int:
 
     n = int(config.get("num_processes") or 1)
     if n == 1:
-        return main(["train", "--config", "config.yaml", *args])
+        return main(["train", "--config", rundir.CONFIG, *args])
     import subprocess
 
     from agentgrpo.launch import accelerate_cmd
 
-    cmd = accelerate_cmd.command("config.yaml", args, n, config.get("accelerate_config"),
+    cmd = accelerate_cmd.command(rundir.CONFIG, args, n, config.get("accelerate_config"),
                                  accelerate_cmd.visible_gpus())
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path.cwd() / "src"),
                                                                      os.environ.get("PYTHONPATH")]))}
@@ -64,7 +66,7 @@ def _write_cost(run_dir: Path, flavor: str | None) -> None:
     from agentgrpo.launch.cost import run_cost
 
     cost = run_cost(run_dir, flavor)  # `agentgrpo train` printed the same line
-    (run_dir / "cost.json").write_text(json.dumps(cost, indent=1))
+    (run_dir / rundir.COST).write_text(json.dumps(cost, indent=1))
 
 
 def push_results(run_dir: Path, repo_id: str) -> None:

@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 
 from agentgrpo.errors import UserError
+from agentgrpo.rundir import PREFLIGHT
 
-PREFLIGHT = "preflight.json"
 AUDIT_PROMPTS = 50
 TRAIN_FIDELITY = 16  # sampled episodes re-rendered for the token fidelity check
 TRAIN_PROMPTS = 16  # signal-check prompts during `train` (k = num_generations); `agentgrpo check` samples more

@@ -9,6 +9,7 @@ from pathlib import Path
 from agentgrpo.doctor.table import MetricTable
 from agentgrpo.heal import history
 from agentgrpo.report import charts as chartlib
+from agentgrpo.rundir import SEGMENTS
 
 ROLLBACK_COLOR = "#9467bd"
 ABANDONED_COLOR = "#9a9a9a"
@@ -49,7 +50,7 @@ def section(run_dir: str | Path) -> list[str]:
                             for k, v in (h.get("changes") or {}).items())
         what = changed if h.get("action") == "resume" else h.get("reason", "")
         where = f"checkpoint-{h['checkpoint_step']}" if h.get("checkpoint_step") is not None else "—"
-        kept = f"segments/{h['heal']}/" if (history.segment_dir(run_dir, int(h["heal"]))).is_dir() else "—"
+        kept = f"{SEGMENTS}/{h['heal']}/" if (history.segment_dir(run_dir, int(h["heal"]))).is_dir() else "—"
         status = "" if h.get("status") == history.DONE else " (unfinished)"
         rows.append(f"<tr><td>{h['heal']}{status}</td><td>{h.get('step')}</td><td>{escape(str(h.get('mode')))}</td>"
                     f"<td>{h.get('onset')}</td><td>{where}</td><td>{escape(str(h.get('action')))}</td>"

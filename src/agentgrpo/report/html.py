@@ -90,7 +90,9 @@ def _preflight(run) -> list[str]:
     """The run's preflight.json (reward audit, signal check, token fidelity), when `agentgrpo train` wrote one."""
     import json
 
-    path = Path(run.source) / "preflight.json" if Path(run.source).is_dir() else None
+    from agentgrpo.rundir import PREFLIGHT
+
+    path = Path(run.source) / PREFLIGHT if Path(run.source).is_dir() else None
     if path is None or not path.is_file():
         return []
     try:

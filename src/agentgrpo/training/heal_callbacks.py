@@ -20,6 +20,7 @@ from pathlib import Path
 
 from transformers import TrainerCallback
 
+from agentgrpo import rundir
 from agentgrpo.doctor.live import History, LiveDoctorCallback
 from agentgrpo.doctor.modes import MODES
 from agentgrpo.heal import history, rollback
@@ -65,7 +66,7 @@ class StartCheckpoint(TrainerCallback):
         self.trainer = trainer
 
     def on_train_begin(self, args, state, control, **kwargs):
-        if state.global_step == 0 and not (Path(args.output_dir) / "checkpoint-0" / "trainer_state.json").is_file():
+        if state.global_step == 0 and not (Path(args.output_dir) / "checkpoint-0" / rundir.TRAINER_STATE).is_file():
             # the Trainer's own periodic save (private API: a transformers upgrade that renames it touches only here)
             self.trainer._save_checkpoint(self.trainer.model_wrapped, trial=None)
         return control
@@ -139,5 +140,5 @@ def _config(run_dir: Path) -> dict:
     """The run directory's config.yaml (the Recorder writes one for a plain TRL script: rewards, length cap)."""
     import yaml
 
-    path = Path(run_dir) / "config.yaml"
+    path = Path(run_dir) / rundir.CONFIG
     return (yaml.safe_load(path.read_text()) or {}) if path.is_file() else {}

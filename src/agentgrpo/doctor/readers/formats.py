@@ -16,6 +16,7 @@ from agentgrpo.doctor.readers.jsontext import recover_log_history
 from agentgrpo.doctor.readers.notebook import read_notebook
 from agentgrpo.doctor.readers.textlog import one_json_value, parse_text, read_csv, starts_with
 from agentgrpo.errors import UserError
+from agentgrpo.rundir import TRAINER_STATE
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 TFEVENTS_MARK = b"brain.Event:"
@@ -86,9 +87,9 @@ def read_json(path: Path, text: str) -> tuple[list[dict], list[str], str]:
         records, why = recover_log_history(text)
         if records is None:
             raise UserError(f"{path}: not valid JSON and no readable record in it ({why})") from None
-        return records, [why], "trainer_state.json (partial)"
+        return records, [why], f"{TRAINER_STATE} (partial)"
     if isinstance(data, dict) and isinstance(data.get("log_history"), list):
-        return [r for r in data["log_history"] if isinstance(r, dict)], [], "trainer_state.json"
+        return [r for r in data["log_history"] if isinstance(r, dict)], [], TRAINER_STATE
     if isinstance(data, list) and data and all(isinstance(r, dict) for r in data):
         return data, [], "JSON step logs"
     if isinstance(data, dict):

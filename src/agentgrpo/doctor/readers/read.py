@@ -14,8 +14,9 @@ from agentgrpo.doctor import names
 from agentgrpo.doctor.readers import formats, rundir, tensorboard, tidy, trackio
 from agentgrpo.doctor.table import MetricTable, TextBlock
 from agentgrpo.errors import UserError
+from agentgrpo.rundir import COMPLETIONS, CONFIG, EVAL, METRICS, TRAINER_STATE
 
-RUN_FILES = ("metrics.jsonl", "trainer_state.json")
+RUN_FILES = (METRICS, TRAINER_STATE)
 
 
 @dataclass
@@ -57,15 +58,15 @@ def _read_dir(path: Path, mapping) -> Run:
     log = _find_log(path)
     run = _read_file(log, mapping)
     run.source = path
-    config, notes = rundir.read_config(path / "config.yaml")
-    evaluation, eval_notes = rundir.read_eval(path / "eval.json")
+    config, notes = rundir.read_config(path / CONFIG)
+    evaluation, eval_notes = rundir.read_eval(path / EVAL)
     run.config, run.eval = config, evaluation
     run.notes += notes + eval_notes
     _apply_weights(run)
     cap = rundir.length_cap(config)
     if cap is not None:
         run.table.meta["max_completion_length"] = cap
-    distinct = rundir.distinct_fraction(path / "completions.jsonl")
+    distinct = rundir.distinct_fraction(path / COMPLETIONS)
     if distinct:
         index = {int(s): i for i, s in enumerate(run.table.steps)}
         col = np.full(len(run.table), np.nan)

@@ -18,6 +18,7 @@ from agentgrpo.doctor.readers.console import dict_lines, line_count, no_text_tab
 from agentgrpo.doctor.readers.jsontext import read_jsonl
 from agentgrpo.doctor.readers.steplines import read_step_lines
 from agentgrpo.doctor.readers.texttable import read_text_tables
+from agentgrpo.rundir import METRICS
 
 
 def one_json_value(text: str) -> bool:
@@ -33,13 +34,13 @@ def parse_text(text: str) -> tuple[list[dict], list[str], str]:
     if starts_with(text, "{"):  # JSON Lines, every line whole: one decode, no split
         whole = fastjson.loads_jsonl_text(text)
         if whole and all(map(isinstance, whole, repeat(dict))):
-            return whole, [], "metrics.jsonl"
+            return whole, [], METRICS
     head = _first_lines(text, 50)
     if _mostly_json(head):
         lines = list(filter(str.strip, text.splitlines()))
         records, notes = read_jsonl(text)
         if records and len(records) >= len(lines) // 2:
-            return records, notes, "metrics.jsonl"
+            return records, notes, METRICS
     candidates = [(*read_console(text), "console log")]
     dicts = dict_lines(text)
     # a step line is a line without a printed dict: when the console reader read as many records as there
