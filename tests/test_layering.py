@@ -53,11 +53,14 @@ def test_a_planted_violation_breaks_the_contract(tmp_path):
     (src / "agentgrpo" / "rewards" / "planted.py").write_text("from agentgrpo import plan\n")
     result = lint_imports(src, ROOT / ".importlinter")
     assert result.returncode == 1, result.stdout[-2000:]
-    assert "agentgrpo.doctor.planted -> trl" in result.stdout
-    assert "agentgrpo.doctor.planted -> agentgrpo.training.grpo" in result.stdout
-    assert "4 kept" not in result.stdout and "The floors" in result.stdout.split("BROKEN")[0]
-    assert "agentgrpo.config -> agentgrpo.training.models" in result.stdout
-    assert "agentgrpo.rewards.planted -> agentgrpo.plan" in result.stdout
+    said = " ".join(result.stdout.split())  # lint-imports wraps its lines
+    assert "agentgrpo.doctor.planted -> trl" in said
+    assert "agentgrpo.doctor.planted -> agentgrpo.training.grpo" in said
+    assert "(top floor first) BROKEN" in said and "import TRL BROKEN" in said and "sandbox code BROKEN" in said
+    assert "agentgrpo.config is not allowed to import agentgrpo.training" in said
+    assert "agentgrpo.config -> agentgrpo.training.models" in said
+    assert "agentgrpo.rewards is not allowed to import agentgrpo.plan" in said
+    assert "agentgrpo.rewards.planted -> agentgrpo.plan" in said
 
 
 def test_only_training_and_trl_config_may_import_trl():
@@ -143,7 +146,7 @@ def by_name_imports(src: Path, package: str = "agentgrpo", modules: set[str] | N
 
 
 def outside_entry_points(found: dict) -> dict:
-    return {m: hits for m, hits in found.items() if not m.startswith(ENTRY_POINTS)}
+    return {m: hits for m, hits in found.items() if not any(m == e or m.startswith(e + ".") for e in ENTRY_POINTS)}
 
 
 def test_the_by_name_finder_sees_each_form():
