@@ -24,8 +24,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 METRICS = "metrics.jsonl"
 COMPLETIONS = "completions.jsonl"
 EVAL = "eval.json"
@@ -68,11 +66,15 @@ def open_run_dir(path: Path, *, resume: bool = False) -> Path:
 
 def read_config(run_dir: Path) -> dict[str, Any]:
     """The run's config.yaml ({} when there is none)."""
+    import yaml  # here: the doctor reads this module's names without loading YAML
+
     path = Path(run_dir) / CONFIG
     return (yaml.safe_load(path.read_text()) or {}) if path.exists() else {}
 
 
 def write_config(run_dir: Path, config: dict[str, Any]) -> Path:
+    import yaml
+
     path = Path(run_dir) / CONFIG
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return path
