@@ -90,8 +90,10 @@ def imports_by_name(source: str, package: str = "agentgrpo", modules: set[str] |
 
     The name is read from a string (``"agentgrpo.plan"``), the fixed start of an f-string
     (``f"agentgrpo.commands.{name}"``: every module under it) or, for a name computed at run time, the
-    package's module names written as strings elsewhere in the module (a lookup table, say). ``modules``:
-    the package's modules (prefixes are expanded against them); a name outside the package does not count.
+    package's module names written as strings elsewhere in the module (a lookup table, say); a relative
+    name (``".plan"``) is the package's. ``modules``: the package's modules (prefixes are expanded against
+    them); a name outside the package does not count. Not seen: a name assembled from pieces none of which
+    is written whole (``".".join(["agentgrpo", "plan"])``); a reviewer sees those.
     """
     tree = ast.parse(source)
     by_name = {"__import__"}
@@ -108,7 +110,7 @@ def imports_by_name(source: str, package: str = "agentgrpo", modules: set[str] |
 
     def targets(arg: ast.expr) -> list[str]:
         if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-            return [arg.value] if ours.match(arg.value) else []
+            return [arg.value] if ours.match(arg.value) or arg.value.startswith(".") else []
         if isinstance(arg, ast.JoinedStr):
             head = arg.values[0] if arg.values else None
             prefix = head.value if isinstance(head, ast.Constant) else ""
@@ -162,6 +164,7 @@ def test_the_by_name_finder_sees_each_form():
         'import importlib\nT = {"x": "agentgrpo.plan"}\ndef g(n):\n    return importlib.import_module(T[n])\n':
             [(4, ["agentgrpo.plan"])],
         'import builtins\nx = builtins.__import__("agentgrpo")\n': [(2, ["agentgrpo"])],
+        'import importlib\nx = importlib.import_module(".plan", __package__)\n': [(2, [".plan"])],
         # not the package: a user's module, the standard library, a docstring naming a module
         'import importlib\ndef f(user):\n    "Like agentgrpo.plan."\n    return importlib.import_module(user)\n': [],
         'import importlib\nx = importlib.import_module("json")\ny = __import__("agentgrpo_other")\n': [],
