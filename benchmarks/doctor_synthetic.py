@@ -491,7 +491,9 @@ def objective_immaterial(n: int, seed: int, onset_frac: float):
     start = int(onset_frac * n)
     rise = ease(sim.t, start, 0.3 * n)
     proxy = sim.bernoulli(0.2 + 0.5 * rise)
-    true = np.broadcast_to((0.001 + 0.004 * rise)[:, None, None], proxy.shape) * (1 + 0.05 * sim.rng.normal(size=proxy.shape))
+    true = np.broadcast_to((0.001 + 0.004 * rise)[:, None, None], proxy.shape) * (
+        1 + 0.05 * sim.rng.normal(size=proxy.shape)
+    )
     comps = {"compilable": proxy, "correctness": true}
     weights = {"compilable": 1.0, "correctness": 1.0}
     curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), 0.002 + 0.03 * sim.t / n)
@@ -522,7 +524,13 @@ def kl_creep_takeoff(n: int, seed: int, onset_frac: float):
     kl = creep * np.exp(np.minimum(np.maximum(sim.t - start, 0) / (0.05 * n), 12.0))
     p = 0.2 + 0.4 * ease(sim.t, 0, start) - 0.3 * ease(sim.t, start + 0.1 * n, 0.1 * n)
     curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), kl)
-    return "kl", start + 1, assemble(sim, {"correct": sim.bernoulli(np.clip(p, 0.02, 1))}, {"correct": 1.0}, **curves), [], "failure"
+    return (
+        "kl",
+        start + 1,
+        assemble(sim, {"correct": sim.bernoulli(np.clip(p, 0.02, 1))}, {"correct": 1.0}, **curves),
+        [],
+        "failure",
+    )
 
 
 def fixed_output(n: int, seed: int, onset_frac: float):
@@ -536,7 +544,13 @@ def fixed_output(n: int, seed: int, onset_frac: float):
     curves.pop("entropy")
     for key in ("completions__mean_length", "completions__max_length", "completions__min_length"):
         curves[key] = np.where(fixed, 4.0, curves[key])
-    return "collapse", start + 1, assemble(sim, {"correct": sim.bernoulli(p)}, {"correct": 1.0}, **curves), [], "failure"
+    return (
+        "collapse",
+        start + 1,
+        assemble(sim, {"correct": sim.bernoulli(p)}, {"correct": 1.0}, **curves),
+        [],
+        "failure",
+    )
 
 
 def objective_unnamed_floor(n: int, seed: int, onset_frac: float):
@@ -586,6 +600,117 @@ def fixed_output_mean_only(n: int, seed: int, onset_frac: float):
     return "collapse", start + 1, assemble(sim, {"correct": rewards}, {"correct": 1.0}, **curves), [], "failure"
 
 
+# ---- issue 36: kinds of miss a peer got right ------------------------------------------------------------
+
+
+def kl_renamed(n: int, seed: int, onset_frac: float):
+    """The KL blow-up with KL logged as ``kl_avg`` (a spelling no alias lists): found by its name pattern."""
+    expect, onset, records, rewards, level = kl_blowup(n, seed, onset_frac)
+    for r in records:
+        r["kl_avg"] = r.pop("kl")
+        r["kl_coef"] = 0.04  # a setting named like it: constant, never read as the measurement
+    return expect, onset, records, rewards, level
+
+
+def never_finite_column(n: int, seed: int, onset_frac: float):
+    """Healthy, but a metric that was never computed is logged as NaN on every row (grad_norm here)."""
+    expect, onset, records, rewards, level = healthy(n, seed, onset_frac)
+    for r in records:
+        r["grad_norm"] = float("nan")
+    return None, None, records, rewards, "failure"
+
+
+def entropy_frozen(n: int, seed: int, onset_frac: float):
+    """The reward never moves; from the onset the entropy falls to a tenth of a percent of its start (1.0 ->
+    0.001) and stays frozen there; nothing else logged changes: the policy became deterministic."""
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    entropy = 10.0 ** (-3.0 * ease(sim.t, start, 0.08 * n))
+    comps = {"correct": sim.bernoulli(np.full(n, 0.3))}
+    curves = _base(sim, entropy, np.full(n, 200.0), 0.002 + 0.01 * sim.t / n)
+    return "collapse", start + 1, assemble(sim, comps, {"correct": 1.0}, **curves), [], "failure"
+
+
+def kl_drift_flat(n: int, seed: int, onset_frac: float):
+    """KL already 0.3 early drifts steadily to about 2.7 from the onset (9x: under the blow-up factor) while
+    the reward stays flat: the policy left the reference and bought nothing with it."""
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    kl = 0.3 + 2.4 * np.clip((sim.t - start) / (n - start), 0, 1)
+    comps = {"correct": sim.bernoulli(np.full(n, 0.3))}
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), kl)
+    curves["kl"] = kl * np.exp(sim.rng.normal(0, 0.05, n))
+    return "kl", start + 1, assemble(sim, comps, {"correct": 1.0}, **curves), [], "failure"
+
+
+def kl_steady_learning(n: int, seed: int, onset_frac: float):
+    """Healthy: KL grows steadily (linearly, 0.01 -> 1.6) while the true objective (a shadow reward) rises
+    with the trained one: drift bought with reward, not a blow-up."""
+    sim = Sim(n, seed)
+    p = 0.15 + 0.6 * ease(sim.t, 0.05 * n, 0.8 * n)
+    comps = {"correct": sim.bernoulli(p), "heldout_correct": sim.bernoulli(0.9 * p)}
+    weights = {"correct": 1.0, "heldout_correct": 0.0}
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), 0.01 + 1.6 * sim.t / n)
+    curves["kl"] = (0.01 + 1.6 * sim.t / n) * np.exp(sim.rng.normal(0, 0.05, n))
+    return None, None, assemble(sim, comps, weights, **curves), _cfg(weights), "failure"
+
+
+def zero_variance_majority_stall(n: int, seed: int, onset_frac: float):
+    """The reward never moves and most groups (about 60-80%) have one reward for every sample: a stall whose
+    cause is the missing signal, named beside it."""
+    sim = Sim(n, seed, spread=2.5)
+    comps = {"correct": sim.bernoulli(np.full(n, 0.12))}
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), 0.002 + 0.01 * sim.t / n)
+    return "zero_variance", 1, assemble(sim, comps, {"correct": 1.0}, **curves), [], "failure"
+
+
+def length_at_cap_means_only(n: int, seed: int, onset_frac: float):
+    """Only the mean length is logged (no clipped share, no shortest/longest): from the onset it climbs to the
+    cap (512) and sits there, most step means within a token of it, while the reward does not improve."""
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    cap = 512.0
+    target = 200.0 + 400.0 * ease(sim.t, start, 0.1 * n)
+    samples = np.clip(sim.rng.normal(target[:, None], 0.1 * target[:, None], (n, 64)), 1, cap)
+    comps = {"correct": sim.bernoulli(np.full(n, 0.3))}
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), 0.002 + 0.01 * sim.t / n, cap=cap)
+    for key in ("completions__clipped_ratio", "completions__max_length", "completions__min_length"):
+        curves.pop(key)
+    curves["completions__mean_length"] = samples.mean(axis=1)
+    return "length", start + 1, assemble(sim, comps, {"correct": 1.0}, **curves), [], "failure"
+
+
+def degenerate_repetition(n: int, seed: int, onset_frac: float):
+    """A puzzle task without entropy logged: from the onset the policy writes one degenerate answer (the same
+    tokens repeated) for every prompt: the spread of lengths in the batch (logged as its std) falls to 0,
+    the reward drops to one value."""
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    fixed = sim.t >= start
+    p = 0.2 + 0.2 * ease(sim.t, 0, start)
+    rewards = sim.bernoulli(p)
+    rewards[fixed] = 0.0
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), 0.002 + 0.03 * sim.t / n, cap=1024)
+    for key in ("entropy", "completions__max_length", "completions__min_length"):
+        curves.pop(key)
+    curves["completions__mean_length"] = np.where(fixed, 300.0, curves["completions__mean_length"])
+    curves["completions__std_length"] = np.where(fixed, 0.0, sim.noisy(np.full(n, 45.0), 0.1))
+    return "collapse", start + 1, assemble(sim, {"correct": rewards}, {"correct": 1.0}, **curves), [], "failure"
+
+
+def kl_linear_creep_takeoff(n: int, seed: int, onset_frac: float):
+    """KL creeps linearly from the first step (0.01 -> 0.08) and takes off exponentially at the onset while the
+    reward falls after it: the blow-up began at the take-off."""
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    creep = 0.01 + 0.07 * sim.t / n
+    kl = creep * np.exp(np.minimum(np.maximum(sim.t - start, 0) / (0.04 * n), 10.0))
+    p = 0.2 + 0.3 * ease(sim.t, 0, start) - 0.3 * ease(sim.t, start + 0.1 * n, 0.1 * n)
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), kl)
+    rec = assemble(sim, {"correct": sim.bernoulli(np.clip(p, 0.02, 1))}, {"correct": 1.0}, **curves)
+    return "kl", start + 1, rec, [], "failure"
+
+
 def _cfg(weights: dict[str, float]) -> list[dict]:
     return [{"name": k, "weight": v} for k, v in weights.items()]
 
@@ -626,6 +751,15 @@ SCENARIOS: dict[str, Callable] = {
     "bonus_at_ceiling_unnamed": bonus_at_ceiling_unnamed,
     "task_always_paid": task_always_paid,
     "fixed_output_mean_only": fixed_output_mean_only,
+    "kl_renamed": kl_renamed,
+    "never_finite_column": never_finite_column,
+    "entropy_frozen": entropy_frozen,
+    "kl_drift_flat": kl_drift_flat,
+    "kl_steady_learning": kl_steady_learning,
+    "zero_variance_majority_stall": zero_variance_majority_stall,
+    "length_at_cap_means_only": length_at_cap_means_only,
+    "degenerate_repetition": degenerate_repetition,
+    "kl_linear_creep_takeoff": kl_linear_creep_takeoff,
 }
 
 

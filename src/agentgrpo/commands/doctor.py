@@ -48,11 +48,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--map",
+        "--metric",
+        dest="map",
         action="append",
         default=[],
         metavar="NAME=KEY",
         help="read the log's KEY as the metric NAME (reward, reward_std, kl, entropy, completions/mean_length, "
-        "...); repeatable",
+        "...), e.g. --metric kl=kl_avg; overrides the names the doctor finds by itself; repeatable",
     )
     parser.add_argument("--out", help="folder for report.html (and PNGs); default beside the run")
     parser.add_argument("--json", action="store_true", help="print the diagnosis as JSON instead of text")

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from agentgrpo.doctor import names
-from agentgrpo.doctor.readers import formats, rundir, tensorboard, tidy, trackio
+from agentgrpo.doctor.readers import discover, formats, rundir, tensorboard, tidy, trackio
 from agentgrpo.doctor.table import MetricTable, TextBlock
 from agentgrpo.errors import UserError
 
@@ -238,6 +238,8 @@ def records_to_table(
 def _finish(table: MetricTable, notes: list[str]) -> None:
     """What follows the table's construction on every path: non-finite values noted, placeholders dropped,
     ratios derived, a total logged as a component dropped, the reward summed from components if missing."""
+    tidy.drop_never_finite(table, notes)
+    discover.discover(table, notes)
     _note_non_finite(table, notes)
     tidy.drop_placeholders(table, notes)
     tidy.derive(table, notes)
