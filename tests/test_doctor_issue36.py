@@ -20,7 +20,7 @@ from agentgrpo.doctor.readers.discover import candidates, tokens
 from agentgrpo.doctor.table import MetricTable
 from benchmarks import doctor_synthetic as synthetic
 
-PRINCIPLES = ["kl_renamed", "never_finite_column"]
+PRINCIPLES = ["kl_renamed", "never_finite_column", "entropy_frozen", "kl_drift_flat", "kl_steady_learning"]
 CASES = [
     synthetic.make(name, n, seed, onset)
     for name in PRINCIPLES

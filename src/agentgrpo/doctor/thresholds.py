@@ -27,6 +27,8 @@ ZERO_STD_RISE = 0.3  # frac_reward_zero_std rises by at least 0.3 ...
 ZERO_STD_COLLAPSED = 0.7  # ... to at least 0.7 (late mean)
 LENGTH_COLLAPSE = 0.3  # mean completion length falls below 30% of its early level
 FIXED_OUTPUT = 0.5  # share of late batches whose shortest and longest completion have one length: one output
+ENTROPY_FROZEN = 0.01  # late entropy below 1% of its own start (a significant fall): sampling is deterministic,
+#                        a collapse on its own unless the reward converged (issue 36)
 ENTROPY_EXPLOSION = 3.0  # late entropy above 3x its early level (a significant rise): sampling degenerated
 
 # --- regression (learned, then crashed) -------------------------------------------------------------------
@@ -57,6 +59,10 @@ KL_BLOWUP = 1.0  # per-token KL (median of 3 consecutive logs) a blow-up must re
 KL_SMOOTH = 3  # points in the rolling median that keeps single spikes from counting
 KL_GROWTH = 10.0  # ... and it must be this many times the run's baseline (min of early level and median)
 KL_HIGH = 0.5  # early KL at or above this that does not grow: "high but flat" (a warning with context)
+KL_DRIFT = 2.0  # KL that rose significantly to at least KL_BLOWUP and this many times its early level while the
+#                 reward did not learn: drift bought with nothing, a failure (issue 36: materiality)
+KL_STEADY_MAX = KL_GROWTH * KL_BLOWUP  # steady growth (no take-off, no spikes) that stays below this while the
+#   objective learned is drift bought with reward: a warning, not a blow-up
 SPIKE = 10.0  # a spike: a logged value at least 10x the series' median (KL with grad_norm spikes)
 SPIKES_MIN = 2  # coincident KL + grad_norm spikes that make a blow-up without a sustained level
 KL_SPIKE_HUGE = KL_GROWTH**KL_SMOOTH  # ONE logged KL at least this many times the run's scale (its median;

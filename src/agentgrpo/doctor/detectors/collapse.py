@@ -9,6 +9,8 @@ as converged here, not collapsed. A fixed output is the exception: when most lat
 completion length for every prompt (shortest = longest, below the cap), the policy emits one output whatever
 it is asked; that is a collapse on its own, at its plateau or not, with or without an entropy metric; without shortest
 and longest lengths, a mean length repeated exactly on most late logs with ``reward_std`` = 0 says the same.
+Entropy is judged as a fraction of its own start: one that fell to ``ENTROPY_FROZEN`` (1%) of it and stays there
+is a policy that samples (nearly) deterministically, a collapse on its own unless the reward converged.
 """
 
 from __future__ import annotations
@@ -43,6 +45,18 @@ def _fall(sig: Curves, metric: str, ratio: float):
     if before <= 0 or curve.late > ratio * before:
         return None
     return r, moved(metric, r)
+
+
+def _frozen(sig: Curves):
+    """(ramp, evidence) when entropy fell significantly to below ``ENTROPY_FROZEN`` of its own start and stays
+    there (its late level): sampling became (nearly) deterministic, whatever else was logged."""
+    found = _fall(sig, names.ENTROPY, th.ENTROPY_FROZEN)
+    if found is None:
+        return None
+    ramp, text = found
+    curve = sig.curve(names.ENTROPY)
+    start = max(curve.early, ramp.before)
+    return ramp, f"{text}: {curve.late / start:.2%} of its start, frozen near zero"
 
 
 def _explosion(sig: Curves):
@@ -148,6 +162,7 @@ def detect(sig: Curves) -> Finding:
     if facts is None:
         return sig.unjudged(NAME)
     entropy = _fall(sig, names.ENTROPY, th.ENTROPY_DROP)
+    frozen = _frozen(sig)
     explosion = _explosion(sig)
     supports = {
         names.FRAC_ZERO_STD: _zero_std_rise(sig),
@@ -163,6 +178,8 @@ def detect(sig: Curves) -> Finding:
         entropy, collapsed = explosion, True
     elif fixed:
         collapsed = True
+    elif frozen:
+        entropy, collapsed = frozen, True
     elif has_entropy:
         collapsed = bool(entropy and present)
     else:  # no entropy logged: groups that stop differing, or two other signs, or one with a falling reward

@@ -16,6 +16,12 @@ first crossing, so a KL that creeps from the first step and takes off later is d
 the start of the rise (a flat-ramp-flat fit), else the first crossing; for spikes, the first spike.
 
 KL that is high from the start but flat is a warning with context, not a blow-up, and explains nothing else.
+
+KL is also judged against what the reward did with it (materiality, issue 36): KL that rose significantly to
+a high level (``KL_BLOWUP``, and ``KL_DRIFT`` times its early level) while the reward did not learn is drift
+bought with nothing, a failure below the blow-up factor too; growth that is steady (no take-off of its log,
+no spikes, below ``KL_STEADY_MAX``) while the reward, and every shadow objective, learned and did not fall
+is drift bought with reward: a warning (state ``drift``), not a blow-up.
 """
 
 from __future__ import annotations
@@ -25,7 +31,8 @@ import numpy as np
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.curves import Curves
-from agentgrpo.doctor.detectors.text import num
+from agentgrpo.doctor.detectors.regression import crash
+from agentgrpo.doctor.detectors.text import moved, num
 from agentgrpo.doctor.finding import FAILURE, OK, WARNING, Finding, confidence, not_judged
 from agentgrpo.doctor.modes import Mode
 
@@ -112,6 +119,55 @@ def takeoff(x: np.ndarray, y: np.ndarray) -> float | None:
     return rise.onset if rise is not None and rise.t >= th.T_CHANGE else None
 
 
+def sped_up(x: np.ndarray, y: np.ndarray) -> bool:
+    """The growth rate of log10(y) increased significantly somewhere (a take-off): a hinge with a positive,
+    significant change that at least doubles the slope before it."""
+    pos = y > 0
+    if pos.sum() < 6:
+        return False
+    h = stats.hinge(x[pos], np.log10(y[pos]))
+    return h is not None and h.change > 0 and h.t >= th.T_CHANGE and h.change > abs(h.before)
+
+
+def bought_with_reward(sig: Curves, x: np.ndarray, y: np.ndarray, peak: float) -> str | None:
+    """Evidence that KL's growth is steady drift the reward paid for: the reward (and every shadow objective)
+    learned and did not fall or crash, KL never took off and stays below ``KL_STEADY_MAX``; else None."""
+    facts = sig.reward
+    if facts is None or not facts.learned or facts.fell or peak >= th.KL_STEADY_MAX or sped_up(x, y):
+        return None
+    if crash(sig) is not None:
+        return None
+    for shadow in sig.shadows:
+        curve = sig.curve(f"rewards/{shadow}/mean")
+        rise = curve.ramp(+1) if curve is not None else None
+        if rise is None or rise.t < th.T_CHANGE or curve.late <= curve.early:
+            return None
+    objective = f"the reward and the shadow objective ({', '.join(sig.shadows)})" if sig.shadows else "the reward"
+    rf = facts.curve
+    return (
+        f"KL grew steadily (no take-off, peak {num(peak)} < {num(th.KL_STEADY_MAX)}) while {objective} learned "
+        f"({num(rf.early)} early -> {num(rf.late)} late): drift bought with reward, not a blow-up"
+    )
+
+
+def drift_unbought(sig: Curves, curve) -> tuple[stats.Ramp, str] | None:
+    """(ramp, evidence) when KL rose significantly to at least ``KL_BLOWUP`` and ``KL_DRIFT`` times its early
+    level while the reward did not learn: the policy left the reference and bought nothing with it."""
+    facts = sig.reward
+    if facts is None or facts.learned:
+        return None
+    r = curve.ramp(+1)
+    if r is None or r.t < th.T_CHANGE or curve.late < th.KL_BLOWUP:
+        return None
+    if curve.late < th.KL_DRIFT * max(curve.early, r.before, 1e-12):
+        return None
+    rf = facts.curve
+    return r, (
+        f"{moved(names.KL, r)} ({curve.late / max(curve.early, 1e-12):.1f}x its early level) while the reward did "
+        f"not learn ({num(rf.early)} early, {num(rf.late)} late): KL drift bought with nothing"
+    )
+
+
 def detect(sig: Curves) -> Finding:
     if not sig.table.has(names.KL):
         return not_judged(NAME, "kl (TRL logs it only when beta > 0)")
@@ -130,7 +186,32 @@ def detect(sig: Curves) -> Finding:
     grown = smooth[peak] >= th.KL_BLOWUP and smooth[peak] >= th.KL_GROWTH * base
     spikes = _spikes(sig, base)
     huge = huge_spikes(sig)
+    if grown and len(spikes) < th.SPIKES_MIN and not huge:
+        bought = bought_with_reward(sig, x, y, float(smooth[peak]))
+        if bought:
+            return Finding(
+                detector=NAME,
+                status=WARNING,
+                verdict=f"KL drift bought with reward: up to {num(smooth[peak])}, steadily",
+                confidence=0.6,
+                evidence=[quoted, bought],
+                fix="watch KL; raise beta if the held-out objective stops following the reward",
+                metrics=[names.KL],
+                state="drift",
+            )
     if not grown and len(spikes) < th.SPIKES_MIN and not huge:
+        drift = drift_unbought(sig, curve)
+        if drift:
+            return Finding(
+                detector=NAME,
+                status=FAILURE,
+                verdict=f"KL drift: up to {num(curve.late)} while the reward did not learn",
+                confidence=confidence(drift[0].t, th.T_CHANGE, []),
+                onset=int(round(drift[0].onset)),
+                evidence=[quoted, drift[1]],
+                fix=FIX,
+                metrics=[names.KL],
+            )
         if curve.early >= th.KL_HIGH:
             return Finding(
                 detector=NAME,
