@@ -644,24 +644,26 @@ def kl_drift_flat(n: int, seed: int, onset_frac: float):
 
 
 def kl_steady_learning(n: int, seed: int, onset_frac: float):
-    """Healthy: KL grows steadily (linearly, 0.01 -> 1.6) while the true objective (a shadow reward) rises
-    with the trained one: drift bought with reward, not a blow-up."""
+    """Healthy: KL grows steadily (0.005 -> 1.6, quadratically: 80x its early level, no take-off of its log)
+    while the true objective (a shadow reward) rises with the trained one: drift bought with reward."""
     sim = Sim(n, seed)
     p = 0.15 + 0.6 * ease(sim.t, 0.05 * n, 0.8 * n)
     comps = {"correct": sim.bernoulli(p), "heldout_correct": sim.bernoulli(0.9 * p)}
     weights = {"correct": 1.0, "heldout_correct": 0.0}
-    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), 0.01 + 1.6 * sim.t / n)
-    curves["kl"] = (0.01 + 1.6 * sim.t / n) * np.exp(sim.rng.normal(0, 0.05, n))
+    kl = 0.005 + 1.6 * (sim.t / n) ** 2
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), kl)
+    curves["kl"] = kl * np.exp(sim.rng.normal(0, 0.05, n))
     return None, None, assemble(sim, comps, weights, **curves), _cfg(weights), "failure"
 
 
 def zero_variance_majority_stall(n: int, seed: int, onset_frac: float):
-    """The reward never moves and most groups (about 60-80%) have one reward for every sample: a stall whose
-    cause is the missing signal, named beside it."""
-    sim = Sim(n, seed, spread=2.5)
-    comps = {"correct": sim.bernoulli(np.full(n, 0.12))}
+    """The reward never moves and most groups (about 70%: prompts the model always fails) have one reward for
+    every sample: a stall whose cause is the missing signal, named beside it."""
+    sim = Sim(n, seed, spread=0.3)
+    rewards = sim.bernoulli(np.full(n, 0.4))
+    rewards[sim.rng.random((n, sim.prompts)) < 0.7] = 0.0
     curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), 0.002 + 0.01 * sim.t / n)
-    return "zero_variance", 1, assemble(sim, comps, {"correct": 1.0}, **curves), [], "failure"
+    return "zero_variance", 1, assemble(sim, {"correct": rewards}, {"correct": 1.0}, **curves), [], "failure"
 
 
 def length_at_cap_means_only(n: int, seed: int, onset_frac: float):
@@ -751,6 +753,10 @@ SCENARIOS: dict[str, Callable] = {
     "bonus_at_ceiling_unnamed": bonus_at_ceiling_unnamed,
     "task_always_paid": task_always_paid,
     "fixed_output_mean_only": fixed_output_mean_only,
+}
+# Issue 36's kinds of miss: a flat reward beside the planted failure is also a stall (named with it), so
+# these are kept apart from the suite above (whose cases allow no other failure); `make` builds both.
+ISSUE36: dict[str, Callable] = {
     "kl_renamed": kl_renamed,
     "never_finite_column": never_finite_column,
     "entropy_frozen": entropy_frozen,
@@ -765,7 +771,8 @@ SCENARIOS: dict[str, Callable] = {
 
 def make(scenario: str, n: int, seed: int = 0, onset_frac: float = 0.4) -> Case:
     """One case. ``n`` logged steps (one per step), change planted at ``onset_frac`` of the run."""
-    expect, onset, records, rewards, level = SCENARIOS[scenario](n, seed * 1000 + int(onset_frac * 100), onset_frac)
+    build = SCENARIOS.get(scenario) or ISSUE36[scenario]
+    expect, onset, records, rewards, level = build(n, seed * 1000 + int(onset_frac * 100), onset_frac)
     return Case(f"{scenario}-n{n}-s{seed}-o{int(onset_frac * 100)}", expect, onset, records, rewards, level, n)
 
 

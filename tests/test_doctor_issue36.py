@@ -20,7 +20,14 @@ from agentgrpo.doctor.readers.discover import candidates, tokens
 from agentgrpo.doctor.table import MetricTable
 from benchmarks import doctor_synthetic as synthetic
 
-PRINCIPLES = ["kl_renamed", "never_finite_column", "entropy_frozen", "kl_drift_flat", "kl_steady_learning"]
+PRINCIPLES = [
+    "kl_renamed",
+    "never_finite_column",
+    "entropy_frozen",
+    "kl_drift_flat",
+    "kl_steady_learning",
+    "zero_variance_majority_stall",
+]
 CASES = [
     synthetic.make(name, n, seed, onset)
     for name in PRINCIPLES
@@ -106,3 +113,16 @@ def test_a_column_never_finite_is_not_logged(name, tmp_path):
     for r in case.records[:100]:
         r[name] = 0.5
     assert "instability" in [f.detector for f in diagnose(read_run(case.write(tmp_path)).table).failures]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_zero_variance_is_named_beside_the_stall_not_instead(seed, tmp_path):
+    report = diagnose(read_run(synthetic.make("zero_variance_majority_stall", 200, seed).write(tmp_path)).table)
+    assert {"stall", "zero_variance"} <= {f.detector for f in report.failures}, report.headline
+    assert report.get("zero_variance").state == "majority"
+
+
+def test_a_steady_drift_bought_with_reward_is_a_warning_with_its_reason(tmp_path):
+    report = diagnose(read_run(synthetic.make("kl_steady_learning", 300, 1).write(tmp_path)).table)
+    kl = report.get("kl")
+    assert kl.status == "warning" and kl.state == "drift" and "bought with reward" in " ".join(kl.evidence)

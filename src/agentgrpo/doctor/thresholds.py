@@ -36,6 +36,8 @@ REGRESSION_LOST = 0.5  # the reward gave back at least half of what it had gaine
 
 
 # --- stall ------------------------------------------------------------------------------------------------
+NO_SIGNAL_MAJORITY = 0.5  # share of identical groups (early, late, whole run) from which, beside a reward that
+#                           did not learn, the missing signal is named as the stall's cause (issue 36)
 NO_SIGNAL_ZERO_STD = 0.8  # frac_reward_zero_std (mean) from which a run "has no learning signal": late in a
 #                           flat run (stall), or early, late and over the whole run (the signal detector)
 
