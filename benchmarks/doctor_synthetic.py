@@ -682,6 +682,20 @@ def length_at_cap_means_only(n: int, seed: int, onset_frac: float):
     return "length", start + 1, assemble(sim, comps, {"correct": 1.0}, **curves), [], "failure"
 
 
+def length_plateau_means_only(n: int, seed: int, onset_frac: float):
+    """Healthy, only the mean length logged: completions grow 150 -> 400 tokens while the reward learns, then
+    hold there, far below any cap (step means vary by a few percent): no truncation."""
+    sim = Sim(n, seed)
+    p = 0.15 + 0.45 * ease(sim.t, 0.05 * n, 0.6 * n)
+    target = 150.0 + 250.0 * ease(sim.t, 0.05 * n, 0.5 * n)
+    samples = np.clip(sim.rng.normal(target[:, None], 0.3 * target[:, None], (n, 64)), 1, 4096)
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), 0.002 + 0.02 * sim.t / n, cap=4096)
+    for key in ("completions__clipped_ratio", "completions__max_length", "completions__min_length"):
+        curves.pop(key)
+    curves["completions__mean_length"] = samples.mean(axis=1)
+    return None, None, assemble(sim, {"correct": sim.bernoulli(p)}, {"correct": 1.0}, **curves), [], "failure"
+
+
 def degenerate_repetition(n: int, seed: int, onset_frac: float):
     """A puzzle task without entropy logged: from the onset the policy writes one degenerate answer (the same
     tokens repeated) for every prompt: the spread of lengths in the batch (logged as its std) falls to 0,
@@ -765,6 +779,7 @@ ISSUE36: dict[str, Callable] = {
     "zero_variance_majority_stall": zero_variance_majority_stall,
     "length_at_cap_means_only": length_at_cap_means_only,
     "degenerate_repetition": degenerate_repetition,
+    "length_plateau_means_only": length_plateau_means_only,
     "kl_linear_creep_takeoff": kl_linear_creep_takeoff,
 }
 

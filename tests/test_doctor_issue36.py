@@ -27,6 +27,8 @@ PRINCIPLES = [
     "kl_drift_flat",
     "kl_steady_learning",
     "zero_variance_majority_stall",
+    "length_at_cap_means_only",
+    "length_plateau_means_only",
 ]
 CASES = [
     synthetic.make(name, n, seed, onset)

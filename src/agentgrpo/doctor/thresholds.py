@@ -49,6 +49,8 @@ CLIPPED_GAMING = 0.3  # late truncated share that makes rising length a failure 
 TRUNCATION_HIGH = 0.5  # late truncated share above which a plateau is not called converged
 TRUNCATION_SOME = 0.2  # late truncated share (mean) that earns a truncation warning (a minority)
 TRUNCATION_FAIL = 0.5  # late truncated share (median) from which MOST completions never end: a failure
+PIN_BAND = 0.01  # without a clipped share: a step mean within 1% of the run's longest mean sits at a cap (an
+#                  uncapped mean of a batch varies by several % from step to step; issue 36)
 CAP_MIN_TOKENS = 32  # a mean length pinned at a ceiling below this is degenerate output, not a length cap
 TERMINATED_NONE = 0.02  # mean terminated length below 2% of mean length: (almost) no completion ended
 LENGTH_TOOL_CORR = 0.5  # step-to-step changes of length and tool calls correlate: length follows the calls
