@@ -697,21 +697,29 @@ def length_plateau_means_only(n: int, seed: int, onset_frac: float):
 
 
 def degenerate_repetition(n: int, seed: int, onset_frac: float):
-    """A puzzle task without entropy logged: from the onset the policy writes one degenerate answer (the same
-    tokens repeated) for every prompt: the spread of lengths in the batch (logged as its std) falls to 0,
-    the reward drops to one value."""
+    """A puzzle task logged by a custom loop (reward, mean length and the spread of lengths in the batch; no
+    entropy, no reward_std, no shortest/longest): from the onset the policy writes one degenerate answer
+    (the same tokens repeated) whatever the prompt: the batch's length spread falls to 0 while the mean
+    length still moves from step to step, and the reward drops."""
     sim = Sim(n, seed)
     start = int(onset_frac * n)
     fixed = sim.t >= start
-    p = 0.2 + 0.2 * ease(sim.t, 0, start)
-    rewards = sim.bernoulli(p)
-    rewards[fixed] = 0.0
-    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), 0.002 + 0.03 * sim.t / n, cap=1024)
-    for key in ("entropy", "completions__max_length", "completions__min_length"):
-        curves.pop(key)
-    curves["completions__mean_length"] = np.where(fixed, 300.0, curves["completions__mean_length"])
-    curves["completions__std_length"] = np.where(fixed, 0.0, sim.noisy(np.full(n, 45.0), 0.1))
-    return "collapse", start + 1, assemble(sim, {"correct": rewards}, {"correct": 1.0}, **curves), [], "failure"
+    p = np.where(fixed, 0.05, 0.2 + 0.2 * ease(sim.t, 0, start))
+    rewards = sim.bernoulli(p).mean(axis=(1, 2))
+    length = np.where(fixed, sim.rng.integers(280, 320, n), sim.noisy(np.full(n, 150.0), 0.05))
+    spread = np.where(fixed, 0.0, sim.noisy(np.full(n, 45.0), 0.1))
+    records = [
+        {
+            "step": i + 1,
+            "reward": float(rewards[i]),
+            "loss": float(sim.rng.normal(0, 0.01)),
+            "kl": float(0.002 + 0.03 * i / n),
+            "completions/mean_length": float(length[i]),
+            "completions/std_length": float(spread[i]),
+        }
+        for i in range(n)
+    ]
+    return "collapse", start + 1, records, [], "failure"
 
 
 def kl_linear_creep_takeoff(n: int, seed: int, onset_frac: float):

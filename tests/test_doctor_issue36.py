@@ -29,6 +29,7 @@ PRINCIPLES = [
     "zero_variance_majority_stall",
     "length_at_cap_means_only",
     "length_plateau_means_only",
+    "degenerate_repetition",
 ]
 CASES = [
     synthetic.make(name, n, seed, onset)
@@ -128,3 +129,14 @@ def test_a_steady_drift_bought_with_reward_is_a_warning_with_its_reason(tmp_path
     report = diagnose(read_run(synthetic.make("kl_steady_learning", 300, 1).write(tmp_path)).table)
     kl = report.get("kl")
     assert kl.status == "warning" and kl.state == "drift" and "bought with reward" in " ".join(kl.evidence)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_batch_whose_lengths_vary_is_no_fixed_output(seed, tmp_path):
+    case = synthetic.make("healthy", 200, seed)
+    rng = np.random.default_rng(seed)
+    for r in case.records:  # a logged spread of lengths, small but never zero (and one step at 0 by chance)
+        r["response_length/std"] = float(abs(rng.normal(0.02, 0.01)) * r["completions/mean_length"]) + 0.6
+    case.records[50]["response_length/std"] = 0.0
+    report = diagnose(read_run(case.write(tmp_path)).table)
+    assert not report.failures, report.headline

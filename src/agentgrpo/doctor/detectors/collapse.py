@@ -8,7 +8,8 @@ whose entropy fell because it *converged* (reward at the top of its range, group
 as converged here, not collapsed. A fixed output is the exception: when most late batches have one
 completion length for every prompt (shortest = longest, below the cap), the policy emits one output whatever
 it is asked; that is a collapse on its own, at its plateau or not, with or without an entropy metric; without shortest
-and longest lengths, a mean length repeated exactly on most late logs with ``reward_std`` = 0 says the same.
+and longest lengths, a batch whose spread of lengths (``completions/std_length``) is 0, or a mean length repeated
+exactly on most late logs with ``reward_std`` = 0, says the same.
 Entropy is judged as a fraction of its own start: one that fell to ``ENTROPY_FROZEN`` (1%) of it and stays there
 is a policy that samples (nearly) deterministically, a collapse on its own unless the reward converged.
 """
@@ -102,6 +103,33 @@ def _uniform(sig: Curves):
     return ramp, text
 
 
+def _no_spread(sig: Curves):
+    """(ramp, evidence) when the batch's spread of completion lengths (``completions/std_length``) is zero
+    on most late logs (at most half a token, or 1% of the mean) and those batches were not truncated at a
+    cap: completions of different prompts never all share one length by chance, so every prompt got the
+    same (degenerate) answer, whatever the mean length does from step to step."""
+    spread, mean = sig.table.columns.get(names.STD_LENGTH), sig.table.columns.get(names.LENGTH)
+    if spread is None:
+        return None
+    ok = np.isfinite(spread)
+    if ok.sum() < th.MIN_POINTS:
+        return None
+    level = np.nan_to_num(mean[ok], nan=0.0) if mean is not None else np.zeros(int(ok.sum()))
+    same = spread[ok] <= np.maximum(0.5, 0.01 * level)
+    clipped = sig.table.columns.get(names.CLIPPED)
+    if clipped is not None:
+        same &= ~(np.nan_to_num(clipped[ok], nan=0.0) >= 0.5)
+    found = _fixed_output_ramp(sig.table.steps[ok], same)
+    if found is None:
+        return None
+    ramp, _ = found
+    text = (
+        f"the spread of completion lengths in the batch is 0 on {ramp.after:.0%} of late logs "
+        f"({ramp.before:.0%} early): every prompt got one and the same answer"
+    )
+    return ramp, text
+
+
 def _repeated(sig: Curves):
     """(ramp, evidence) without shortest/longest lengths: on most late logs the batch's MEAN length is one
     exact value, below the longest mean the run logged (not the cap), and every completion of those batches
@@ -169,7 +197,7 @@ def detect(sig: Curves) -> Finding:
         names.REWARD_STD: _fall(sig, names.REWARD_STD, th.DIVERSITY_DROP),
         DISTINCT: _fall(sig, DISTINCT, th.DIVERSITY_DROP),
         names.LENGTH: _fall(sig, names.LENGTH, th.LENGTH_COLLAPSE),
-        names.MIN_LENGTH: _uniform(sig) or _repeated(sig),
+        names.MIN_LENGTH: _uniform(sig) or _no_spread(sig) or _repeated(sig),
     }
     present = [v for v in supports.values() if v]
     has_entropy = sig.curve(names.ENTROPY) is not None
