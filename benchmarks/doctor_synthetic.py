@@ -722,6 +722,21 @@ def degenerate_repetition(n: int, seed: int, onset_frac: float):
     return "collapse", start + 1, records, [], "failure"
 
 
+def kl_creep_then_climb(n: int, seed: int, onset_frac: float):
+    """KL creeps linearly from the first step (0.01 -> 0.3 at the onset), then climbs 15x faster, also
+    linearly (to about 5): in log10 the climb is no faster than the creep, in KL's own units it is: the
+    blow-up began at the take-off, not where the creep began."""
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    creep = 0.01 + 0.29 * np.minimum(sim.t, start) / max(start, 1)
+    kl = creep + 4.7 * np.maximum(sim.t - start, 0) / max(n - start, 1)
+    p = 0.2 + 0.3 * ease(sim.t, 0, start) - 0.3 * ease(sim.t, start + 0.1 * n, 0.1 * n)
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), kl)
+    curves["kl"] = kl * np.exp(sim.rng.normal(0, 0.05, n))
+    rec = assemble(sim, {"correct": sim.bernoulli(np.clip(p, 0.02, 1))}, {"correct": 1.0}, **curves)
+    return "kl", start + 1, rec, [], "failure"
+
+
 def kl_linear_creep_takeoff(n: int, seed: int, onset_frac: float):
     """KL creeps linearly from the first step (0.01 -> 0.08) and takes off exponentially at the onset while the
     reward falls after it: the blow-up began at the take-off."""
@@ -789,6 +804,7 @@ ISSUE36: dict[str, Callable] = {
     "degenerate_repetition": degenerate_repetition,
     "length_plateau_means_only": length_plateau_means_only,
     "kl_linear_creep_takeoff": kl_linear_creep_takeoff,
+    "kl_creep_then_climb": kl_creep_then_climb,
 }
 
 

@@ -30,6 +30,7 @@ PRINCIPLES = [
     "length_at_cap_means_only",
     "length_plateau_means_only",
     "degenerate_repetition",
+    "kl_creep_then_climb",
 ]
 CASES = [
     synthetic.make(name, n, seed, onset)

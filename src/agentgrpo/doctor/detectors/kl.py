@@ -12,8 +12,10 @@ differs between recipes, so a fixed limit alone says nothing. A blow-up is eithe
   scale; reported with its step and size, and the loss and grad_norm at that step against their medians.
 
 The onset is the change of regime: where the rate of growth of log KL increased (a hinge fit) before the
-first crossing, so a KL that creeps from the first step and takes off later is dated at the take-off; else
-the start of the rise (a flat-ramp-flat fit), else the first crossing; for spikes, the first spike.
+first crossing, so a KL that creeps from the first step and takes off later is dated at the take-off; a
+linear creep from near zero (whose log rises fast at first, then slows) is dated where its growth in KL's
+own units sped up; else the start of the rise (a flat-ramp-flat fit), else the first crossing; for spikes,
+the first spike.
 
 KL that is high from the start but flat is a warning with context, not a blow-up, and explains nothing else.
 
@@ -107,26 +109,34 @@ def _at_step(sig: Curves, metric: str, step: int) -> str | None:
 
 
 def takeoff(x: np.ndarray, y: np.ndarray) -> float | None:
-    """Where the growth of log10(y) sped up (a significant hinge), else where its rise began (a ramp)."""
+    """Where the growth sped up: in log10(y) (a significant hinge whose change at least doubles the slope);
+    else, when the log's growth slowed (t <= -T_FLAT: a linear creep from near zero rises fast in log units
+    at first), where the growth of y in its own units sped up (the same test); else where the rise of the
+    log began (a ramp)."""
     pos = y > 0  # a KL of exactly 0 (before the first update) has no logarithm to fit
     if pos.sum() < 6:
         return None
     lx, ly = x[pos], np.log10(y[pos])
     h = stats.hinge(lx, ly)
-    if h is not None and h.change > 0 and h.t >= th.T_CHANGE and h.change > abs(h.before):
+    if _speeds_up(h):
         return h.at
+    if h is not None and h.t <= -th.T_FLAT:
+        linear = stats.hinge(lx, y[pos])
+        if _speeds_up(linear):
+            return linear.at
     rise = stats.ramp(lx, ly, +1)
     return rise.onset if rise is not None and rise.t >= th.T_CHANGE else None
+
+
+def _speeds_up(h) -> bool:
+    return h is not None and h.change > 0 and h.t >= th.T_CHANGE and h.change > abs(h.before)
 
 
 def sped_up(x: np.ndarray, y: np.ndarray) -> bool:
     """The growth rate of log10(y) increased significantly somewhere (a take-off): a hinge with a positive,
     significant change that at least doubles the slope before it."""
     pos = y > 0
-    if pos.sum() < 6:
-        return False
-    h = stats.hinge(x[pos], np.log10(y[pos]))
-    return h is not None and h.change > 0 and h.t >= th.T_CHANGE and h.change > abs(h.before)
+    return pos.sum() >= 6 and _speeds_up(stats.hinge(x[pos], np.log10(y[pos])))
 
 
 def bought_with_reward(sig: Curves, x: np.ndarray, y: np.ndarray, peak: float) -> str | None:
