@@ -141,3 +141,41 @@ def test_a_batch_whose_lengths_vary_is_no_fixed_output(seed, tmp_path):
     case.records[50]["response_length/std"] = 0.0
     report = diagnose(read_run(case.write(tmp_path)).table)
     assert not report.failures, report.headline
+
+
+def _with_samples(case, tmp_path, fixed_from: int | None, per_prompt_same: bool = False):
+    """The case's run directory with completions.jsonl: 4 prompts x 4 samples per step; from ``fixed_from``
+    every prompt gets one degenerate answer (or, with ``per_prompt_same``, each prompt its own fixed answer)."""
+    for r in case.records:
+        for key in ("entropy", "completions/min_length", "completions/max_length"):
+            r.pop(key, None)
+    run = case.write(tmp_path)
+    rng = np.random.default_rng(0)
+    lines = []
+    for r in case.records:
+        for p in range(4):
+            for k in range(4):
+                if fixed_from is not None and r["step"] >= fixed_from:
+                    text = f"answer for prompt {p}" if per_prompt_same else "7 7 7 7 7 7 7 7"
+                else:
+                    text = f"sample {rng.integers(1 << 30)}"
+                lines.append(json.dumps({"step": r["step"], "prompt": f"puzzle {p}", "completion": text}))
+    (run / "completions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return run
+
+
+@pytest.mark.parametrize("seed", range(2))
+@pytest.mark.parametrize("n, onset", [(80, 0.4), (300, 0.6)])
+def test_one_answer_for_every_prompt_in_the_samples_is_a_collapse(seed, n, onset, tmp_path):
+    case = synthetic.make("stall", n, seed)
+    start = int(onset * n) + 1
+    report = diagnose(read_run(_with_samples(case, tmp_path, start)).table)
+    collapse = {f.detector: f for f in report.failures}.get("collapse")
+    assert collapse is not None, report.headline
+    assert abs(collapse.onset - start) <= 0.12 * (report.last_step - report.first_step)
+
+
+def test_each_prompt_its_own_answer_is_not_one_fixed_output(tmp_path):
+    case = synthetic.make("stall", 200, 1)
+    report = diagnose(read_run(_with_samples(case, tmp_path, 80, per_prompt_same=True)).table)
+    assert "collapse" not in [f.detector for f in report.failures], report.headline

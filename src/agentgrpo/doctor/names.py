@@ -22,6 +22,7 @@ LENGTH = "completions/mean_length"
 MIN_LENGTH = "completions/min_length"
 MAX_LENGTH = "completions/max_length"
 STD_LENGTH = "completions/std_length"  # the spread of completion lengths within a step's batch
+SAME_ANSWER = "completions/same_across_prompts"  # share of prompts given the step's most common completion
 CLIPPED = "completions/clipped_ratio"
 TERM_LENGTH = "completions/mean_terminated_length"
 GRAD_NORM = "grad_norm"

@@ -9,7 +9,8 @@ as converged here, not collapsed. A fixed output is the exception: when most lat
 completion length for every prompt (shortest = longest, below the cap), the policy emits one output whatever
 it is asked; that is a collapse on its own, at its plateau or not, with or without an entropy metric; without shortest
 and longest lengths, a batch whose spread of lengths (``completions/std_length``) is 0, or a mean length repeated
-exactly on most late logs with ``reward_std`` = 0, says the same.
+exactly on most late logs with ``reward_std`` = 0, says the same; so do the sampled completions
+(``completions.jsonl``) when most of a step's prompts got one and the same completion.
 Entropy is judged as a fraction of its own start: one that fell to ``ENTROPY_FROZEN`` (1%) of it and stays there
 is a policy that samples (nearly) deterministically, a collapse on its own unless the reward converged.
 """
@@ -130,6 +131,23 @@ def _no_spread(sig: Curves):
     return ramp, text
 
 
+def _one_answer(sig: Curves):
+    """(ramp, evidence) when the sampled completions (``completions.jsonl``) show most of a step's prompts
+    answered with one and the same completion on most late steps: one fixed output, whatever was asked."""
+    x, share = sig.table.series(names.SAME_ANSWER)
+    if len(share) < th.MIN_POINTS:
+        return None
+    found = _fixed_output_ramp(x, share >= th.FIXED_OUTPUT)
+    if found is None:
+        return None
+    ramp, _ = found
+    text = (
+        f"most prompts got the same sampled completion on {ramp.after:.0%} of late steps ({ramp.before:.0%} "
+        "early; completions.jsonl): one fixed output"
+    )
+    return ramp, text
+
+
 def _repeated(sig: Curves):
     """(ramp, evidence) without shortest/longest lengths: on most late logs the batch's MEAN length is one
     exact value, below the longest mean the run logged (not the cap), and every completion of those batches
@@ -197,7 +215,7 @@ def detect(sig: Curves) -> Finding:
         names.REWARD_STD: _fall(sig, names.REWARD_STD, th.DIVERSITY_DROP),
         DISTINCT: _fall(sig, DISTINCT, th.DIVERSITY_DROP),
         names.LENGTH: _fall(sig, names.LENGTH, th.LENGTH_COLLAPSE),
-        names.MIN_LENGTH: _uniform(sig) or _no_spread(sig) or _repeated(sig),
+        names.MIN_LENGTH: _uniform(sig) or _one_answer(sig) or _no_spread(sig) or _repeated(sig),
     }
     present = [v for v in supports.values() if v]
     has_entropy = sig.curve(names.ENTROPY) is not None
