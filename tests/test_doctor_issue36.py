@@ -154,7 +154,7 @@ def _with_samples(case, tmp_path, fixed_from: int | None, per_prompt_same: bool 
     lines = []
     for r in case.records:
         for p in range(4):
-            for k in range(4):
+            for _ in range(4):
                 if fixed_from is not None and r["step"] >= fixed_from:
                     text = f"answer for prompt {p}" if per_prompt_same else "7 7 7 7 7 7 7 7"
                 else:
