@@ -256,7 +256,7 @@ def corpus(name: str, mem_gb: float, timeout: float, peers: tuple[str, ...], log
                     # a healthy run is clean only when nothing fired, whatever the detector maps to
                     fired = pt.raised(p, out.findings, level)
                     _add(row, label, modes if label.kind != "healthy" else fired, onset, span)
-        log(f"  {file}: doctor {scored.failures or '-'}")
+        log(f"  {file}: doctor {[str(m) for m in scored.failures] or '-'}")
     return list(rows.values())
 
 
