@@ -189,8 +189,28 @@ class Row:
             f"{self.clean} of {self.healthy}",
             str(len(self.forbidden)),
             onset,
-            ", ".join(self.not_scored) or "—",
+            _not_scored(self.not_scored),
         ]
+
+
+def _not_scored(entries: list[str]) -> str:
+    """``file: status detail`` entries grouped by status: ``unreadable 2 (a.json, b.log); ...``.
+
+    >>> _not_scored(["a.json: unreadable KeyError", "b.log: unreadable x", "c.csv: over-memory over 4 GB"])
+    'unreadable 2 (a.json, b.log); over-memory 1 (c.csv)'
+    >>> _not_scored(["a.json: not installed", "b.log: not installed"]), _not_scored([])
+    ('not installed', '—')
+    """
+    groups: dict[str, list[str]] = {}
+    for entry in entries:
+        file, _, rest = entry.partition(": ")
+        status = "not installed" if rest.startswith("not installed") else rest.split(" ")[0]
+        groups.setdefault(status, []).append(file)
+    if list(groups) == ["not installed"]:
+        return "not installed"
+    return (
+        "; ".join(f"{k} {len(v)} ({', '.join(v[:4])}{', ...' if len(v) > 4 else ''})" for k, v in groups.items()) or "—"
+    )
 
 
 def score_tool(row: Row, label, modes: list[str], onset: int | None, span: float) -> None:
@@ -240,7 +260,7 @@ def corpus(name: str, mem_gb: float, timeout: float, peers: tuple[str, ...], log
         if table is None:
             for p in peers:
                 for level in LEVELS:
-                    rows[(p, level)].not_scored.append(f"{file} (unreadable by the doctor)")
+                    rows[(p, level)].not_scored.append(f"{file}: unreadable-by-the-doctor")
             continue
         with tempfile.TemporaryDirectory() as tmp:
             for p in peers:
@@ -291,7 +311,7 @@ def verdict(rows: list[Row]) -> list[str]:
     doctor, peers = rows[0], [r for r in rows[1:]]
     problems = []
     for r in peers:
-        if r.not_scored and all("not installed" in s for s in r.not_scored):
+        if r.not_scored and _not_scored(r.not_scored) == "not installed":
             continue
         if r.failing and doctor.named <= r.named:
             problems.append(f"{r.tool} names {r.named} failures, the doctor {doctor.named}")

@@ -5,6 +5,7 @@ each peer's own loader runs when that peer is installed (``pip install 'agentgrp
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 
 import numpy as np
@@ -146,3 +147,24 @@ def test_each_peer_reads_back_what_was_written(tmp_path, peer, seed):
     assert pt.compare(want, {k: tuple(v) for k, v in out["read"].items()}, drop=pt.DROPS[peer]) == []
     for f in out["findings"]:  # every detector it raised has a mapping
         pt.modes_named(peer, [f], "warn")
+
+
+def test_the_tables_without_the_peers_installed(tmp_path, monkeypatch):
+    """A fresh clone without the peers: the doctor's row is scored, each peer's says 'not installed'."""
+    from benchmarks import doctor_synthetic as synthetic
+    from benchmarks import peers
+
+    labels = {}
+    for name, expect in (("stall", "stall"), ("healthy", None)):
+        case = synthetic.make(name, 60, 1)
+        run = case.write(tmp_path)
+        labels[run.name] = {"label": name, "accept": [expect] if expect else [], "onset": None}
+    (tmp_path / "labels.json").write_text(json.dumps(labels), encoding="utf-8")
+    monkeypatch.setitem(peers.CORPORA, "tmp", tmp_path)
+    monkeypatch.setattr(peers, "installed", lambda peer: False)
+    rows = peers.corpus("tmp", 4.0, 60.0, peers.PEERS, log=lambda *a: None)
+    doctor = rows[0]
+    assert (doctor.named, doctor.failing, doctor.clean, doctor.healthy) == (1, 1, 1, 1)
+    assert all(r.cells()[-1] == "not installed" for r in rows[1:])
+    assert peers.verdict(rows) == []
+    assert "not installed" in peers.render(rows, markdown=True)
