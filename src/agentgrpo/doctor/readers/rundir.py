@@ -99,17 +99,10 @@ def read_eval(path: Path) -> tuple[dict, list[str]]:
     return data, []
 
 
-def distinct_fraction(path: Path, max_bytes: int = 50_000_000) -> dict[int, float]:
-    """Per step, the fraction of distinct completions among the samples of ``completions.jsonl``.
-
-    Within each prompt's samples when a prompt has several (a GRPO group), else across the step's samples.
-    Only steps with at least 2 comparable samples; {} when the file is absent or over ``max_bytes``.
-    """
-    return sample_signals(path, max_bytes)[0]
-
-
 def sample_signals(path: Path, max_bytes: int = 50_000_000) -> tuple[dict[int, float], dict[int, float]]:
-    """Per step of ``completions.jsonl``: (the fraction of distinct completions, see `distinct_fraction`;
+    """Per step of ``completions.jsonl``: (the fraction of distinct completions among the samples, within
+    each prompt's samples when a prompt has several (a GRPO group), else across the step's samples, on steps
+    with at least 2 comparable samples;
     the share of the step's prompts whose most common completion is the step's most common one, on steps
     with at least 2 different prompts: 1.0 when every prompt got the same answer, one fixed output).
     ({}, {}) when the file is absent or over ``max_bytes``."""
