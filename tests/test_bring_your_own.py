@@ -140,6 +140,8 @@ def test_a_plain_dataset_run_with_a_reward_and_a_tool_from_user_files(user_dir, 
         "0",
         "--eval_before",
         "false",
+        "--strict_preflight",  # contains_answer is exploitable (the audit says so); this test trains anyway
+        "false",
     ]
     assert main(args) == 0
     run = tmp_path / "ds"

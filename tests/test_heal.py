@@ -454,7 +454,7 @@ def test_hacking_that_eroded_the_shadow_before_its_onset_ends_at_the_best_checkp
     rollback.plan(run, record)
     rollback.carry_out(run, record)
     assert (run / "final" / "model.safetensors").read_text() == "weights 9"
-    assert "chosen by the highest shadow correct_answer before the onset: 0.907 at checkpoint-9" in \
+    assert "chosen by the highest shadow correct_answer: 0.907 at checkpoint-9" in \
         history.lines(run)[0]
 
 

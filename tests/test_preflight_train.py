@@ -1,5 +1,5 @@
 """`agentgrpo train` runs the preflight first: preflight.json in the run dir, shown in the doctor's report;
-a failed audit refuses to train only with strict_preflight."""
+a failed audit refuses to train unless strict_preflight: false."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def test_preflight_record_and_report_section(tmp_path, tiny_sft_dir):
 
     run_dir = synthetic.make("hacking", 40, 0, 0.4).write(tmp_path / "run")
     cfg = load_config("src/agentgrpo/configs/demo.yaml")
-    assert cfg.run.preflight and not cfg.run.strict_preflight  # on by default, never blocking by default
+    assert cfg.run.preflight and cfg.run.strict_preflight  # on by default; a failed audit stops the run
     lines = []
     record = run_preflight(cfg, get_task("calculator"), str(tiny_sft_dir), run_dir, say=lines.append)
     assert record["audit"]["ok"] and record["signal"]["k"] == 8 and record["signal"]["prompts"] == 16

@@ -51,7 +51,7 @@ def check_plan_deep(plan, warnings: list[str]) -> list[str]:
     """What calls user code or looks beyond the config: the model can be found; every tool and reward answers
     one sample call within the tool timeout. Runs even when `check_plan` found problems (one validate reports
     everything); a task that does not load was reported there, and its code is skipped here."""
-    from agentgrpo.rewards.checks import check_reward_calls
+    from agentgrpo.rewards.checks import check_reward_calls, check_rewards_vary
     from agentgrpo.tasks import checks as task_checks
     from agentgrpo.training.checks import check_model
 
@@ -67,6 +67,10 @@ def check_plan_deep(plan, warnings: list[str]) -> list[str]:
             signature_ok = _callable_rewards(plan)
             problems += check_reward_calls(signature_ok, rows, task_checks.sample_completions(task, rows),
                                            environments=envs, timeout=timeout, warnings=warnings)
+            mode = plan.run.dynamic_sampling
+            if mode in ("filter", "refill") and not problems:
+                problems += check_rewards_vary(signature_ok, task, rows, mode, timeout=timeout, warnings=warnings,
+                                               decider=plan.run.dynamic_sampling_reward)
     return problems
 
 

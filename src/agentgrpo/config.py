@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from agentgrpo.errors import ConfigError, did_you_mean
+from agentgrpo.timeouts import DEFAULT_TOOL_TIMEOUT
 
 DYNAMIC_SAMPLING_MODES = ("off", "filter", "refill")  # agentgrpo.training.dynamic_trainer implements them
 
@@ -91,12 +92,12 @@ class RunConfig:
                 "mode): stop (save a checkpoint and stop) or heal (roll back to the last checkpoint before the "
                 "onset, apply the mode's remedy, go on; at most heal_max times). See docs/heal.md."})
     heal_max: int = field(default=2, metadata={
-        "help": "on_failure: heal: heals at most; a failure after that stops the run at the checkpoint before "
-                "its onset."})
+        "help": "on_failure: heal: heals at most; a failure after that stops the run at the best checkpoint its "
+                "lineage may end at (shadow reward, else held-out success; docs/heal.md)."})
     heal_rewards: list | None = field(default=None, metadata={
         "help": "on_failure: heal: the rewards to switch to when the doctor names reward hacking or length gaming "
-                "(same form as rewards). Default: none; a hacking run then stops at the checkpoint before the onset "
-                "(changing the reward is your call)."})
+                "(same form as rewards); stop_on must name hacking or length (or be empty). Default: none; a hacking "
+                "run then stops at the best checkpoint before the onset (changing the reward is your call)."})
     dynamic_sampling: typing.Literal[DYNAMIC_SAMPLING_MODES] = field(default="off", metadata={
         "help": "Groups whose completions all earn the same reward teach nothing: off (TRL as it is), filter (drop "
                 "them from the loss) or refill (also generate for further prompts until the batch holds as many "
@@ -127,13 +128,14 @@ class RunConfig:
     # preflight (agentgrpo.preflight): audit the rewards and check the learning signal before GRPO
     preflight: bool = field(default=True, metadata={"help": "Run the reward audit and the signal check before "
                                                              "GRPO; results in <run>/preflight.json."})
-    strict_preflight: bool = field(default=False, metadata={"help": "Refuse to train when the reward audit "
-                                                                    "finds an exploit or the gold is not the max."})
+    strict_preflight: bool = field(default=True, metadata={
+        "help": "Refuse to train when the preflight's reward audit fails (an exploit found, or the gold is not "
+                "the max); false: print and record the failure in preflight.json and train anyway."})
     sandbox_insecure_ok: bool = field(default=False, metadata={
         "help": "Train with a code reward even where the sandbox cannot give every guarantee (e.g. no "
                 "namespaces: programs can read and write this user's files and signal its processes); the "
                 "refusal lists the risks (docs/sandbox.md)."})
-    tool_timeout: float = field(default=60.0, metadata={
+    tool_timeout: float = field(default=DEFAULT_TOOL_TIMEOUT, metadata={
         "help": "Seconds one tool call may take; past it the call ends and the model sees 'tool X timed out "
                 "after N s' (counted in tools/timeouts). 0 = no limit."})
     step_timeout: float = field(default=1800.0, metadata={

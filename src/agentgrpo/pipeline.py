@@ -127,13 +127,20 @@ def _evaluate(cfg: RunPlan, task, model_path: str, run_dir: Path, stage: str) ->
         max_completion_length=settings.max_completion_length,
         max_tool_calling_iterations=settings.max_tool_calling_iterations,
         batch_size=settings.batch_size, seed=settings.seed, desc=f"eval {stage}",
+        tool_timeout=cfg.run.tool_timeout,
     )
     rundir.write_eval(run_dir, stage, {"model": model_path, **results})
     for mode, res in results.items():
         lo, hi = res["ci95"]
         say(f"  {stage} {mode:>7}: success {res['success_rate']:.1%} [{lo:.1%}, {hi:.1%}], "
-            f"tool calls {res['tool_call_rate']:.1%}")
+            f"tool calls {res['tool_call_rate']:.1%}" + _timeouts(res, cfg.run.tool_timeout))
     return results
+
+
+def _timeouts(res: dict, seconds: float) -> str:
+    """The tool calls an eval ended at the time limit, in words ('' when none did)."""
+    n = res.get("tool_timeouts") or 0
+    return f", {n} tool call{'s' * (n != 1)} timed out (tool_timeout {seconds:g} s)" if n else ""
 
 
 def _grpo(cfg: RunPlan, task, model_path: str, run_dir: Path, checkpoint, callbacks=()) -> Path:
@@ -192,9 +199,18 @@ def summary_lines(result: RunResult) -> list[str]:
     from agentgrpo.heal import history
 
     lines += history.lines(result.run_dir)
+    lines += history.segment_lines(result.run_dir, _completions_per_step(result.run_dir))
     lines.append(f"run directory: {result.run_dir}")
     if result.curves:
         lines.append(f"curves: {result.curves}")
     lines.append(f"diagnose it: agentgrpo doctor {result.run_dir}")
     lines.append("time: " + ", ".join(f"{k} {v:.0f}s" for k, v in result.timings.items()))
     return lines
+
+
+def _completions_per_step(run_dir: Path) -> int:
+    from agentgrpo.launch.cost import completions_per_step, setting_of
+
+    config = rundir.read_config(run_dir) if (run_dir / rundir.CONFIG).is_file() else {}
+    return completions_per_step(setting_of(config), int(config.get("num_processes") or 1))
+

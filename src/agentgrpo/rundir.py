@@ -100,6 +100,43 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return records
 
 
+GENERATED_TOKENS = "dynamic_sampling/generated_tokens"  # logged under dynamic_sampling: every round, refills too
+
+
+def step_gaps(rows: list[dict[str, Any]]) -> list[int]:
+    """The optimizer steps each logged row stands for: the steps since the previous row (the first: 1).
+
+    >>> step_gaps([{"step": 1}, {"step": 2}, {"step": 5}])
+    [1, 1, 3]
+    """
+    gaps, prev = [], None
+    for row in rows:
+        step = int(row["step"])
+        gaps.append(1 if prev is None else max(1, step - prev))
+        prev = step
+    return gaps
+
+
+def generated_tokens(rows: list[dict[str, Any]], completions_per_step: int) -> int:
+    """Completion tokens generated over the logged ``rows`` (in step order): `GENERATED_TOKENS` where a row
+    logs it (dynamic sampling counts every round it sampled, refill rounds included), else the mean completion
+    length times the completions of one step; a row stands for the steps since the previous one (a logged value
+    is the mean over its logging window).
+
+    >>> generated_tokens([{"step": 1, "completions/mean_length": 10.0}, {"step": 2, GENERATED_TOKENS: 700.0}], 32)
+    1020
+    """
+    total = 0.0
+    for row, gap in zip(rows, step_gaps(rows), strict=True):
+        counted = row.get(GENERATED_TOKENS)
+        if isinstance(counted, int | float) and counted == counted:
+            total += counted * gap
+        else:
+            length = row.get("completions/mean_length") or row.get("completion_length") or 0
+            total += float(length) * completions_per_step * gap
+    return int(round(total))
+
+
 def write_eval(run_dir: Path, stage: str, results: dict[str, Any]) -> Path:
     """Merge ``{stage: results}`` into eval.json."""
     path = Path(run_dir) / EVAL

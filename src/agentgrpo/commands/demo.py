@@ -128,13 +128,12 @@ def _heal_verdict(run_dir, mode: str) -> int:
     """A healed demo: the heal history, the doctor on the final segment, held-out success; 0 when the run ended
     healed (no failure named) or stopped at a checkpoint before the onset."""
     from agentgrpo.commands.doctor import write_report
-    from agentgrpo.doctor import read_run
     from agentgrpo.doctor.summary import text
     from agentgrpo.heal import history
-    from agentgrpo.heal.judge import diagnose_healed
+    from agentgrpo.heal.judge import diagnose_healed, read_healed
     from agentgrpo.pipeline import say
 
-    source = read_run(run_dir)
+    source = read_healed(run_dir)
     judged, report = diagnose_healed(source)  # the final segment; the report draws the lineage
     paths = write_report(source, report, None, png=True)
     print(text(judged, report), flush=True)

@@ -77,8 +77,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def default_out(path: Path) -> Path:
-    """Where the report goes when --out is not given."""
-    target = path / "doctor" if path.is_dir() else path.parent / f"doctor-{path.stem}"
+    """Where the report goes when --out is not given: ``<run dir>/doctor``, or ``doctor-<file name>`` beside a
+    log file (the whole name: trunc.json and trunc.jsonl get distinct folders)."""
+    target = path / "doctor" if path.is_dir() else path.parent / f"doctor-{path.name}"
     base = target.parent
     return target if os.access(base, os.W_OK) else Path.cwd() / target.name
 
@@ -90,13 +91,13 @@ def run(args) -> int:
         return score(args)
     if not args.path:
         raise UserError("agentgrpo doctor: give a PATH to diagnose (or --score DIR --labels FILE)")
-    from agentgrpo.doctor.readers import read_run
     from agentgrpo.doctor.readers.read import parse_mapping
     from agentgrpo.doctor.summary import text
     from agentgrpo.heal import history
-    from agentgrpo.heal.judge import diagnose_healed
+    from agentgrpo.heal.judge import diagnose_healed, read_healed
+    from agentgrpo.report.heal import completions_per_step
 
-    source = read_run(args.path, parse_mapping(getattr(args, "map", None) or []))
+    source = read_healed(args.path, parse_mapping(getattr(args, "map", None) or []))  # a healed run: its lineage
     judged, report = diagnose_healed(source)  # a healed run: its final segment; the curves show the lineage
     written = [] if args.no_report else write_report(source, report, args.out, args.png)
     heals = history.heals(source.source) if Path(source.source).is_dir() else []
@@ -109,11 +110,14 @@ def run(args) -> int:
         }
         if heals:
             payload["heals"] = [{k: v for k, v in h.items() if k != "config"} for h in heals]
+            payload["segments"] = history.segment_lines(source.source, completions_per_step(source.source))
         emit(json.dumps(payload, indent=2, default=str))
     else:
         lines = [text(judged, report)]
         if heals:
-            lines += ["", "heal history (heal.jsonl):", *(f"  {line}" for line in history.lines(source.source))]
+            lines += ["", "heal history (heal.jsonl):", *(f"  {line}" for line in history.lines(source.source)),
+                      "segments:", *(f"  {line}" for line in history.segment_lines(
+                          source.source, completions_per_step(source.source)))]
         for path in written[:1]:
             lines.append(f"\nreport: {path}" + (f" (+ {len(written) - 1} PNGs)" if len(written) > 1 else ""))
         emit("\n".join(lines))

@@ -44,6 +44,9 @@ def add_arguments(parser) -> None:
                              "training would use: TRL's GRPOConfig default).")
     parser.add_argument("--max_tool_calling_iterations", type=int, default=None,
                         help="Tool-call turns per episode (default: the run's, else TRL's).")
+    parser.add_argument("--tool_timeout", type=float, default=None,
+                        help="Seconds one tool call may take before it ends as a 'timed out' observation, as in "
+                             "training (default: the run's tool_timeout, else the option's default; 0 = no limit).")
     parser.add_argument("--samples", type=int, default=1,
                         help="Sampled episodes per problem; > 1 reports pass@k instead of --modes (default: 1).")
     parser.add_argument("--k", type=int, nargs="+", default=[1, 5, 10],
@@ -75,13 +78,14 @@ def run(args) -> int:
     if args.samples > 1:
         return _pass_at_k(args, task, path, settings)
     results = evaluate(load_model(path), load_tokenizer(path), task, task.eval_problems(settings["eval_size"]),
-                       modes=settings["eval_modes"], seed=settings["seed"],
+                       modes=settings["eval_modes"], seed=settings["seed"], tool_timeout=settings["tool_timeout"],
                        **{k: settings[k] for k in FROM_RUN})
     for mode, res in results.items():
         lo, hi = res["ci95"]
         print(f"{mode:>7}: success {res['success_rate']:.1%} [{lo:.1%}, {hi:.1%}] (n={res['n']}), "
               f"tool calls {res['tool_call_rate']:.1%}, tool failures {res['tool_failure_rate']:.1%}, "
-              f"mean turns {res['mean_turns']:.2f}, truncated {res['truncation_rate']:.1%}")
+              f"mean turns {res['mean_turns']:.2f}, truncated {res['truncation_rate']:.1%}, "
+              f"tool calls timed out {res['tool_timeouts']} (tool_timeout {settings['tool_timeout']:g} s)")
         print_episodes(res["episodes"])
     if args.out:
         payload = {"model": path, "task": task.name, "settings": {k: settings[k] for k in FROM_RUN}, **results}
@@ -105,7 +109,7 @@ def _is_model(path: Path) -> bool:
     return (path / "config.json").is_file() or (path / "adapter_config.json").is_file()
 
 
-SETTINGS = (*FROM_RUN, "seed", "eval_size", "eval_modes")
+SETTINGS = (*FROM_RUN, "seed", "eval_size", "eval_modes", "tool_timeout")
 
 
 def _settings(args, saved: dict | None):
@@ -135,7 +139,7 @@ def _settings(args, saved: dict | None):
 def _values(source) -> dict:
     """The eval settings of a plan (or of bare options: the same table)."""
     return {**{k: source.setting(k) for k in (*FROM_RUN, "seed")}, "eval_size": source.run.eval_size,
-            "eval_modes": list(source.run.eval_modes)}
+            "eval_modes": list(source.run.eval_modes), "tool_timeout": source.run.tool_timeout}
 
 
 def _pass_at_k(args, task, path: str, settings: dict) -> int:
@@ -150,7 +154,7 @@ def _pass_at_k(args, task, path: str, settings: dict) -> int:
                                  ks=args.k, temperature=settings["temperature"],
                                  max_completion_length=settings["max_completion_length"], seed=settings["seed"],
                                  max_tool_calling_iterations=settings["max_tool_calling_iterations"],
-                                 progress=bar)
+                                 progress=bar, tool_timeout=settings["tool_timeout"])
     for key, entry in res.items():
         if key.startswith("pass@"):
             lo, hi = entry["ci95_bootstrap"]
@@ -159,6 +163,7 @@ def _pass_at_k(args, task, path: str, settings: dict) -> int:
             print(f"{key:>8}: {entry['estimate']:.1%} [bootstrap {lo:.1%}, {hi:.1%}{extra}]")
     print(f"{res['problems']} problems x {args.samples} samples at temperature {settings['temperature']}; tool "
           f"calls {res['tool_call_rate']:.1%}, tool failures {res['tool_failure_rate']:.1%}, "
+          f"tool calls timed out {res['tool_timeouts']} (tool_timeout {settings['tool_timeout']:g} s), "
           f"unscored {res['unscored']}")
     print_episodes(res["episodes"])
     if args.out:

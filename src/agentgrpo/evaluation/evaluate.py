@@ -8,13 +8,15 @@ from tqdm.auto import tqdm
 from agentgrpo.evaluation.rollout import Episode, rollout
 from agentgrpo.evaluation.stats import episode_statistics, wilson_interval
 from agentgrpo.tasks.base import Task
+from agentgrpo.timeouts import DEFAULT_TOOL_TIMEOUT
 
 
 def evaluate(model, tokenizer, task: Task, rows: list[dict], *, modes=("greedy", "sampled"),
              temperature: float = 1.0, max_completion_length: int = 64, batch_size: int = 100,
              max_tool_calling_iterations: int | None = None, seed: int = 0, desc: str = "eval",
-             show_progress: bool = True) -> dict[str, dict]:
-    """Evaluate on ``rows`` in each decoding mode; returns ``{mode: summary}`` (see `summarize`)."""
+             show_progress: bool = True, tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT) -> dict[str, dict]:
+    """Evaluate on ``rows`` in each decoding mode; returns ``{mode: summary}`` (see `summarize`). Each tool
+    call is limited to ``tool_timeout`` seconds, as in training."""
     was_training = model.training
     model.eval()
     results = {}
@@ -25,7 +27,8 @@ def evaluate(model, tokenizer, task: Task, rows: list[dict], *, modes=("greedy",
                 episodes = rollout(model, tokenizer, rows, task,
                                    max_completion_length=max_completion_length, do_sample=mode == "sampled",
                                    temperature=temperature, batch_size=batch_size,
-                                   max_tool_calling_iterations=max_tool_calling_iterations, progress=bar)
+                                   max_tool_calling_iterations=max_tool_calling_iterations, progress=bar,
+                                   tool_timeout=tool_timeout)
             results[mode] = summarize(task, rows, episodes, mode=mode, temperature=temperature)
     finally:
         model.train(was_training)
@@ -55,6 +58,7 @@ def summarize(task: Task, rows: list[dict], episodes: list[Episode], *, mode: st
         "tool_call_rate": sum(e.tool_calls > 0 for e in episodes) / n if n else 0.0,
         "mean_tool_calls": sum(e.tool_calls for e in episodes) / n if n else 0.0,
         "tool_failure_rate": (sum(e.tool_failures for e in episodes) / max(1, sum(e.tool_calls for e in episodes))),
+        "tool_timeouts": sum(e.tool_timeouts for e in episodes),
         "mean_turns": sum(e.turns for e in episodes) / n if n else 0.0,
         "truncation_rate": sum(e.truncated for e in episodes) / n if n else 0.0,
         "mean_completion_tokens": sum(e.completion_tokens for e in episodes) / n if n else 0.0,

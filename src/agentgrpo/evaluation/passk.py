@@ -14,6 +14,7 @@ from agentgrpo.evaluation.evaluate import score
 from agentgrpo.evaluation.rollout import rollout
 from agentgrpo.evaluation.stats import episode_statistics, pass_at_k, wilson_interval
 from agentgrpo.tasks.base import Task
+from agentgrpo.timeouts import DEFAULT_TOOL_TIMEOUT
 
 
 def bootstrap_ci(values: list[float], draws: int = 2000, seed: int = 0) -> tuple[float, float]:
@@ -52,8 +53,10 @@ def summarize_pass_at_k(correct: list[int], n: int, ks: list[int], seed: int = 0
 
 def evaluate_pass_at_k(model, tokenizer, task: Task, rows: list[dict], *, samples: int, ks: list[int],
                        temperature: float = 1.0, max_completion_length: int = 512, batch_size: int = 32,
-                       max_tool_calling_iterations: int | None = None, seed: int = 0, progress=None) -> dict:
-    """``samples`` sampled episodes per row through the training rollout path; pass@k for each k."""
+                       max_tool_calling_iterations: int | None = None, seed: int = 0, progress=None,
+                       tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT) -> dict:
+    """``samples`` sampled episodes per row through the training rollout path (each tool call limited to
+    ``tool_timeout`` seconds, as in training); pass@k for each k."""
     was_training = model.training
     model.eval()
     try:
@@ -62,7 +65,7 @@ def evaluate_pass_at_k(model, tokenizer, task: Task, rows: list[dict], *, sample
         episodes = rollout(model, tokenizer, repeated, task,
                            max_completion_length=max_completion_length, do_sample=True, temperature=temperature,
                            batch_size=batch_size, max_tool_calling_iterations=max_tool_calling_iterations,
-                           progress=progress)
+                           progress=progress, tool_timeout=tool_timeout)
     finally:
         model.train(was_training)
     scores = score(task, repeated, episodes)
@@ -75,6 +78,7 @@ def evaluate_pass_at_k(model, tokenizer, task: Task, rows: list[dict], *, sample
         "unscored": sum(1 for s in scores if s is None),
         "tool_call_rate": sum(e.tool_calls > 0 for e in episodes) / len(episodes),
         "tool_failure_rate": sum(e.tool_failures for e in episodes) / max(1, calls),
+        "tool_timeouts": sum(e.tool_timeouts for e in episodes),
         "episodes": episode_statistics(episodes, task, repeated),
         "per_problem": [{"id": r.get("id"), "correct": c} for r, c in zip(rows, correct)],
     }

@@ -3,7 +3,9 @@
 Prompt ids come from the chat template with the task's tools; each assistant turn is generated until the
 end-of-turn token, parsed with TRL's parser; tool calls run on a fresh environment per episode; the tool
 results and the next assistant header are appended as token ids; the whole completion (tool results
-included) is capped at ``max_completion_length`` tokens, as in training.
+included) is capped at ``max_completion_length`` tokens, as in training. Every tool call has training's time
+limit (``tool_timeout``, `agentgrpo.timeouts`): a call past it becomes the observation ``{"error": "tool X
+timed out after N s"}`` and is counted in ``Episode.tool_timeouts``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass, field
 import torch
 
 from agentgrpo.tasks.base import environment_tools
+from agentgrpo.timeouts import DEFAULT_TOOL_TIMEOUT, TIMEOUTS, timed_task
 from agentgrpo.training.trl_compat import call_tool, parse_assistant, tool_suffix_ids
 
 
@@ -22,6 +25,7 @@ class Episode:
     completion: list[dict] = field(default_factory=list)  # assistant / tool messages, as TRL passes to rewards
     tool_calls: int = 0
     tool_failures: int = 0
+    tool_timeouts: int = 0  # tool calls that ran past tool_timeout (counted in tool_failures too)
     turns: int = 0
     completion_tokens: int = 0
     truncated: bool = False
@@ -42,13 +46,15 @@ class _State:
 
 def rollout(model, tokenizer, rows: list[dict], task, *, max_completion_length: int,
             do_sample: bool = False, temperature: float = 1.0, max_tool_calling_iterations: int | None = None,
-            batch_size: int = 64, progress=None) -> list[Episode]:
+            batch_size: int = 64, progress=None, tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT) -> list[Episode]:
     """Roll out every row; returns one `Episode` per row, in order.
 
     The tools are the task's, as training offers them: its plain tool functions (TRL's ``tools=``) and the
-    methods of one fresh environment per episode (``task.environment_factory``, or none).
+    methods of one fresh environment per episode (``task.environment_factory``, or none), each call limited to
+    ``tool_timeout`` seconds as in training (the plan's ``tool_timeout``; 0 or None: no limit).
     """
     episodes: list[Episode] = []
+    task = timed_task(task, tool_timeout)
     env_factory, tools = task.environment_factory, tuple(task.tool_functions)
     for start in range(0, len(rows), batch_size):
         batch = [_start(tokenizer, row, env_factory, tools) for row in rows[start:start + batch_size]]
@@ -112,7 +118,9 @@ def _advance(tokenizer, state: _State, tokens: list[int], budget: int, iteration
     tools = {f.__name__: f for f in state.tools}
     tool_messages = []
     for call in calls:
-        name, result, failed = call_tool(tools, call)
+        with TIMEOUTS.apart() as timed_out:  # an eval inside training leaves training's count alone
+            name, result, failed = call_tool(tools, call)
+        ep.tool_timeouts += timed_out[0]
         ep.tool_calls += 1
         ep.tool_failures += int(failed)
         counts = ep.per_tool.setdefault(name, [0, 0])

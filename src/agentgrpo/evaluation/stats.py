@@ -44,7 +44,8 @@ def intervals_overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
 
 
 def episode_statistics(episodes, task=None, rows=None) -> dict:
-    """Turns used (mean, max, how many episodes used each count), per-tool calls and failures, and the
+    """Turns used (mean, max, how many episodes used each count), per-tool calls and failures, tool calls that
+    ran past the time limit (``tool_timeouts``), and the
     task's own per-episode statistics (``Task.episode_stats``, e.g. Wordle's invalid moves), averaged."""
     n = max(1, len(episodes))
     histogram: dict[int, int] = {}
@@ -60,7 +61,7 @@ def episode_statistics(episodes, task=None, rows=None) -> dict:
         entry["failure_rate"] = entry["failures"] / max(1, entry["calls"])
     out = {"turns": {"mean": sum(e.turns for e in episodes) / n, "max": max((e.turns for e in episodes), default=0),
                      "episodes_by_turns": dict(sorted(histogram.items()))},
-           "per_tool": per_tool}
+           "per_tool": per_tool, "tool_timeouts": sum(getattr(e, "tool_timeouts", 0) for e in episodes)}
     if task is not None and getattr(task, "episode_stats", None) is not None and rows:
         out["task"] = task.episode_stats([e.completion for e in episodes], rows)
     return out

@@ -30,8 +30,28 @@ def check_plan(plan) -> list[str]:
                         "several processes use on_failure: stop and resume by hand from the checkpoint before "
                         "the onset.")
     if run.heal_rewards:
-        problems += _check_rewards(plan)
+        problems += _check_rewards(plan) + _check_rewards_used(run.stop_on)
     return problems
+
+
+def _check_rewards_used(stop_on) -> list[str]:
+    """heal_rewards are used only by the heal of a mode in `remedies.USES_HEAL_REWARDS` (hacking, length): with
+    a ``stop_on`` that names none of them, no heal can ever switch to them. An empty stop_on heals every mode."""
+    from agentgrpo.doctor import detectors
+    from agentgrpo.heal.remedies import USES_HEAL_REWARDS
+
+    modes = set()
+    for mode in stop_on or []:
+        try:
+            modes.add(detectors.resolve(mode))
+        except (ValueError, AttributeError):
+            return []  # an unknown mode is reported by check_stop_on
+    users = [str(m) for m in USES_HEAL_REWARDS]
+    if not modes or modes & set(users):
+        return []
+    return [f"heal_rewards: given, but stop_on {sorted(modes)} names none of the failures whose heal switches to "
+            f"them ({' or '.join(users)}), so they can never be used; add {users[0]} (and/or {users[1]}) to "
+            "stop_on, or drop heal_rewards."]
 
 
 def _check_save_steps(save_steps, max_steps) -> list[str]:

@@ -118,6 +118,91 @@ def lines(run_dir: str | Path) -> list[str]:
     return out
 
 
+def segments(run_dir: str | Path) -> list[dict[str, Any]]:
+    """Every training segment of the run, in order, each with the rows it logged itself and why it ended:
+    ``{"segment", "start" (the checkpoint step it resumed from; 0: the start), "rows" (its own logged rows,
+    steps after ``start``), "base" (its log's rows up to ``start``), "heal" (the heal that ended it, or None),
+    "why"}``. A segment a heal abandoned is read from segments/N/metrics.jsonl (kept whole at the heal); the
+    one the run went on with from metrics.jsonl. A run without heals is one segment."""
+    run_dir = Path(run_dir)
+    out: list[dict[str, Any]] = []
+    start = 0
+    ended = False
+    for h in heals(run_dir):
+        if h.get("status") != DONE:
+            break  # an unfinished heal: its segment is still the run's metrics.jsonl
+        kept = segment_dir(run_dir, int(h["heal"])) / METRICS
+        rows = _rows(kept if h.get("checkpoint_step") is not None and kept.is_file() else run_dir / METRICS)
+        out.append(_segment(len(out) + 1, start, rows, h, _why(h)))
+        if h.get("action") != "resume":
+            ended = True
+            break
+        start = int(h["checkpoint_step"])
+    if not ended:
+        pending_heal = pending(run_dir)
+        rows = _rows(run_dir / METRICS)
+        own = [r for r in rows if r["step"] > start]
+        why = (f"heal {pending_heal['heal']} unfinished (completes on --resume)" if pending_heal is not None
+               else f"ran to its end (step {int(own[-1]['step'])})" if own else "logged no step")
+        out.append(_segment(len(out) + 1, start, rows, None, why))
+    return out
+
+
+def _rows(path: Path) -> list[dict]:
+    rows = [r for r in _jsonl(path) if isinstance(r.get("step"), int | float)]
+    return sorted(rows, key=lambda r: r["step"])
+
+
+def _segment(number: int, start: int, rows: list[dict], heal: dict | None, why: str) -> dict[str, Any]:
+    return {"segment": number, "start": start, "rows": [r for r in rows if r["step"] > start],
+            "base": [r for r in rows if r["step"] <= start], "heal": heal, "why": why}
+
+
+def _why(h: dict) -> str:
+    seen = f"heal {h['heal']}: {h.get('mode')} (onset step {h.get('onset')}) named at step {h.get('step')}"
+    if h.get("action") == "resume":
+        changed = ", ".join(f"{k} {short(v[0])} -> {short(v[1])}" for k, v in (h.get("changes") or {}).items())
+        return f"{seen}; rolled back to checkpoint-{h.get('checkpoint_step')}, resumed with {changed}"
+    if h.get("checkpoint_step") is None:
+        return f"{seen}; stopped with no rollback"
+    return f"{seen}; stopped: the run ends at checkpoint-{h['checkpoint_step']}"
+
+
+def trained_tokens(segment: dict[str, Any]) -> int | None:
+    """Tokens a segment trained on (TRL's ``num_tokens`` is cumulative and resumes with its checkpoint: the
+    segment's last value minus the value at the step it resumed from); None when not logged."""
+    own = [r["num_tokens"] for r in segment["rows"] if isinstance(r.get("num_tokens"), int | float)]
+    if not own:
+        return None
+    before = [r["num_tokens"] for r in segment["base"] if isinstance(r.get("num_tokens"), int | float)]
+    return int(max(own) - (before[-1] if before else 0))
+
+
+def segment_lines(run_dir: str | Path, completions_per_step: int | None = None) -> list[str]:
+    """Each segment of a healed run in words: its steps, (with ``completions_per_step``) its generated tokens,
+    and why it ended; empty for a run without heals."""
+    if not heals(run_dir):
+        return []
+    from agentgrpo.rundir import generated_tokens
+
+    out = []
+    for seg in segments(run_dir):
+        rows = seg["rows"]
+        span = f"steps {int(rows[0]['step'])}-{int(rows[-1]['step'])}" if rows else "no step logged"
+        where = f"from checkpoint-{seg['start']}" if seg["start"] else "from the start"
+        tokens = (f", {generated_tokens(rows, completions_per_step):,} tokens generated"
+                  if completions_per_step else "")
+        out.append(f"segment {seg['segment']} ({where}): {span}, {sum(_gaps(rows))} steps{tokens}; ended: "
+                   f"{seg['why']}")
+    return out
+
+
+def _gaps(rows: list[dict]) -> list[int]:
+    from agentgrpo.rundir import step_gaps
+
+    return step_gaps(rows)
+
+
 def short(value: Any) -> str:
     """A setting's value on one line (a reward list by its names)."""
     if isinstance(value, list):

@@ -26,8 +26,52 @@ from agentgrpo.doctor.diagnose import Report, diagnose
 from agentgrpo.doctor.finding import CONVERGED, FAILURE, OK, SATURATED, STATUS_ORDER, Finding
 from agentgrpo.doctor.table import MetricTable
 from agentgrpo.heal import history
+from agentgrpo.rundir import CONFIG, EVAL, METRICS
 
 MATCH = 1e-3  # the recomputed reward must match the segment's logged one to this (absolute, per step)
+
+
+def read_healed(path, mapping=None):
+    """The doctor's `Run` of ``path`` (`agentgrpo.doctor.read_run`); for a healed run that ended with a stop
+    whose lineage logged no step of its last segment (metrics.jsonl empty, or cut to before the step that
+    segment resumed from: a run that ends at checkpoint-0), the segment the stop abandoned instead, read from
+    segments/N/metrics.jsonl with the run's config and eval, so the doctor judges what ended the run."""
+    from agentgrpo.doctor import read_run
+    from agentgrpo.doctor.readers import rundir as side_files
+    from agentgrpo.errors import UserError
+
+    run_dir = Path(str(path))
+    stop = _stop_segment(run_dir) if run_dir.is_dir() else None
+    try:
+        run = read_run(path, mapping)
+    except UserError:
+        if stop is None:
+            raise
+        run = None
+    start = history.final_segment_start(run_dir) if stop is not None else None
+    if stop is None or (run is not None and (run.table.steps > (start or 0)).any()):
+        return run
+    from agentgrpo.doctor.readers.read import _apply_weights
+
+    heal, log = stop
+    segment = read_run(log, mapping)
+    segment.source = run_dir
+    segment.config, _ = side_files.read_config(run_dir / CONFIG)
+    segment.eval, _ = side_files.read_eval(run_dir / EVAL)
+    _apply_weights(segment)
+    segment.notes.append(f"the run ended at checkpoint-{heal['checkpoint_step']} (heal {heal['heal']} stopped it) and "
+                         f"its metrics.jsonl keeps no step of its last segment: the doctor reads the segment heal "
+                         f"{heal['heal']} abandoned ({log.relative_to(run_dir)})")
+    return segment
+
+
+def _stop_segment(run_dir: Path):
+    """(the heal that stopped the run, its kept segment's metrics.jsonl), or None."""
+    done = [h for h in history.heals(run_dir) if h.get("status") == history.DONE]
+    if not done or done[-1].get("action") == "resume" or done[-1].get("checkpoint_step") is None:
+        return None
+    log = history.segment_dir(run_dir, int(done[-1]["heal"])) / METRICS
+    return (done[-1], log) if log.is_file() and log.stat().st_size else None
 
 
 def diagnose_healed(run):

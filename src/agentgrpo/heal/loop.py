@@ -47,13 +47,36 @@ def train_healing(cfg, model_path: str, run_dir: Path, checkpoint, callbacks=(),
         if finding is None:
             return final
         record = rollback.decide(run_dir, finding, step=step, config=plan.to_dict(), setting=plan.setting,
-                                 heal_rewards=plan.run.heal_rewards, heal_max=plan.run.heal_max)
+                                 heal_rewards=plan.run.heal_rewards, heal_max=plan.run.heal_max,
+                                 score=held_out_success(plan, model_path))
         rollback.plan(run_dir, record)
         rollback.carry_out(run_dir, record)
         say(history.lines(run_dir)[-1])
         if record["action"] != "resume":
             return run_dir / rollback.FINAL
         plan, resume = _replan(cfg, run_dir, record), str(run_dir / record["checkpoint"])
+
+
+def held_out_success(plan, tokenizer_path: str) -> Callable[[Path], float]:
+    """``score(checkpoint)``: the checkpoint's held-out success, as the run's eval measures it (its eval
+    settings and problems; the mean over its eval modes): how a stop without a shadow reward chooses the
+    model the run ends with."""
+    def score(checkpoint: Path) -> float:
+        from agentgrpo.evaluation.evaluate import evaluate
+        from agentgrpo.training.models import load_model, load_tokenizer
+
+        e = plan.eval
+        results = evaluate(load_model(str(checkpoint)), load_tokenizer(tokenizer_path), plan.task,
+                           plan.task.eval_problems(e.size), modes=list(e.modes), temperature=e.temperature,
+                           max_completion_length=e.max_completion_length,
+                           max_tool_calling_iterations=e.max_tool_calling_iterations, batch_size=e.batch_size,
+                           seed=e.seed, desc=f"choosing the final model: {checkpoint.name}",
+                           tool_timeout=plan.run.tool_timeout)
+        value = sum(r["success_rate"] for r in results.values()) / len(results)
+        say(f"held-out success of {checkpoint.name}: {value:.3f}")
+        return value
+
+    return score
 
 
 def _nothing(*_args) -> int:

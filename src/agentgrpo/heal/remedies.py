@@ -141,7 +141,7 @@ def _round(x: float) -> float:
     return float(f"{x:.3g}")
 
 
-NO_REMEDY = "changing it is your call; the run ends at the last checkpoint before the onset"
+NO_REMEDY = "changing it is your call"
 
 # Every mode the doctor reports -> its remedy. tests/test_heal.py checks the table covers `Mode`.
 REMEDIES: dict[Mode, Remedy] = {
@@ -161,6 +161,13 @@ REMEDIES: dict[Mode, Remedy] = {
     Mode.STALL: Remedy("stop", None, "the reward does not learn: nothing to roll back from; " + NO_REMEDY),
     Mode.CONVERGENCE: Remedy("stop", None, "convergence is never a failure: nothing to heal"),
 }
+
+
+# Failures whose remedy reads heal_rewards (a heal_rewards setting is of use only when one of them can stop a run).
+USES_HEAL_REWARDS: tuple[Mode, ...] = (Mode.HACKING, Mode.LENGTH)
+# Failures that leave the model no worse than where the segment began (nothing was learned, or nothing was left
+# to learn): a run that stops on one may end at any checkpoint of its lineage, not only one before the onset.
+HARMLESS: tuple[Mode, ...] = (Mode.STALL, Mode.ZERO_VARIANCE, Mode.CONVERGENCE)
 
 
 def remedy_for(mode: str) -> Remedy:

@@ -20,8 +20,9 @@ from typing import Any
 
 import yaml
 
+from agentgrpo.doctor.modes import Mode
 from agentgrpo.heal import history
-from agentgrpo.heal.remedies import Situation, remedy_for
+from agentgrpo.heal.remedies import HARMLESS, Situation, remedy_for
 from agentgrpo.rundir import CHECKPOINTS, COMPLETIONS, CONFIG, FINAL, LIVE_DOCTOR, METRICS, TRAINER_STATE
 
 KEPT_LOGS = (METRICS, COMPLETIONS, LIVE_DOCTOR)
@@ -61,10 +62,13 @@ def checkpoint_before(folder: str | Path, onset: int) -> tuple[int, Path] | None
 
 
 def decide(run_dir: str | Path, finding: Mapping, *, step: int, config: Mapping, setting: Callable[[str], Any],
-           heal_rewards: list | None, heal_max: int, checkpoints_dir: str | Path | None = None) -> dict[str, Any]:
+           heal_rewards: list | None, heal_max: int, checkpoints_dir: str | Path | None = None,
+           score: Callable[[Path], float] | None = None) -> dict[str, Any]:
     """The heal record for ``finding`` (a doctor finding as a dict: detector, onset, verdict, evidence) seen
     at ``step``: what to do and why. ``config`` is the run's config.yaml now; the record's ``config`` is the
-    one to resume with. ``checkpoints_dir``: where the checkpoints are (default ``<run_dir>/checkpoints``)."""
+    one to resume with. ``checkpoints_dir``: where the checkpoints are (default ``<run_dir>/checkpoints``).
+    ``score(checkpoint_dir)``: a checkpoint's held-out success, used on a stop when the run has no shadow reward
+    to choose its final model by (`choose_final`)."""
     folder = Path(checkpoints_dir) if checkpoints_dir is not None else Path(run_dir) / CHECKPOINTS
     done = [h for h in history.heals(run_dir) if h.get("status") == history.DONE]
     number = max([int(h["heal"]) for h in history.heals(run_dir)], default=0) + 1
@@ -98,27 +102,83 @@ def decide(run_dir: str | Path, finding: Mapping, *, step: int, config: Mapping,
                                        relapse=relapse))
     resumed = [h for h in done if h.get("action") == "resume"]
     if len(resumed) >= heal_max:
-        record["reason"] = (f"heal_max ({heal_max}) reached: the failure came back after "
-                            f"{len(resumed)} heal{'s' * (len(resumed) != 1)} "
-                            f"({', '.join(str(h['mode']) for h in resumed)}); the run ends at the checkpoint "
-                            "before this onset. Raise heal_max or change the recipe.")
+        record["reason"] = (f"heal_max ({heal_max}) reached: {len(resumed)} heal{'s' * (len(resumed) != 1)} "
+                            "resumed already ("
+                            + ", ".join(f"heal {h['heal']}: {h['mode']} at step {h.get('step')}" for h in resumed)
+                            + f"), and this segment ended on {mode} (onset step {onset}). Raise heal_max or "
+                            "change the recipe.")
     elif changes is None:
         record["reason"] = remedy.stop_reason
     elif not changes:
-        record["reason"] = (f"the remedy for {mode} ({remedy.fix}) is already in place and the failure came "
-                            "back; the run ends at the checkpoint before this onset")
+        record["reason"] = (f"the remedy for {mode} ({remedy.fix}) is already in place and {mode} came back "
+                            f"(onset step {onset})")
     else:
         record["action"] = "resume"
         record["changes"] = {k: [setting(k) if k != "rewards" else config.get("rewards"), v]
                              for k, v in changes.items()}
         record["config"] = {**dict(config), **changes}
-    if record["action"] == "stop":  # the run ends here: its model is the best one before the failure
-        best = best_by_shadow(folder, int(before), logged, shadow_rewards(config))
-        if best is not None and best[0] != target[0]:
-            step_, path, why = best
+    if record["action"] == "stop":  # the run ends here: with the best model its lineage produced
+        chosen = choose_final(folder, mode, int(before), logged, shadow_rewards(config), score)
+        if chosen is not None:
+            step_, path, why = chosen
             record["checkpoint"], record["checkpoint_step"] = _relative(path, run_dir), step_
-            record["chosen_by"] = why
+            if why:
+                record["chosen_by"] = why
+        record["reason"] += f"; the run ends at checkpoint-{record['checkpoint_step']}"
+        if "chosen_by" not in record:
+            record["reason"] += (" (the latest checkpoint of its lineage: a " + mode + " leaves the model no worse)"
+                                 if Mode(mode) in HARMLESS else " (the last checkpoint before the onset)")
     return record
+
+
+def candidates(folder: str | Path, mode: str, onset: int) -> list[tuple[int, Path]]:
+    """The checkpoints a run that stops on ``mode`` may end at: those before the onset (as `checkpoint_before`
+    counts), or for a failure that leaves the model no worse (`remedies.HARMLESS`: a stall) every complete
+    checkpoint of the lineage."""
+    if Mode(mode) in HARMLESS:
+        return checkpoints(folder)
+    return [c for c in checkpoints(folder) if c[0] + 1 + ONSET_MARGIN < onset or (c[0] == 0 and onset >= 1)]
+
+
+def choose_final(folder: str | Path, mode: str, onset: int, logged: list[Mapping], shadows: list[str],
+                 score: Callable[[Path], float] | None) -> tuple[int, Path, str] | None:
+    """The checkpoint a stopped run ends at, among `candidates`: the highest shadow reward (`best_by_shadow`),
+    else the highest held-out success ``score(path)`` (`best_by_eval`), else the latest candidate (``why``
+    empty); None without a candidate."""
+    pool = candidates(folder, mode, onset)
+    if not pool:
+        return None
+    best = best_by_shadow(folder, onset, logged, shadows, pool=pool)
+    if best is None and score is not None and len(pool) > 1:
+        best = best_by_eval(pool, score)
+    return best if best is not None else (*pool[-1], "")
+
+
+# Held-out evals a stop may spend choosing its final model (each is a full eval of one checkpoint).
+MAX_EVALUATED = 8
+
+
+def spread(pool: list, n: int) -> list:
+    """At most ``n`` items of ``pool``, evenly spaced, the first and the last included.
+
+    >>> spread(list(range(10)), 4), spread([1, 2], 4)
+    ([0, 3, 6, 9], [1, 2])
+    """
+    if len(pool) <= n:
+        return list(pool)
+    if n <= 1:
+        return pool[-1:]
+    return [pool[round(i * (len(pool) - 1) / (n - 1))] for i in range(n)]
+
+
+def best_by_eval(pool: list[tuple[int, Path]], score: Callable[[Path], float]) -> tuple[int, Path, str]:
+    """The checkpoint with the highest held-out success ``score(path)`` among at most `MAX_EVALUATED` of
+    ``pool`` (`spread`); ties go to the later one."""
+    scored = [(float(score(path)), step, path) for step, path in spread(pool, MAX_EVALUATED)]
+    value, step, path = max(scored, key=lambda x: (x[0], x[1]))
+    shown = ", ".join(f"checkpoint-{s}: {v:.3f}" for v, s, _ in scored)
+    of = "" if len(scored) == len(pool) else f"; {len(scored)} of {len(pool)} candidates evaluated, evenly spaced"
+    return step, path, f"highest held-out success: {value:.3f} at checkpoint-{step} ({shown}{of})"
 
 
 # Logged steps around a checkpoint that estimate its shadow reward: step s+1 is the first sampled from
@@ -138,8 +198,8 @@ def shadow_rewards(config: Mapping) -> list[str]:
 
 
 def best_by_shadow(folder: str | Path, onset: int, logged: list[Mapping],
-                   shadows: list[str]) -> tuple[int, Path, str] | None:
-    """Among the checkpoints that come before ``onset`` (as `checkpoint_before` counts), the one whose
+                   shadows: list[str], pool: list[tuple[int, Path]] | None = None) -> tuple[int, Path, str] | None:
+    """Among ``pool`` (default: the checkpoints before ``onset``, as `checkpoint_before` counts), the one whose
     shadow rewards (the true objective, watched and not trained) were highest: (step, path, why), or None
     without shadow rewards or logged values. A checkpoint's value is the mean, over the logged steps s-1 to
     s+1 (`SHADOW_WINDOW`), of the mean of its shadow rewards; ties go to the later checkpoint.
@@ -156,9 +216,10 @@ def best_by_shadow(folder: str | Path, onset: int, logged: list[Mapping],
         got = [row.get(k) for k in keys]
         if all(isinstance(v, int | float) and v == v for v in got):
             values[int(row["step"])] = sum(got) / len(got)
-    candidates = [c for c in checkpoints(folder) if c[0] + 1 + ONSET_MARGIN < onset or (c[0] == 0 and onset >= 1)]
+    if pool is None:
+        pool = [c for c in checkpoints(folder) if c[0] + 1 + ONSET_MARGIN < onset or (c[0] == 0 and onset >= 1)]
     scored = []
-    for step, path in candidates:
+    for step, path in pool:
         window = [values[s] for s in range(step - SHADOW_WINDOW, step + SHADOW_WINDOW + 1) if s in values]
         if window:
             scored.append((sum(window) / len(window), step, path))
@@ -166,8 +227,8 @@ def best_by_shadow(folder: str | Path, onset: int, logged: list[Mapping],
         return None
     score, step, path = max(scored, key=lambda x: (x[0], x[1]))
     last = scored[-1]
-    why = (f"highest shadow {', '.join(shadows)} before the onset: {score:.3f} at checkpoint-{step} (logged steps "
-           f"{step - SHADOW_WINDOW}-{step + SHADOW_WINDOW}); the last checkpoint before the onset, "
+    why = (f"highest shadow {', '.join(shadows)}: {score:.3f} at checkpoint-{step} (logged steps "
+           f"{step - SHADOW_WINDOW}-{step + SHADOW_WINDOW}); the latest candidate, "
            f"checkpoint-{last[1]}: {last[0]:.3f}")
     return step, path, why
 

@@ -52,21 +52,27 @@ def completions_per_step(setting, num_processes: int = 1) -> int:
 
 
 def run_cost(run_dir: str | Path, flavor: str | None = None, usd_per_hour: float | None = None) -> dict[str, Any]:
-    """Cost figures for a finished (or running) run; ``summary`` is one printable line."""
+    """Cost figures for a finished (or running) run; ``summary`` is one printable line.
+
+    Every training segment counts (`agentgrpo.heal.history.segments`: a healed run's abandoned segments are
+    read from segments/N/): steps, generated tokens (`rundir.generated_tokens`: dynamic sampling's count,
+    refill rounds included, where logged) and trained tokens are summed over them."""
+    from agentgrpo.heal import history
+
     run_dir = Path(run_dir)
-    records = [r for r in rundir.read_jsonl(run_dir / rundir.METRICS) if "step" in r]
     config = _config(run_dir)
-    wall = _summary(run_dir).get("train_runtime")
-    times = [r["time"] for r in records if isinstance(r.get("time"), int | float)]
-    if wall is None and len(times) >= 2:
-        wall = times[-1] - times[0]
+    segments = history.segments(run_dir)
     per_step = completions_per_step(setting_of(config), int(config.get("num_processes") or 1))
-    generated = sum(float(r.get("completions/mean_length") or r.get("completion_length") or 0) * per_step
-                    for r in records)
-    trained = max((float(r["num_tokens"]) for r in records if isinstance(r.get("num_tokens"), int | float)),
-                  default=None)
-    out: dict[str, Any] = {"steps": len(records), "wall_seconds": round(wall, 1) if wall else None,
-                           "tokens_generated": int(generated), "tokens_trained": int(trained) if trained else None}
+    steps = sum(sum(rundir.step_gaps(s["rows"])) for s in segments)
+    generated = sum(rundir.generated_tokens(s["rows"], per_step) for s in segments)
+    trained_parts = [t for t in (history.trained_tokens(s) for s in segments) if t is not None]
+    trained = sum(trained_parts) if trained_parts else None
+    wall = _summary(run_dir).get("train_runtime") if len(segments) == 1 else None
+    if wall is None:  # a healed run (the summary is its last segment's), or no summary: the logged times
+        wall = sum(_span(s["rows"]) for s in segments) or None
+    out: dict[str, Any] = {"steps": steps, "wall_seconds": round(wall, 1) if wall else None,
+                           "tokens_generated": int(generated), "tokens_trained": int(trained) if trained else None,
+                           "segments": len(segments)}
     out["tokens_per_second"] = round(generated / wall, 1) if wall else None
     if flavor and usd_per_hour is None:
         from agentgrpo.launch.flavors import load_flavors
@@ -79,8 +85,17 @@ def run_cost(run_dir: str | Path, flavor: str | None = None, usd_per_hour: float
     return out
 
 
+def _span(rows: list[dict]) -> float:
+    """Seconds a segment trained, from its rows' logged times: first to last, plus one mean step (the first
+    row is logged after its step ran); 0 with fewer than two timed rows."""
+    times = [r["time"] for r in rows if isinstance(r.get("time"), int | float)]
+    if len(times) < 2:
+        return 0.0
+    return (times[-1] - times[0]) * len(times) / (len(times) - 1)
+
+
 def _line(c: dict[str, Any]) -> str:
-    parts = [f"{c['steps']} steps"]
+    parts = [f"{c['steps']} steps" + (f" in {c['segments']} segments" if c.get("segments", 1) > 1 else "")]
     if c["wall_seconds"]:
         parts.append(f"{c['wall_seconds'] / 60:.1f} min training")
     parts.append(f"{c['tokens_generated']:,} tokens generated")

@@ -17,7 +17,9 @@ import warnings
 from tqdm.auto import tqdm
 
 from agentgrpo.preflight.probes import EXPLOIT, LENIENT, PROBES, applicable, context, gold_of, task_tools
-from agentgrpo.rewards._text import completion_text, tool_calls
+from agentgrpo.rewards._text import completion_text
+from agentgrpo.rewards.replay import replay_environments
+from agentgrpo.timeouts import TIMEOUTS
 
 MIN_SHARE = 0.1  # an exploit must work on at least this share of the prompts
 EPS = 1e-9
@@ -142,12 +144,15 @@ def _score(target, rows, items, completions, tokenizer, bar) -> tuple[dict[str, 
 
     columns = {k: [rows[i].get(k) for i, _, _ in items] for k in rows[0] if k != "prompt"}
     kwargs = {"prompts": [rows[i]["prompt"] for i, _, _ in items], **columns}
-    envs = _environments(target.task, rows, items)
+    with TIMEOUTS.apart() as timed_out:
+        envs = replay_environments(target.task, rows, items, target.tool_timeout)
     if envs is not None:
         kwargs["environments"] = envs
     if tokenizer is not None:
         kwargs["completion_ids"] = [_completion_ids(tokenizer, rows[i]["prompt"], c) for i, _, c in items]
     scores, notes = {}, []
+    if timed_out[0]:
+        notes.append(timeout_note(timed_out[0], target.tool_timeout, "replaying the probes' tool calls"))
     for func in target.rewards.funcs:
         name = func.__name__
         before = func.errors_total
@@ -169,25 +174,10 @@ def _score(target, rows, items, completions, tokenizer, bar) -> tuple[dict[str, 
     return scores, notes
 
 
-def _environments(task, rows, items) -> list | None:
-    """One fresh environment per completion, reset on its row, with the completion's tool calls replayed."""
-    envs = []
-    for i, _, completion in items:
-        try:
-            env = task.environment_factory()
-            if hasattr(env, "reset"):
-                env.reset(**rows[i])
-        except Exception:
-            return None  # an environment that cannot start outside training: rewards get none
-        for call in tool_calls(completion):
-            method = getattr(env, call.name, None)
-            if callable(method) and not call.name.startswith("_"):
-                try:
-                    method(**(call.arguments or {}))
-                except Exception:  # a failing tool call is what the completion did; keep going
-                    pass
-        envs.append(env)
-    return envs
+def timeout_note(n: int, seconds: float, where: str) -> str:
+    """A note on the tool calls that ran past the time limit (each ended as a 'timed out' observation)."""
+    return (f"{n} tool call{'s' * (n != 1)} timed out {where} (tool_timeout {seconds:g} s): each ended as a "
+            "'timed out' observation, as in training; a tool that hangs costs tool_timeout seconds per call")
 
 
 def _completion_ids(tokenizer, prompt, completion) -> list[int]:

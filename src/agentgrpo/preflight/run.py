@@ -1,7 +1,8 @@
 """Preflight inside `agentgrpo train`: audit the rewards, then check the signal, before GRPO spends compute.
 
 Writes ``preflight.json`` into the run directory (the doctor's report shows it). A failed audit stops the
-run only with ``strict_preflight: true``; otherwise it is printed and recorded. Kept small on purpose:
+run (``strict_preflight``, on by default); with ``strict_preflight: false`` it is printed and recorded and the
+run trains anyway. Kept small on purpose:
 ``TRAIN_PROMPTS`` x the training group size rollouts, a few seconds on the demo.
 """
 

@@ -278,6 +278,7 @@ def _sample(target, model, tokenizer, rows, k, progress):
                 max_tool_calling_iterations=g.get("max_tool_calling_iterations"),
                 batch_size=min(256, len(repeated)),
                 progress=bar,
+                tool_timeout=target.tool_timeout,
             )
     finally:
         model.train(was_training)
@@ -285,7 +286,6 @@ def _sample(target, model, tokenizer, rows, k, progress):
 
 
 def _judge(target, rows, episodes, k) -> dict:
-    from agentgrpo.preflight.audit import _environments  # the same replay the audit gives rewards
 
     rs, task = target.rewards, target.task
     repeated = [r for r in rows for _ in range(k)]
@@ -296,7 +296,12 @@ def _judge(target, rows, episodes, k) -> dict:
         **columns,
         "completion_ids": [e.completion_ids for e in episodes],
     }
-    envs = _environments(task, repeated, [(i // k, "", c) for i, c in enumerate(completions)])
+    from agentgrpo.rewards.replay import replay_environments  # the same replay the audit gives rewards
+    from agentgrpo.timeouts import TIMEOUTS
+
+    with TIMEOUTS.apart() as replayed:
+        envs = replay_environments(task, repeated, [(i // k, "", c) for i, c in enumerate(completions)],
+                             target.tool_timeout)
     if envs is not None:
         kwargs["environments"] = envs
     scores = rs.score(completions, **kwargs)
@@ -324,6 +329,8 @@ def _judge(target, rows, episodes, k) -> dict:
         "verdict": verdict(groups, rates, target.num_generations, gen_batch, _refill_rounds(target)),
         "tool_call_rate": round(sum(e.tool_calls > 0 for e in episodes) / len(episodes), 4),
         "truncation_rate": round(sum(e.truncated for e in episodes) / len(episodes), 4),
+        "tool_timeouts": {"sampling": sum(e.tool_timeouts for e in episodes), "replay": replayed[0],
+                          "tool_timeout": target.tool_timeout},
     }
 
 
@@ -418,6 +425,13 @@ def format_signal(report: dict) -> str:
                          f"{v['useful_groups_per_step_with_refill']:g} useful of {v['prompts_per_step']} "
                          "groups per step")
         lines.append(f"  {v['advice']}")
+        timeouts = report.get("tool_timeouts") or {}
+        if timeouts.get("sampling") or timeouts.get("replay"):
+            from agentgrpo.preflight.audit import timeout_note
+
+            lines.append(f"TOOL TIMEOUTS: {timeout_note(timeouts['sampling'], timeouts['tool_timeout'], 'sampling')}"
+                         + (f"; {timeouts['replay']} more replaying them for the rewards" if timeouts["replay"]
+                            else ""))
     if report.get("sampling", {}).get("not_applied"):
         lines.append(
             f"note: sampled with top_p 1, top_k 0; the config's {report['sampling']['not_applied']} "

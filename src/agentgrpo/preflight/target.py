@@ -37,6 +37,13 @@ class Target:
     def num_generations(self) -> int:
         return int(self.grpo["num_generations"])
 
+    @property
+    def tool_timeout(self) -> float:
+        """Seconds a tool call may take: the config's ``tool_timeout``, else the option's default."""
+        from agentgrpo.timeouts import DEFAULT_TOOL_TIMEOUT
+
+        return float(self.config.run.tool_timeout) if self.config is not None else DEFAULT_TOOL_TIMEOUT
+
 
 def resolve(name: str, overrides: list[str] | None = None, reward_specs: list[str] | None = None,
             model: str | None = None) -> Target:

@@ -9,7 +9,7 @@ from pathlib import Path
 from agentgrpo.doctor.table import MetricTable
 from agentgrpo.heal import history
 from agentgrpo.report import charts as chartlib
-from agentgrpo.rundir import SEGMENTS
+from agentgrpo.rundir import CONFIG, SEGMENTS
 
 ROLLBACK_COLOR = "#9467bd"
 ABANDONED_COLOR = "#9a9a9a"
@@ -60,4 +60,19 @@ def section(run_dir: str | Path) -> list[str]:
     note = ("The verdict above judges the final segment (steps after the rollback to "
             f"checkpoint-{start}). " if start is not None else "") + (
         "Purple lines mark rollbacks; grey dashed curves are abandoned segments (kept in segments/N/).")
-    return ["<h2>Heal history</h2>", f'<p class="note">{escape(note)}</p>', "\n".join(rows)]
+    listed = history.segment_lines(run_dir, completions_per_step(run_dir))
+    segments = ["<h3>Segments</h3>", "<ul>", *(f"<li>{escape(line)}</li>" for line in listed), "</ul>"]
+    return ["<h2>Heal history</h2>", f'<p class="note">{escape(note)}</p>', "\n".join(rows), "\n".join(segments)]
+
+
+def completions_per_step(run_dir: Path) -> int | None:
+    """Completions one step generates, from config.yaml (None when it does not name the batch size: TRL's
+    default is not read here, the report imports no trainer)."""
+    from agentgrpo.doctor.readers.rundir import read_config
+
+    config, _ = read_config(run_dir / CONFIG)
+    try:
+        batch = int(config["per_device_train_batch_size"])
+        return batch * int(config.get("gradient_accumulation_steps") or 1) * int(config.get("num_processes") or 1)
+    except (KeyError, TypeError, ValueError):
+        return None

@@ -9,6 +9,7 @@ that does not return within the time limit is a problem (training would hang on 
 from __future__ import annotations
 
 from agentgrpo.rewards.guard import RewardOutputError, check_output
+from agentgrpo.rewards.replay import replay_environments
 from agentgrpo.timeouts import ToolTimeout, call_with_timeout
 
 
@@ -54,3 +55,70 @@ def _binds(func, call: dict) -> bool:
     except ValueError:  # no signature to read (a builtin): let the call say
         return True
     return True
+
+
+def sample_replies(task, row: dict) -> list:
+    """Replies to ``row`` that any reward able to teach should not all score the same: the gold completion
+    (when the task has one), an empty reply, a number, and each of the row's other columns as the reply."""
+    replies = []
+    if task.gold_completion is not None:
+        try:
+            replies.append(task.gold_completion(row))
+        except Exception:  # noqa: BLE001 - no gold for this row: the other replies remain
+            pass
+    replies += [[{"role": "assistant", "content": text}] for text in ("", "42")]
+    replies += [[{"role": "assistant", "content": str(v)}] for k, v in row.items()
+                if k != "prompt" and isinstance(v, str | int | float) and not isinstance(v, bool)]
+    return replies
+
+
+def check_rewards_vary(rewards, task, rows: list[dict], mode: str, *, decider: str | None = None,
+                       timeout: float = 60.0, warnings: list[str] | None = None) -> list[str]:
+    """Under ``dynamic_sampling: filter | refill`` a group is kept only when its rewards differ: if no trained
+    reward (or ``decider``, the dynamic_sampling_reward) gives two `sample_replies` of one prompt different
+    values, on any sample row, every group will be dropped and the run stops at its first step. A problem when
+    the replies include the task's gold completion (a correct reply scored like an empty one); a warning
+    otherwise (the sample cannot show a correct reply)."""
+
+    warnings = [] if warnings is None else warnings
+    items = [(i, "", reply) for i, row in enumerate(rows) for reply in sample_replies(task, row)]
+    if not items:
+        return []
+    repeated = [rows[i] for i, _, _ in items]
+    kwargs = {"prompts": [r.get("prompt") for r in repeated], "completion_ids": [[] for _ in items],
+              "trainer_state": None, "log_metric": lambda *a, **k: None, "log_extra": lambda *a, **k: None,
+              **{k: [r.get(k) for r in repeated] for k in rows[0] if k != "prompt"}}
+    if task.environment_factory is not None:
+        envs = replay_environments(task, rows, items, timeout)
+        if envs is None:
+            return []  # an environment that cannot start here: the call checks reported it
+        kwargs["environments"] = envs
+    names = [decider] if decider else [n for n, w in zip(rewards.names, rewards.weights, strict=True) if w]
+    completions = [reply for _, _, reply in items]
+    for guarded in rewards.funcs:
+        if guarded.__name__ not in names:
+            continue
+        call = {"completions": completions, **kwargs}
+        if not _binds(guarded.func, call):
+            return []
+        try:
+            out = call_with_timeout(lambda f=guarded.func, c=call: f(**c), timeout or None, guarded.__name__)
+        except Exception:  # noqa: BLE001 - a reward that fails here was reported by the call checks
+            return []
+        values: dict[int, set] = {}
+        for (i, _, _), v in zip(items, out or [], strict=False):
+            if isinstance(v, int | float) and v == v:
+                values.setdefault(i, set()).add(round(float(v), 9))
+        if any(len(v) > 1 for v in values.values()):
+            return []  # this reward tells replies apart: groups can differ
+    shown = ", ".join(repr(n) for n in names)
+    which = "dynamic_sampling_reward" if decider else "trained rewards"
+    text = (f"dynamic_sampling: {mode} keeps only groups whose rewards differ, but the {which} ({shown}) gave "
+            f"every sample reply of each of {len(rows)} prompts the same value (the gold completion, an empty "
+            "reply, '42' and each column's value as the reply), so every group would be dropped and the run "
+            "would stop at its first step with no learning signal. Use a reward that tells completions apart, "
+            "or set dynamic_sampling: off.")
+    if task.gold_completion is None:
+        warnings.append(text + " (a warning: this task has no gold completion to show a correct reply)")
+        return []
+    return [text]

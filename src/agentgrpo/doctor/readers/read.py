@@ -352,7 +352,8 @@ def _drop_reward_aliases(table: MetricTable, notes: list[str]) -> None:
     """Drop a ``rewards/<f>/mean`` column that equals the total ``reward`` and is named as a total
     (``total_reward``) or is the sum of the other components: a logged total, not a component. Another
     component equal to the total is kept: the others are then unweighted (shadow) rewards, which the
-    hacking detector needs."""
+    hacking detector needs. An equality is evidence only where the total varies: columns that hold one value
+    on every step (a short run that never scored: all 0) equal any sum of each other by coincidence."""
     if not table.has(names.REWARD):
         return
     comps = table.components()
@@ -364,7 +365,9 @@ def _drop_reward_aliases(table: MetricTable, notes: list[str]) -> None:
         rest = np.sum([table[f"rewards/{c}/mean"] for c in comps if c != comp], axis=0)
         both = np.isfinite(col) & np.isfinite(total) & np.isfinite(rest)
         named_total = bool(_TOTAL_NAME.search(comp))
-        if both.sum() >= 2 and _close(col[both], total[both]) and (named_total or _close(rest[both], total[both])):
+        varies = bool(np.ptp(total[both]) > 1e-6) if both.any() else False
+        if both.sum() >= 2 and _close(col[both], total[both]) and (
+                named_total or (varies and _close(rest[both], total[both]))):
             del table.columns[f"rewards/{comp}/mean"]
             table.columns.pop(f"rewards/{comp}/std", None)
             notes.append(f"rewards/{comp} is the total of the other components: treated as the total, not a component")

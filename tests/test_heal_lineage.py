@@ -1,0 +1,235 @@
+"""A healed run ends with the best model its lineage produced, says what each segment did and why it ended,
+counts every segment's steps and tokens, and the doctor reads it even when its lineage logged nothing
+(issue 35, item 2). Heal histories are generated: segments trained (rows and checkpoints written as the
+recorder and the trainer write them), heals decided and carried out by the real `rollback` code."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentgrpo.heal import history, rollback
+from agentgrpo.launch.cost import run_cost
+
+PER_STEP = 8  # completions per step in the generated runs (per_device_train_batch_size)
+
+
+def _setting(values):
+    from agentgrpo.config import trl_default
+
+    return lambda k: values[k] if k in values else trl_default(k)
+
+
+class Sim:
+    """A run directory trained segment by segment; the oracle counts every row it ever logged."""
+
+    def __init__(self, root: Path, save_steps: int, seed: int, refill: bool = True):
+        self.run = root / "run"
+        self.run.mkdir(parents=True)
+        self.save_steps, self.rng, self.refill = save_steps, random.Random(seed), refill
+        self.config = {"learning_rate": 0.05, "temperature": 1.0, "beta": 0.0, "save_steps": save_steps,
+                       "per_device_train_batch_size": PER_STEP, "max_steps": 200, "run_name": "run"}
+        (self.run / "config.yaml").write_text(yaml.safe_dump(self.config))
+        self.logged: list[dict] = []  # every row any segment logged
+        self.quality: dict[int, float] = {}  # the held-out success of each checkpoint
+        self._ckpt(0)
+
+    def _ckpt(self, step: int) -> None:
+        path = self.run / "checkpoints" / f"checkpoint-{step}"
+        path.mkdir(parents=True, exist_ok=True)
+        (path / "model.safetensors").write_text(f"weights {step}")
+        (path / "trainer_state.json").write_text(json.dumps({"global_step": step}))
+        self.quality[step] = round(self.rng.random(), 3)
+
+    def start(self) -> int:
+        """The step the next segment resumes from (the last heal's rollback, else 0)."""
+        return history.final_segment_start(self.run) or 0
+
+    def train(self, steps: int) -> list[dict]:
+        """Log ``steps`` more steps from the current start (appending to metrics.jsonl, as the recorder does)."""
+        start = self.start()
+        lineage = [r for r in rollback._jsonl(self.run / "metrics.jsonl") if r["step"] <= start]
+        tokens = lineage[-1]["num_tokens"] if lineage else 0.0
+        rows = []
+        for step in range(start + 1, start + steps + 1):
+            length = self.rng.randint(40, 480) / PER_STEP  # a mean over the step's completions
+            tokens += PER_STEP * (length + 30)
+            row = {"step": step, "reward": self.rng.random(), "completions/mean_length": length,
+                   "num_tokens": tokens, "time": 1000.0 + len(self.logged) + len(rows)}
+            if self.refill:  # refill rounds: more generated than one batch's mean length shows
+                row["dynamic_sampling/generated_tokens"] = float(self.rng.randint(1, 4) * PER_STEP * int(length))
+            rows.append(row)
+            if step % self.save_steps == 0:
+                self._ckpt(step)
+        with open(self.run / "metrics.jsonl", "a") as fh:
+            fh.writelines(json.dumps(r) + "\n" for r in rows)
+        (self.run / "final").mkdir(exist_ok=True)
+        (self.run / "final" / "model.safetensors").write_text("end of segment")
+        self.logged += rows
+        return rows
+
+    def heal(self, mode: str, onset: int, heal_max: int, score=None) -> dict:
+        config = yaml.safe_load((self.run / "config.yaml").read_text())
+        step = max(r["step"] for r in rollback._jsonl(self.run / "metrics.jsonl"))
+        record = rollback.decide(self.run, {"detector": mode, "onset": onset, "verdict": "generated",
+                                            "evidence": []}, step=step, config=config,
+                                 setting=_setting(config), heal_rewards=None, heal_max=heal_max, score=score)
+        rollback.plan(self.run, record)
+        rollback.carry_out(self.run, record)
+        return record
+
+
+def _oracle_tokens(rows: list[dict]) -> int:
+    return round(sum(r.get("dynamic_sampling/generated_tokens", r["completions/mean_length"] * PER_STEP)
+                     for r in rows))
+
+
+@given(seed=st.integers(0, 10_000), heal_max=st.integers(0, 3), save_steps=st.integers(1, 6),
+       lengths=st.lists(st.integers(1, 25), min_size=1, max_size=5), refill=st.booleans(),
+       last=st.sampled_from(["collapse", "stall", "finish"]))
+@settings(max_examples=60, deadline=None)
+def test_every_segment_is_counted_listed_and_a_stop_ends_at_the_best_checkpoint(tmp_path_factory, seed, heal_max,
+                                                                                 save_steps, lengths, refill, last):
+    sim = Sim(tmp_path_factory.mktemp("lineage"), save_steps, seed, refill)
+    rng = random.Random(seed)
+    stopped = None
+    own = []  # the steps each segment logged itself
+    for i, n in enumerate(lengths):
+        rows = sim.train(n)
+        own.append(n)
+        mode = last if i == len(lengths) - 1 else "collapse"
+        if mode == "finish":
+            break
+        onset = rng.choice(rows)["step"]
+        record = sim.heal(mode, onset, heal_max, score=lambda path: sim.quality[int(path.name.split("-")[1])])
+        if record["action"] != "resume":
+            stopped = record
+            break
+    else:
+        if record["action"] == "resume":
+            own.append(0)  # the run resumed and has not logged a step yet
+
+    segments = history.segments(sim.run)
+    assert [len(s["rows"]) for s in segments] == own  # every segment, each with its own steps
+    cost = run_cost(sim.run)
+    assert cost["steps"] == len(sim.logged)
+    assert cost["tokens_generated"] == _oracle_tokens(sim.logged)  # refill rounds included, every segment
+    assert cost["tokens_trained"] == round(sum(PER_STEP * (r["completions/mean_length"] + 30) for r in sim.logged))
+    lines = history.segment_lines(sim.run, PER_STEP)
+    heals = history.heals(sim.run)
+    assert len(lines) == (len(segments) if heals else 0)
+    for line, h in zip(lines, heals, strict=False):
+        assert f"heal {h['heal']}: {h['mode']}" in line  # why it ended: the heal that ended it, by its mode
+
+    if stopped is not None:
+        mode, onset = stopped["mode"], int(stopped["onset"])
+        # the checkpoints there were when it stopped: those left in checkpoints/ and those it moved to its segment
+        folders = [sim.run / "checkpoints", history.segment_dir(sim.run, stopped["heal"]) / "checkpoints"]
+        lineage = sorted({int(p.name.split("-")[1]) for f in folders for p in f.glob("checkpoint-*")})
+        allowed = lineage if mode == "stall" else [s for s in lineage
+                                                   if s + 1 + rollback.ONSET_MARGIN < onset or s == 0]
+        evaluated = rollback.spread(allowed, rollback.MAX_EVALUATED) if len(allowed) > 1 else allowed
+        best = max(evaluated, key=lambda s: (sim.quality[s], s))
+        assert stopped["checkpoint_step"] == best
+        assert (sim.run / "final" / "model.safetensors").read_text() == f"weights {best}"
+        if len(heals) > 1 and heal_max and len(heals) > heal_max:
+            assert f"this segment ended on {mode}" in stopped["reason"]
+
+
+def _the_reported_case(tmp_path: Path) -> Sim:
+    """Issue 35: a collapse-inducing rate, healed once, relapsed, healed again, stalled, heal_max 2: the stall
+    named on a segment whose lineage holds checkpoint-0 only before it."""
+    sim = Sim(tmp_path, save_steps=5, seed=7)
+    sim.quality.update({0: 0.30})
+    sim.train(4)
+    first = sim.heal("collapse", onset=3, heal_max=2)  # rolled back to checkpoint-0
+    sim.train(6)
+    second = sim.heal("collapse", onset=4, heal_max=2)  # relapse: checkpoint-0 again, the rate cut
+    assert first["action"] == second["action"] == "resume" and second["checkpoint_step"] == 0
+    sim.train(30)  # checkpoints 5..30 of the healed segment
+    sim.quality.update({5: 0.31, 10: 0.42, 15: 0.55, 20: 0.51, 25: 0.40, 30: 0.38})
+    return sim
+
+
+def test_the_reported_case_ends_at_the_best_checkpoint_and_says_what_happened(tmp_path, capsys):
+    from agentgrpo.cli import main
+
+    sim = _the_reported_case(tmp_path)
+    evaluated = []
+
+    def score(path):
+        evaluated.append(path.name)
+        return sim.quality[int(path.name.split("-")[1])]
+
+    stop = sim.heal("stall", onset=2, heal_max=2, score=score)  # the stall dated at the segment's start
+    assert stop["action"] == "stop" and stop["checkpoint_step"] == 15  # not checkpoint-0: the best held-out
+    assert "highest held-out success: 0.550 at checkpoint-15" in stop["chosen_by"]
+    assert len(evaluated) <= rollback.MAX_EVALUATED and "checkpoint-30" in evaluated
+    assert "heal 1: collapse at step 4, heal 2: collapse at step 6" in stop["reason"]
+    assert "this segment ended on stall" in stop["reason"] and "came back after" not in stop["reason"]
+    assert (sim.run / "final" / "model.safetensors").read_text() == "weights 15"
+
+    cost = run_cost(sim.run)
+    assert cost["steps"] == 4 + 6 + 30 and cost["segments"] == 3
+    assert cost["tokens_generated"] == _oracle_tokens(sim.logged) > 0
+    assert "40 steps in 3 segments" in cost["summary"]
+    lines = history.segment_lines(sim.run, PER_STEP)
+    assert lines[0].startswith("segment 1 (from the start): steps 1-4, 4 steps")
+    assert "ended: heal 1: collapse (onset step 3)" in lines[0] and "resumed with learning_rate" in lines[0]
+    assert lines[2].startswith("segment 3 (from the start): steps 1-30, 30 steps")
+    assert "ended: heal 3: stall (onset step 2) named at step 30; stopped: the run ends at checkpoint-15" in lines[2]
+
+    out_dir = tmp_path / "report"
+    assert main(["doctor", str(sim.run), "--out", str(out_dir)]) in (0, 1)
+    printed = capsys.readouterr().out
+    assert "heal history (heal.jsonl):" in printed and "segment 3 (from the start)" in printed
+    page = (out_dir / "report.html").read_text()
+    assert "Heal history" in page and "<h3>Segments</h3>" in page and "stall" in page
+
+
+@pytest.mark.parametrize("cut", ["to nothing", "to before the last segment"])
+def test_the_doctor_reads_a_healed_run_whose_lineage_logged_nothing(tmp_path, capsys, cut):
+    """The stop ends at a checkpoint before the step its segment resumed from (checkpoint-0: metrics.jsonl
+    keeps no row; or an earlier one: no row of the last segment); the doctor judges the segment the stop
+    abandoned and writes the report with the heal history."""
+    from agentgrpo.cli import main
+
+    if cut == "to nothing":
+        sim = Sim(tmp_path, save_steps=50, seed=3)
+        sim.train(24)
+        stop = sim.heal("stall", onset=20, heal_max=0)  # only checkpoint-0 was saved
+        assert stop["checkpoint_step"] == 0 and not rollback._jsonl(sim.run / "metrics.jsonl")
+    else:
+        sim = Sim(tmp_path, save_steps=5, seed=3)
+        sim.train(30)
+        assert sim.heal("collapse", onset=29, heal_max=1)["checkpoint_step"] == 25
+        sim.train(24)  # steps 26-49
+        stop = sim.heal("collapse", onset=27, heal_max=1)  # relapse: back before checkpoint-25
+        assert stop["action"] == "stop" and stop["checkpoint_step"] == 20
+        assert max(r["step"] for r in rollback._jsonl(sim.run / "metrics.jsonl")) == 20
+    out_dir = tmp_path / "report"
+    status = main(["doctor", str(sim.run), "--json", "--out", str(out_dir)])
+    report = json.loads(capsys.readouterr().out)
+    assert status in (0, 1) and report["steps"] == 24  # the abandoned last segment, judged on its own steps
+    assert any("the doctor reads the segment heal" in n for n in report["notes"])
+    assert report["heals"][-1]["action"] == "stop" and len(report["segments"]) == len(history.segments(sim.run))
+    page = (out_dir / "report.html").read_text()
+    assert "Heal history" in page and "<h3>Segments</h3>" in page
+
+
+def test_the_train_summary_lists_every_segment_and_the_cost_line_counts_them(tmp_path):
+    from agentgrpo.pipeline import RunResult, summary_lines
+
+    sim = _the_reported_case(tmp_path)
+    sim.heal("stall", onset=2, heal_max=2, score=lambda path: sim.quality[int(path.name.split("-")[1])])
+    lines = summary_lines(RunResult(run_dir=sim.run, model_path="tiny"))
+    segments = [line for line in lines if line.startswith("segment ")]
+    assert len(segments) == 3 and all("ended: heal" in line for line in segments)
+    tokens = [int(line.split(" tokens generated")[0].rsplit(", ", 1)[1].replace(",", "")) for line in segments]
+    assert sum(tokens) == run_cost(sim.run)["tokens_generated"] == _oracle_tokens(sim.logged)
