@@ -508,6 +508,10 @@ def _taint(tree: ast.AST, tainted: set) -> None:
             if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.NamedExpr) and node.value is not None:
                 targets, value = node.targets if isinstance(node, ast.Assign) else [node.target], node.value
             elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
+                if isinstance(node.iter, ast.List | ast.Tuple | ast.Set):  # a literal: element by element
+                    for element in node.iter.elts:
+                        _bind(node.target, element, tainted)
+                    continue
                 targets, value = [node.target], node.iter
             elif isinstance(node, ast.withitem) and node.optional_vars is not None:
                 targets, value = [node.optional_vars], node.context_expr
@@ -515,11 +519,21 @@ def _taint(tree: ast.AST, tainted: set) -> None:
                 targets, value = [ast.Name(node.name)], node
             else:
                 continue
-            if _reads(value, tainted):
-                for target in targets:
-                    tainted.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+            for target in targets:
+                _bind(target, value, tainted)
         if len(tainted) == before:
             return
+
+
+def _bind(target: ast.AST, value: ast.AST, tainted: set) -> None:
+    """Taint the names ``target`` binds from ``value`` (a tuple unpacked from a tuple literal: pairwise)."""
+    if isinstance(target, ast.Tuple | ast.List) and isinstance(value, ast.Tuple | ast.List):
+        if len(target.elts) == len(value.elts) and not any(isinstance(e, ast.Starred) for e in target.elts):
+            for sub_target, sub_value in zip(target.elts, value.elts, strict=True):
+                _bind(sub_target, sub_value, tainted)
+            return
+    if _reads(value, tainted):
+        tainted.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
 
 
 def _decided_by_program(tree: ast.AST, tainted: set) -> bool:
