@@ -203,9 +203,13 @@ class Remote:
         return reply[1]
 
     def __getattr__(self, name: str):
-        if name.startswith("__"):
+        if name.startswith("__") and name not in mirrors.READABLE_DUNDERS:
             raise AttributeError(name)
         return self._session.ask(("getattr", self._handle.id, name))[1]
+
+    @property
+    def __doc__(self):  # a function's docstring, from the job (the class's own is not the program's)
+        return self._session.ask(("getattr", self._handle.id, "__doc__"))[1]
 
     def __iter__(self):
         return self._session.ask(("iter", self._handle.id))[1]
@@ -317,6 +321,11 @@ def localize(value, session):
     return value
 
 
+def update_fields(changed, session) -> None:
+    """Apply the job's new snapshots of its dataclass objects' fields (sent after a call changed them)."""
+    _mirrors(session).update_fields(localize(changed, session))
+
+
 def _rebuild(ext: wire.Ext, session):
     table = _mirrors(session)
 
@@ -328,6 +337,8 @@ def _rebuild(ext: wire.Ext, session):
             return table.klass(ext.payload, convert)
         if ext.kind == "object":
             return table.instance(ext.payload, convert)
+        if ext.kind == "nan":
+            return table.nan(ext.payload)
         return values.rebuild(ext, convert)
     except (TypeError, ValueError, OverflowError, ArithmeticError, ImportError, AttributeError, LookupError) as exc:
         why = f"{type(exc).__name__}: {str(exc)[:100]}"
@@ -355,7 +366,7 @@ def bindings(items: list, names: list[str]) -> dict:
     wrong shape is a `BadReply`."""
     out = {}
     for name, item in zip(names, items, strict=True):
-        if type(item) is not tuple or not item or item[0] not in ("value", "module", "missing"):
+        if type(item) is not tuple or not item or item[0] not in ("value", "module", "missing", "unavailable"):
             raise BadReply(f"a malformed answer for the name {name!r}")
         if item[0] == "value" and len(item) == 2:
             value = item[1]
@@ -365,6 +376,8 @@ def bindings(items: list, names: list[str]) -> dict:
         elif item[0] == "module" and len(item) == 3:
             module = _own_module(item[1], name)
             out[name] = module if module is not None else item[2]
+        elif item[0] == "unavailable" and len(item) == 2 and type(item[1]) is str:  # over the caps: only its uses fail
+            out[name] = mirrors.Unavailable(f"{name}: {item[1][:300]}")
         elif item[0] != "missing":
             raise BadReply(f"a malformed answer for the name {name!r}")
     return out
