@@ -168,8 +168,7 @@ class Mirrors:
         if issubclass(base, BaseException):
             if type(args) is not tuple:
                 raise TypeError("an exception without args")
-            obj = base.__new__(cls, *args)
-            obj.args = args
+            obj = _new_exception(cls, args)
         elif base in _IMMUTABLE:
             if type(value) is not base:
                 raise TypeError(f"not a {base.__name__}")
@@ -186,6 +185,20 @@ class Mirrors:
         if mirror:
             object.__setattr__(obj, "_agentgrpo_text", text)
         return obj
+
+
+def _new_exception(cls: type, args: tuple):
+    """An instance of ``cls`` made by the builtin exception class whose memory layout it has (with several
+    builtin bases, ``class E(ArithmeticError, OSError)``, only ``OSError.__new__`` may make it)."""
+    for klass in cls.__mro__:
+        if issubclass(klass, BaseException) and getattr(builtins, klass.__name__, None) is klass:
+            try:
+                obj = klass.__new__(cls, *args)
+            except TypeError:
+                continue
+            obj.args = args
+            return obj
+    raise TypeError(f"no builtin exception class can make a {cls.__name__}")
 
 
 def _fields(payload, n: int, what: str) -> tuple:
