@@ -2,9 +2,11 @@
 
 Started by `agentgrpo.sandbox.pool` with an allowlisted environment. It isolates itself, forks its job
 template (`agentgrpo.sandbox.template`) before reading any job, then per job: has the template fork a
-fresh job, sends the job its program, evaluates the tests here against it (`agentgrpo.sandbox.trusted`)
-or, in the in-process mode, collects the job's own per-test reports, supervises it
-(`agentgrpo.sandbox.supervise`), and answers the pool with a plain dict of `Verdict` fields.
+fresh job and forks a comparison process for it (`agentgrpo.sandbox.evaluator`: limited, killed at the
+deadline), which sends the job its program, supervises it (`agentgrpo.sandbox.supervise`) and evaluates
+the tests against it (`agentgrpo.sandbox.trusted`; in the in-process mode, collects the job's own
+reports), streaming each test's typed outcome back; the worker itself never decodes a job's data. It
+answers the pool with a plain dict of `Verdict` fields.
 
 Protocol with the pool (length-prefixed marshal, see `agentgrpo.sandbox.protocol`): first a config
 ``{"isolation", "hide", "bpf", "seccomp_problem"}``, answered by ``{"ready": true, "isolation": report}``;
