@@ -465,7 +465,8 @@ def over_cap_cases(draw):
     body = ("def nest(n):\n    x = []\n    for _ in range(n):\n        x = [x]\n    return x\n"
             f"def big():\n    return {big}\ndef small():\n    return {small}\nBIG = big()\ncalls = []\n"
             "def count():\n    calls.append(1)\n    return len(calls)\n")
-    big_tests = ["assert big() == 1", "assert len(big()) > 0", "assert len(BIG) > 0", "x = big()\nassert x", "assert big()"]
+    big_tests = ["assert big() == 1", "assert len(big()) > 0", "assert len(BIG) > 0", "x = big()\nassert x",
+                 "assert big()"]
     small_tests = [f"assert small() == {small}", f"assert small() != {small}", "assert count() == 1",
                    "assert count() == 2", f"assert small() == {draw(st.sampled_from(SMALL))}"]
     tests = draw(st.lists(st.sampled_from(big_tests + small_tests), min_size=2, max_size=6, unique=True))

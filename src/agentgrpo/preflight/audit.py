@@ -484,7 +484,8 @@ def format_audit(report: dict, examples: bool = True) -> str:
         lines += ["", f"FORGEABLE TESTS: {forgeable['count']} of {forgeable['tests_checked']} tests build their "
                   "expected value with the program's own code (its function or class), so the program decides "
                   "their outcome, in plain Python as in the sandbox (Verdict.forgeable_tests; docs/sandbox.md):"]
-        lines += [f"  prompt {f['id']} {f['column']}[{f['test']}]: {_short(f['source'], 120)}" for f in forgeable["found"]]
+        lines += [f"  prompt {f['id']} {f['column']}[{f['test']}]: {_short(f['source'], 120)}"
+                  for f in forgeable["found"]]
     elif forgeable.get("tests_checked"):
         lines += ["", f"forgeable tests: none of {forgeable['tests_checked']} tests builds its expected value "
                   "with the program's own code"]

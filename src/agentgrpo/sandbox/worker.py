@@ -23,9 +23,8 @@ import time
 
 from agentgrpo.sandbox import cgroup, env, evaluator, isolation, protocol, trusted
 from agentgrpo.sandbox.harness import describe as harness_describe
-from agentgrpo.sandbox.status import TEST_FAILED, TEST_NOT_RUN, TEST_OUTCOMES, TEST_PASSED
+from agentgrpo.sandbox.status import SANDBOX_ERROR, TEST_FAILED, TEST_NOT_RUN, TEST_OUTCOMES, TEST_PASSED
 from agentgrpo.sandbox.supervise import CHANNEL, SETUP, TIMEOUT, Session, classify
-from agentgrpo.sandbox.status import SANDBOX_ERROR
 from agentgrpo.sandbox.template import Template, first_message
 
 
@@ -126,7 +125,10 @@ class Worker:
         else:
             wait_status, cpu_s = self.template.wait(pid)
         self._after(pid, uid, name)
-        gone, detail = (session.gone, session.detail) if probe or ceiling_problem else (summary["gone"], summary["detail"])
+        if probe or ceiling_problem:
+            gone, detail = session.gone, session.detail
+        else:
+            gone, detail = summary["gone"], summary["detail"]
         if "claimed_setup" in state and self._setup_fails(limits):  # then it was no lie: our fault
             gone, detail = SETUP, state["claimed_setup"]
         elif "claimed_setup" in state:
