@@ -156,6 +156,8 @@ def preload(modules) -> None:
     """Import in the worker what a comparison imported (of `PRELOADABLE`), so later forks have it."""
     import importlib
 
+    for variable in _BLAS_THREADS:  # (the job template was forked long before: jobs never see these)
+        os.environ.setdefault(variable, "1")
     for name in modules:
         if type(name) is str and name in PRELOADABLE and name not in sys.modules:
             try:
