@@ -27,7 +27,6 @@ _.should_training_stop
 _.padding_side
 _.pre_tokenizer
 _.decoder
-_.usage
 _.compress_type
 _.external_attr
 _.__signature__
@@ -70,6 +69,7 @@ _.finish_pending
 
 # sandbox/ is being rewritten on another branch: what vulture reports there is left to that work.
 _.memory_mb
+_.compare_mb  # Limits fields are read by name from the dict the job and the comparison process receive
 _.file_size_mb
 _.max_processes
 _.max_open_files

@@ -245,14 +245,6 @@ class Session:
                 pass
         return time.monotonic() - self.start
 
-    def close_fds(self, keep_pidfd: bool = False) -> None:
-        """Close this process's copies of the job's descriptors (the comparison process has its own)."""
-        for fd in (self.out_fd, self.err_fd, self.reply_fd, self.request_fd) + (() if keep_pidfd else (self.pidfd,)):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-
     def _drain_stream(self, fd: int) -> None:
         for _ in range(64):  # what is already in the pipe (bounded by the output cap anyway)
             if fd not in self._open or self.gone in (STDOUT, STDERR):
