@@ -31,6 +31,7 @@ class Limits:
     output_bytes: int = 64 * 1024  # stdout and stderr are each kept up to this; more kills the program
     scratch_mb: int = 64  # size of the job's private tmpfs (/tmp; /dev/shm links into it), in the namespace modes
     value_bytes: int = 16 * 1024 * 1024  # largest encoded value one call into the program may return
+    compare_mb: int = 512  # memory the trusted comparison of one job may add to its worker (RLIMIT_AS, own process)
 
     def __post_init__(self):
         problems = []

@@ -355,7 +355,8 @@ def _lost(exc: BaseException) -> str:
 
 
 def _verdict(result: dict) -> Verdict:
-    return Verdict(**{**result, "tests": tuple(result["tests"]), "lacks": tuple(result.get("lacks", ()))})
+    tuples = {key: tuple(result.get(key, ())) for key in ("tests", "lacks", "outcomes", "forgeable_tests")}
+    return Verdict(**{**result, **tuples})
 
 
 def _lost_verdict(job: dict, lost: str, lacks: tuple = ()) -> Verdict:

@@ -10,3 +10,10 @@ INVALID = "invalid"  # the input was not a runnable program/tests (wrong type, e
 SANDBOX_ERROR = "sandbox_error"  # our side failed (worker lost twice, setup failure); not the program's fault
 
 STATUSES = (PASSED, FAILED, ERROR, TIMEOUT, CRASHED, OUTPUT_LIMIT, INVALID, SANDBOX_ERROR)
+
+# One test's outcome (`Verdict.outcomes`), decided by control flow in the trusted runner: "passed" only when
+# the runner completed the test's code without an exception; never derived from any text.
+TEST_PASSED = "passed"
+TEST_FAILED = "failed"
+TEST_NOT_RUN = "not run"
+TEST_OUTCOMES = (TEST_PASSED, TEST_FAILED, TEST_NOT_RUN)

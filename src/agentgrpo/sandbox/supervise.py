@@ -20,6 +20,10 @@ from agentgrpo.sandbox.rlimits import cpu_seconds
 
 _GRACE_S = 1.0  # after the last test: how long the job may take to flush its output and exit
 
+# Why a job is out of reach (`Session.gone`): a fixed vocabulary set by the worker's own control flow; the
+# detail (`Session.detail`) is text for the reason only, never read to decide a status.
+EXITED, TIMEOUT, STDOUT, STDERR, CHANNEL, SETUP = "exited", "timeout", "stdout", "stderr", "channel", "setup"
+
 
 class Session:
     def __init__(self, pidfd: int, fds: list[int], request_fd: int, limits: dict, kill):
@@ -29,7 +33,8 @@ class Session:
         self.deadline = self.start + limits["wall_s"]
         self.streams, self.truncated = [bytearray(), bytearray()], [False, False]
         self.replies, self.pending = bytearray(), bytearray()
-        self.gone = ""  # why the job is out of reach: "exited", "timeout", "stdout", "stderr", "channel: ..."
+        self.gone = ""  # why the job is out of reach: one of EXITED, TIMEOUT, STDOUT, STDERR, CHANNEL, SETUP
+        self.detail = ""  # for CHANNEL: what the job did (text for the reason, never parsed)
         self.exited = False
         self.unsplittable: list[str] = []
         self.test_output = ""
@@ -77,9 +82,9 @@ class Session:
                         raise wire.WireError("a reply must be a tuple starting with its kind")
                     return reply
                 except wire.WireError as exc:
-                    self.stop(f"channel: the job sent a malformed reply ({exc})")
+                    self.stop(CHANNEL, f"the job sent a malformed reply ({exc})")
             if self.exited and not self.gone:
-                self.gone = "exited"
+                self.gone = EXITED
             if self.gone:
                 raise trusted.JobGone(self.gone)
             self._wait(self.deadline)
@@ -106,7 +111,7 @@ class Session:
     def _next_group(self, group: list) -> list:
         reply = self.receive()
         if reply[0] != "group" or len(reply) != 2 or type(reply[1]) is not list or len(reply[1]) > len(group):
-            self.stop("channel: a malformed answer to the planned calls")
+            self.stop(CHANNEL, "a malformed answer to the planned calls")
             raise trusted.JobGone(self.gone)
         answers = [(name, sig, answer) for (name, sig), answer in zip(group, reply[1], strict=False)]
         answers.reverse()  # pop() from the end
@@ -126,13 +131,13 @@ class Session:
             self.send(message)
             reply = self.receive()
         if type(reply) is not tuple or not reply or type(reply[0]) is not str:
-            self.stop("channel: a malformed answer")
+            self.stop(CHANNEL, "a malformed answer")
             raise trusted.JobGone(self.gone)
         if reply[0] == "ok":
             return trusted.localize(reply, self)
         if reply[0] in ("raise", "stop") and len(reply) >= (1 if reply[0] == "stop" else 3):
             trusted.raise_for(reply)
-        self.stop(f"channel: unexpected reply {reply[0][:40]!r}")
+        self.stop(CHANNEL, f"unexpected reply {reply[0][:40]!r}")
         raise trusted.JobGone(self.gone)
 
     def _frame(self) -> bytes | None:
@@ -140,7 +145,7 @@ class Session:
             return None
         size = int.from_bytes(self.replies[:4], "big")
         if size > self.reply_cap:
-            self.stop(f"channel: a reply of {size} bytes, more than {self.reply_cap}")
+            self.stop(CHANNEL, f"a reply of {size} bytes, more than {self.reply_cap}")
             return None
         if len(self.replies) < 4 + size:
             return None
@@ -152,7 +157,7 @@ class Session:
     def _wait(self, until: float) -> None:
         now = time.monotonic()
         if now >= self.deadline and not self.exited and not self.gone:
-            self.stop("timeout")
+            self.stop(TIMEOUT)
         if not self.gone:
             until = min(until, self.deadline)
         for fd, event in self._poll.poll(max(0, int((until - now) * 1000)) + 1):
@@ -192,7 +197,7 @@ class Session:
         if fd == self.reply_fd:
             self.replies += data
             if len(self.replies) > 2 * self.reply_cap:
-                self.stop("channel: the job flooded its reply pipe")
+                self.stop(CHANNEL, "the job flooded its reply pipe")
             return
         index = 0 if fd == self.out_fd else 1
         buffer, cap = self.streams[index], self.limits["output_bytes"]
@@ -201,7 +206,7 @@ class Session:
         if len(data) > room:
             self.truncated[index] = True
             if not self.gone:
-                self.stop(("stdout", "stderr")[index])
+                self.stop((STDOUT, STDERR)[index])
 
     def _drain(self, fd: int) -> None:
         while fd in self._open:
@@ -210,10 +215,10 @@ class Session:
             if len(self.replies) == before:
                 return
 
-    def stop(self, reason: str) -> None:
-        """Kill the job (its whole PID namespace) and remember why."""
+    def stop(self, kind: str, detail: str = "") -> None:
+        """Kill the job (its whole PID namespace) and remember why (``kind``: one of the constants above)."""
         if not self.gone:
-            self.gone = reason
+            self.gone, self.detail = kind, detail
         self._kill()
 
     def finish(self, wait: bool = True) -> float:
@@ -237,9 +242,17 @@ class Session:
                 pass
         return time.monotonic() - self.start
 
+    def close_fds(self, keep_pidfd: bool = False) -> None:
+        """Close this process's copies of the job's descriptors (the comparison process has its own)."""
+        for fd in (self.out_fd, self.err_fd, self.reply_fd, self.request_fd) + (() if keep_pidfd else (self.pidfd,)):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
     def _drain_stream(self, fd: int) -> None:
         for _ in range(64):  # what is already in the pipe (bounded by the output cap anyway)
-            if fd not in self._open or self.gone in ("stdout", "stderr"):
+            if fd not in self._open or self.gone in (STDOUT, STDERR):
                 return
             before = len(self.streams[0]) + len(self.streams[1])
             self._read(fd)
@@ -263,12 +276,14 @@ def signal_name(signum: int) -> str:
         return f"signal {signum}"
 
 
-def classify(session: Session, state: dict, wait_status: int, cpu_s: float, limits: dict) -> tuple[str, str]:
-    """The verdict's status and reason, from what the worker saw (``state``: "error", "setup", "done")."""
-    gone = session.gone
-    if gone == "timeout":
-        return V.TIMEOUT, f"wall-clock limit of {limits['wall_s']:g}s reached; the process tree was killed"
-    if gone in ("stdout", "stderr"):
+def classify(gone: str, detail: str, state: dict, wait_status: int, cpu_s: float, limits: dict) -> tuple[str, str]:
+    """The verdict's status and reason, from what the worker saw: ``gone`` (why the job went out of reach,
+    one of the constants above), ``state`` ("error", "setup", "done", "outcomes", "messages", "memory",
+    "oom_mb"). Every branch is control flow over typed facts; no text decides a status."""
+    if gone == TIMEOUT:
+        why = state.get("timeout_reason") or "the process tree was killed"
+        return V.TIMEOUT, f"wall-clock limit of {limits['wall_s']:g}s reached; {why}"
+    if gone in (STDOUT, STDERR):
         return V.OUTPUT_LIMIT, f"{gone} went past {limits['output_bytes']} bytes; the process was killed"
     signum = os.WTERMSIG(wait_status) if os.WIFSIGNALED(wait_status) else None
     if not state.get("done") and state.get("oom_mb"):
@@ -277,19 +292,28 @@ def classify(session: Session, state: dict, wait_status: int, cpu_s: float, limi
             "(memory_mb + scratch_mb + margin, cgroup); the kernel killed them"
         )
     if not state.get("done"):
+        if state.get("compare_cpu"):
+            return V.TIMEOUT, (f"CPU time limit of {cpu_seconds(limits)}s reached by the tests' work on the "
+                               "program's values (the trusted comparison)")
         if signum == signal.SIGXCPU or (signum == signal.SIGKILL and cpu_s >= 0.5 * cpu_seconds(limits)):
             return V.TIMEOUT, f"CPU time limit of {cpu_seconds(limits)}s reached"
-    if state.get("setup"):
-        return V.SANDBOX_ERROR, f"sandbox setup failed: {state['setup']}"
+    if gone == SETUP:
+        return V.SANDBOX_ERROR, f"sandbox setup failed: {detail}"
     if state.get("error"):
         return V.ERROR, f"the program raised {state['error']}"
+    outcomes = state["outcomes"]
     if state.get("done"):
-        failed = [(i, t) for i, t in enumerate(state["tests"]) if t != "passed"]
+        failed = [i for i, outcome in enumerate(outcomes) if outcome != V.TEST_PASSED]
         if not failed:
-            return V.PASSED, f"all {len(state['tests'])} tests passed"
-        return V.FAILED, f"{len(failed)} of {len(state['tests'])} tests failed; test {failed[0][0] + 1}: {failed[0][1]}"
-    if gone.startswith("channel"):
-        return V.CRASHED, f"the program broke the sandbox channel ({gone[9:]})"
+            return V.PASSED, f"all {len(outcomes)} tests passed"
+        first = failed[0]
+        return V.FAILED, f"{len(failed)} of {len(outcomes)} tests failed; test {first + 1}: {state['messages'][first]}"
+    if state.get("memory"):
+        return V.FAILED, state["memory"]
+    if state.get("compare_crash"):
+        return V.CRASHED, state["compare_crash"]
+    if gone == CHANNEL:
+        return V.CRASHED, f"the program broke the sandbox channel ({detail})"
     if signum is not None:
         return V.CRASHED, f"killed by {signal_name(signum)} before the tests finished"
     if os.WIFEXITED(wait_status):

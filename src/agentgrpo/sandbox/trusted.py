@@ -25,6 +25,7 @@ import sys
 
 from agentgrpo.sandbox import mirrors, values, wire
 from agentgrpo.sandbox.harness import describe
+from agentgrpo.sandbox.status import TEST_FAILED, TEST_NOT_RUN, TEST_PASSED
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
 _NO_IMPORT = frozenset({"this", "antigravity", "idlelib", "turtledemo", "tkinter", "turtle"})
@@ -382,10 +383,12 @@ def _own_module(reported: str, name: str):
         return None
 
 
-def evaluate(steps: list[tuple[bool, str]], session, names: list[str], loaded: list) -> list[str]:
-    """Run the steps here against the job behind ``session``: per test "passed", a failure, or "not run".
+def evaluate(steps: list[tuple[bool, str]], session, names: list[str], loaded: list, report=None) -> list[tuple]:
+    """Run the steps here against the job behind ``session``: per test ``(outcome, message)``, the outcome
+    one of `status.TEST_OUTCOMES` decided by control flow in `_run` (never by any text).
 
-    ``loaded``: what the job answered for ``names`` (`free_names` of the steps) once the program had run.
+    ``loaded``: what the job answered for ``names`` (`free_names` of the steps) once the program had run;
+    ``report(index, outcome, message)`` is called as each test ends (the worker streams them).
     """
     results = []
     globals_ = {"__name__": "__test__", "__builtins__": builtins, **bindings(loaded, names)}
@@ -396,32 +399,39 @@ def evaluate(steps: list[tuple[bool, str]], session, names: list[str], loaded: l
         for index, (is_test, source) in enumerate(steps):
             if session.gone:
                 break
-            message = _run(source, globals_, f"<test {index + 1}>" if is_test else "<setup>", session)
+            outcome = _run(source, globals_, f"<test {index + 1}>" if is_test else "<setup>", session)
             if is_test:
-                results.append(message or "passed")
+                results.append(outcome)
+                if report is not None:
+                    report(len(results) - 1, *outcome)
     finally:
         sys.stdout, sys.stderr = saved
     session.test_output = out.text()
     return results
 
 
-def _run(source: str, globals_: dict, name: str, session) -> str | None:
+def _run(source: str, globals_: dict, name: str, session) -> tuple[str, str]:
+    """One step: ``(TEST_PASSED, "")`` only from the ``else`` branch, when this runner completed the step's
+    code without an exception and the job stayed in reach; every other path is a failure or "not run"."""
     try:
         code = _compile(source, name)
     except (SyntaxError, ValueError, OverflowError, RecursionError, MemoryError) as exc:
-        return f"the test does not compile: {describe(exc)}"
+        return TEST_FAILED, f"the test does not compile: {describe(exc)}"
     before = len(session.unsplittable)
+    gone_before = session.gone
     try:
         exec(code, globals_)
     except JobGone:
-        return "not run"
+        return TEST_NOT_RUN, ""
     except BaseException as exc:
-        message = describe(exc)
+        outcome = (TEST_FAILED, describe(exc))
     else:
-        message = None
+        outcome = (TEST_PASSED, "")
+    if session.gone and not gone_before:  # the job went away during the test (a test that swallowed it)
+        return TEST_NOT_RUN, ""
     if len(session.unsplittable) > before:  # even if the test caught it with a bare except
-        return f"cannot be split: {session.unsplittable[-1]}"
-    return message
+        return TEST_FAILED, f"cannot be split: {session.unsplittable[-1]}"
+    return outcome
 
 
 class _Capture:
@@ -442,3 +452,83 @@ class _Capture:
 
     def text(self) -> str:
         return "".join(self.parts)
+
+
+def precompile(steps: list[tuple[bool, str]]) -> None:
+    """Compile the steps into the cache (`_compile`) under the names `evaluate` gives them, here in the
+    worker: each job's comparison process is a fork of it and finds them compiled."""
+    for index, (is_test, source) in enumerate(steps):
+        try:
+            _compile(source, f"<test {index + 1}>" if is_test else "<setup>")
+        except (SyntaxError, ValueError, OverflowError, RecursionError, MemoryError):
+            pass
+
+
+def forgeable_tests(steps: list[tuple[bool, str]], names: list[str]) -> list[int]:
+    """The tests (0-based, counting tests only) whose expected value the program's own code builds: a
+    comparison (``==``, ``is``, ``in``, ``<``...) or an ``isinstance``/``issubclass`` in which *every*
+    side reads something taken from the program (its function, its class, or a name the setup bound from
+    them). Such a test's outcome is the program's to decide — ``assert f() == Point(1, 2)`` passes for an
+    ``f`` and a ``Point`` that agree, whatever they compute — in plain Python as here: it is reported
+    (`Verdict.forgeable_tests`, ``agentgrpo audit``), not prevented.
+
+    >>> forgeable_tests([(True, "assert f() == Point(1, 2)"), (True, "assert f() == 3"),
+    ...                  (False, "e = Point(0, 0)"), (True, "assert g(e) in [e]")], ["Point", "f", "g"])
+    [0, 2]
+    """
+    return list(_forgeable(tuple(steps), tuple(names)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _forgeable(steps: tuple, names: tuple) -> tuple[int, ...]:
+    tainted, found, index = set(names), [], 0
+    for is_test, source in steps:
+        try:
+            tree = _parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = None
+        if tree is not None:
+            _taint(tree, tainted)
+        if is_test:
+            if tree is not None and _decided_by_program(tree, tainted):
+                found.append(index)
+            index += 1
+    return tuple(found)
+
+
+def _reads(node, tainted: set) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in tainted for n in ast.walk(node))
+
+
+def _taint(tree: ast.AST, tainted: set) -> None:
+    """Add to ``tainted`` the names a step binds from values that read tainted names (to a fixed point)."""
+    for _ in range(8):
+        before = len(tainted)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.NamedExpr) and node.value is not None:
+                targets, value = node.targets if isinstance(node, ast.Assign) else [node.target], node.value
+            elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
+                targets, value = [node.target], node.iter
+            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+                targets, value = [node.optional_vars], node.context_expr
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                targets, value = [ast.Name(node.name)], node
+            else:
+                continue
+            if _reads(value, tainted):
+                for target in targets:
+                    tainted.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        if len(tainted) == before:
+            return
+
+
+def _decided_by_program(tree: ast.AST, tainted: set) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            if all(_reads(operand, tainted) for operand in (node.left, *node.comparators)):
+                return True
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2):
+            if all(_reads(arg, tainted) for arg in node.args):
+                return True
+    return False

@@ -13,6 +13,10 @@ from agentgrpo.sandbox.status import (  # noqa: F401  (re-exported: the vocabula
     PASSED,
     SANDBOX_ERROR,
     STATUSES,
+    TEST_FAILED,
+    TEST_NOT_RUN,
+    TEST_OUTCOMES,
+    TEST_PASSED,
     TIMEOUT,
 )
 
@@ -34,14 +38,20 @@ class Verdict:
     reason: str = ""
     stdout: str = ""
     stderr: str = ""
-    tests: tuple[str, ...] = field(default=())  # per test: "passed" or a one-line failure message
+    tests: tuple[str, ...] = field(default=())  # per test: "passed", "not run" or "failed: <one line>"
     duration_s: float = 0.0
     comparison: str = "trusted"  # "trusted": asserts evaluated outside the job; "in_process": forgeable
     lacks: tuple[str, ...] = ()  # guarantees the sandbox's mode could not give (isolation.GUARANTEES)
+    outcomes: tuple[str, ...] = ()  # per test: TEST_PASSED / TEST_FAILED / TEST_NOT_RUN (typed, see status.py)
+    forgeable_tests: tuple[int, ...] = ()  # tests (0-based) whose expected value the program's own code built
 
     def __post_init__(self):
         if self.status not in STATUSES:
             raise ValueError(f"Verdict status {self.status!r} is not one of {STATUSES}")
+        if any(o not in TEST_OUTCOMES for o in self.outcomes):
+            raise ValueError(f"Verdict outcomes {self.outcomes!r}: each must be one of {TEST_OUTCOMES}")
+        if self.outcomes and self.passed != self.outcomes.count(TEST_PASSED):
+            raise ValueError(f"Verdict passed={self.passed} but {self.outcomes.count(TEST_PASSED)} outcomes passed")
 
     @property
     def fraction(self) -> float:
@@ -50,8 +60,10 @@ class Verdict:
 
     @property
     def forgeable(self) -> bool:
-        """True when the tests ran inside the program's own process (the program could fake the result)."""
-        return self.comparison == "in_process"
+        """True when the program's own code could decide a test's outcome: the tests ran inside the program's
+        process (``comparison == "in_process"``), or a test's expected value was built by the program's own
+        code (its class, its function: `forgeable_tests`), which plain Python could not prevent either."""
+        return self.comparison == "in_process" or bool(self.forgeable_tests)
 
     @property
     def ok(self) -> bool:

@@ -19,9 +19,11 @@ import signal
 import sys
 import time
 
-from agentgrpo.sandbox import cgroup, env, isolation, protocol, trusted
+from agentgrpo.sandbox import cgroup, env, evaluator, isolation, protocol, trusted
 from agentgrpo.sandbox.harness import describe as harness_describe
-from agentgrpo.sandbox.supervise import Session, classify
+from agentgrpo.sandbox.status import TEST_FAILED, TEST_NOT_RUN, TEST_OUTCOMES, TEST_PASSED
+from agentgrpo.sandbox.supervise import CHANNEL, SETUP, TIMEOUT, Session, classify
+from agentgrpo.sandbox.status import SANDBOX_ERROR
 from agentgrpo.sandbox.template import Template, first_message
 
 
@@ -63,55 +65,114 @@ class Worker:
         # the tests never reach the job in the trusted mode: only the names they read and literal calls
         names = [] if in_process else trusted.free_names([source for _, source in steps])
         plan = [] if in_process else trusted.plan_calls(steps, names)
+        forgeable = [] if in_process else trusted.forgeable_tests(steps, names)
+        if not in_process:
+            trusted.precompile(steps)  # cached here, so every job's comparison process has it
         mode = "in_process" if in_process else "trusted"
         request = ("program", program, mode, steps if in_process else None, names, plan)
         pid, pidfd, (out_r, err_r, req_w, rep_r) = self.template.spawn(limits["scratch_mb"])
-        session = Session(pidfd, [out_r, err_r, rep_r], req_w, limits, lambda: self._kill(pidfd, pid, uid))
+        kill = lambda: self._kill(pidfd, pid, uid)  # noqa: E731
+        session = Session(pidfd, [out_r, err_r, rep_r], req_w, limits, kill)
         total = sum(1 for t, _ in steps if t)
-        state = {"tests": ["not run"] * total}
+        state = {"outcomes": [TEST_NOT_RUN] * total, "messages": [""] * total}
+        summary = {"gone": "", "detail": "", "stdout": "", "stderr": "", "unsplittable": False}
+        first = first_message(limits, uid, workdir, request)
         if ceiling_problem:  # never a job without the ceiling the report promises
-            state["setup"] = ceiling_problem
-            session.stop("setup")
-        try:
-            if "setup" not in state:
-                session.send_frame(first_message(limits, uid, workdir, request))
-                if probe:  # a trusted program: a setup failure it reports is real
-                    first = session.receive()
-                    state["setup"] = "probe" if first[0] == "setup_failed" else ""
-                    if not state["setup"]:
-                        del state["setup"]
-                else:
-                    self._collect(session, steps, names, plan, state, in_process)
-        except trusted.JobGone:
-            pass
+            session.stop(SETUP, ceiling_problem)
+            duration = session.finish()
+        elif probe:  # a trusted program: a setup failure it reports is real
+            try:
+                session.send_frame(first)
+                state["probe_failed"] = session.receive()[0] == "setup_failed"
+            except trusted.JobGone:
+                pass
+            duration = session.finish()
+        else:  # everything done with what the job sends: in a process of its own (`evaluator`)
+            ended = evaluator.run(
+                lambda report: self._compare(session, first, steps, names, plan, total, in_process, report),
+                session.deadline, limits,
+            )
+            session.close_fds(keep_pidfd=True)
+            kill()
+            for index, (outcome, message) in ended.tests.items():
+                if type(index) is int and 0 <= index < total and outcome in TEST_OUTCOMES:
+                    state["outcomes"][index], state["messages"][index] = outcome, _short(message)
+            if ended.final is not None:
+                summary.update(ended.final)
+                state.update({k: summary[k] for k in ("done", "error", "claimed_setup") if summary.get(k)})
+                if summary.get("memory"):
+                    state["memory"] = self._memory_reason(limits)
+                evaluator.preload(summary.get("modules", ()))
+            elif ended.killed:
+                summary["gone"] = TIMEOUT
+                state["timeout_reason"] = "the tests' work on the program's values was killed (trusted comparison)"
+            elif ended.cpu:
+                state["compare_cpu"] = True
+            elif ended.memory:
+                state["memory"] = self._memory_reason(limits)
+            else:
+                state["compare_crash"] = ended.crash
+            duration = ended.duration
+            try:
+                os.close(pidfd)
+            except OSError:
+                pass
         finished = bool(state.get("done")) and self.namespaces  # its exit status no longer matters
-        duration = session.finish(wait=not finished)
         if finished:
             wait_status, cpu_s = 0, 0.0
             self.template.forget(pid)
         else:
             wait_status, cpu_s = self.template.wait(pid)
         self._after(pid, uid, name)
+        gone, detail = (session.gone, session.detail) if probe or ceiling_problem else (summary["gone"], summary["detail"])
         if "claimed_setup" in state and self._setup_fails(limits):  # then it was no lie: our fault
-            state["setup"] = state["claimed_setup"]
+            gone, detail = SETUP, state["claimed_setup"]
         elif "claimed_setup" in state:
-            session.gone = f"channel: the job said its setup failed ({state['claimed_setup']}), a trusted job's did not"
+            gone = CHANNEL
+            detail = f"the job said its setup failed ({state['claimed_setup']}), a trusted job's did not"
+        if probe and state.get("probe_failed"):
+            gone, detail = SETUP, "probe"
         if not finished and ooms is not None and self.group.oom_kills() > ooms:
             state["oom_mb"] = self.group.limit_mb
-        status, reason = classify(session, state, wait_status, cpu_s, limits)
-        tests = state["tests"]
+        status, reason = classify(gone, detail, state, wait_status, cpu_s, limits)
+        outcomes = state["outcomes"]
         return {
             "status": status,
-            "passed": sum(t == "passed" for t in tests),
+            "passed": outcomes.count(TEST_PASSED),
             "total": total,
             "reason": reason,
-            "stdout": session.text(0) + session.test_output,
-            "stderr": session.text(1),
-            "tests": tests,
+            "stdout": summary["stdout"],
+            "stderr": summary["stderr"],
+            "tests": [_text(o, m) for o, m in zip(outcomes, state["messages"], strict=True)],
+            "outcomes": outcomes,
+            "forgeable_tests": forgeable,
             "duration_s": round(duration, 4),
             "comparison": "in_process" if in_process else "trusted",
             "lacks": self.report["lacks"],  # what this mode cannot guarantee, in every verdict
-            "unsplittable": bool(session.unsplittable),
+            "unsplittable": bool(summary["unsplittable"]),
+        }
+
+    def _memory_reason(self, limits: dict) -> str:
+        return (f"the tests' work on the program's values went past the trusted comparison's memory bound "
+                f"(compare_mb={limits['compare_mb']} MB)")
+
+    def _compare(self, session, first, steps, names, plan, total, in_process, report) -> dict:
+        """In the comparison process (`evaluator.run`): send the job its program, read its replies, run the
+        tests, end the job; what the worker needs, as builtin values."""
+        state: dict = {}
+        try:
+            session.send_frame(first)
+            self._collect(session, steps, names, plan, state, in_process, total, report)
+        except trusted.JobGone:
+            pass
+        finished = bool(state.get("done")) and self.namespaces
+        duration = session.finish(wait=not finished)
+        return {
+            "done": bool(state.get("done")), "error": state.get("error", ""),
+            "claimed_setup": state.get("claimed_setup", ""), "memory": bool(state.get("memory")),
+            "gone": session.gone, "detail": session.detail,
+            "stdout": session.text(0) + session.test_output, "stderr": session.text(1),
+            "duration": duration, "unsplittable": bool(session.unsplittable),
         }
 
     def _ceiling(self, limits: dict) -> tuple[int | None, str]:
@@ -126,48 +187,54 @@ class Worker:
             return None, f"could not set the memory cgroup's ceiling to {ceiling} MB ({exc})"
         return self.group.oom_kills(), ""
 
-    def _collect(self, session: Session, steps: list, names: list, plan: list, state: dict, in_process: bool) -> None:
+    def _collect(self, session, steps, names, plan, state, in_process, total, report) -> None:
         """Read the job's replies and evaluate the tests; whatever the job sends, only this job fails.
 
-        The evaluation runs under the job's own deadline, enforced here (`_Deadline`): a test that the
-        program's values keep busy ends as a timeout, not as a lost worker."""
+        The evaluation runs under the job's own deadline, enforced here (`_Deadline`; and by the worker's
+        kill of this process, `evaluator.MARGIN_S` later): a test that the program's values keep busy ends
+        as a timeout."""
         trusted.begin(session)
         with _Deadline(session):
             try:
-                self._replies(session, steps, names, plan, state, in_process)
+                self._replies(session, steps, names, plan, state, in_process, total, report)
             except trusted.JobGone:
                 raise
+            except MemoryError:  # outside any test (decoding, rebuilding): past the comparison's bound
+                state.pop("done", None)
+                state["memory"] = True
+                session.stop(CHANNEL, "the trusted comparison ran out of memory")
             except Exception as exc:  # a reply of the wrong shape, or one that breaks its handling here
                 state.pop("done", None)
-                session.stop(f"channel: a reply the worker could not use ({_short(harness_describe(exc))})")
+                session.stop(CHANNEL, f"a reply the worker could not use ({_short(harness_describe(exc))})")
 
-    def _replies(self, session, steps, names, plan, state, in_process) -> None:
+    def _replies(self, session, steps, names, plan, state, in_process, total, report) -> None:
         first = session.receive()
         if first[0] == "setup_failed":  # believed only if a program we wrote fails the same way (`_run`)
             state["claimed_setup"] = _short(first[1] if len(first) > 1 and type(first[1]) is str else "no reason")
-            session.stop("channel: the job said its setup failed")
+            session.stop(CHANNEL, "the job said its setup failed")
         elif first[0] == "error":
             state["error"] = _short(first[1] if len(first) > 1 and type(first[1]) is str else "an error")
-        elif in_process:
-            reports, reply = [], first
-            while reply[0] == "test" and len(reports) < len(state["tests"]):
-                ok = len(reply) > 1 and reply[1] is True
-                reports.append("passed" if ok else _short(str(reply[2]) if len(reply) > 2 else "failed"))
+        elif in_process:  # the job's own reports: forgeable by design (Verdict.forgeable)
+            count, reply = 0, first
+            while reply[0] == "test" and count < total:
+                if len(reply) > 1 and reply[1] is True:
+                    report(count, TEST_PASSED, "")
+                else:
+                    report(count, TEST_FAILED, _short(reply[2]) if len(reply) > 2 else "")
+                count += 1
                 reply = session.receive()
-            state["tests"][: len(reports)] = reports
-            state["done"] = reply[0] == "done" and len(reports) == len(state["tests"])
+            state["done"] = reply[0] == "done" and count == total
         elif first[0] == "ready" and len(first) == 2 and type(first[1]) is list and len(first[1]) == len(names):
             session.expect(plan)
-            results = trusted.evaluate(steps, session, names, trusted.localize(first[1], session))
-            state["tests"][: len(results)] = [_short(r) for r in results]
-            state["done"] = not session.gone and len(results) == len(state["tests"])
+            results = trusted.evaluate(steps, session, names, trusted.localize(first[1], session), report)
+            state["done"] = not session.gone and len(results) == total
         else:
-            session.stop(f"channel: unexpected first reply {_short(str(first[0]), 40)!r}")
+            session.stop(CHANNEL, f"unexpected first reply {_short(str(first[0]), 40)!r}")
 
     def _setup_fails(self, limits: dict) -> bool:
         """Whether the job setup fails for a trusted program too (a sandbox fault, not the program's)."""
         probe = self._run("pass", [(True, "assert True")], limits, in_process=False, probe=True)
-        return probe["status"] == "sandbox_error"
+        return probe["status"] == SANDBOX_ERROR
 
     def _kill(self, pidfd: int, pid: int, uid: int | None) -> None:
         """Kill the job: PID 1 of its namespace takes everything with it (basic mode: its group, its uid)."""
@@ -207,6 +274,16 @@ class Worker:
             isolation.remove_tree(os.open("/", os.O_RDONLY | os.O_DIRECTORY), self.base)
 
 
+def _text(outcome: str, message: str) -> str:
+    """A test's line in `Verdict.tests`, made from its typed outcome: "passed", "not run", or "failed: ..."
+    (so no failure's text can read as a pass)."""
+    if outcome == TEST_PASSED:
+        return TEST_PASSED
+    if outcome == TEST_NOT_RUN:
+        return TEST_NOT_RUN
+    return f"failed: {message}" if message else "failed"
+
+
 def _short(text, cap: int = 300) -> str:
     """Text from the job, one line, capped (it is never parsed for a status)."""
     text = text if type(text) is str else str(type(text).__name__)
@@ -229,7 +306,7 @@ class _Deadline:
         return self
 
     def _expired(self, *_):
-        self.session.stop("timeout")
+        self.session.stop(TIMEOUT)
         raise trusted.JobGone("timeout")
 
     def __exit__(self, *exc):
