@@ -335,11 +335,10 @@ def test_c_supervision_cannot_be_fooled(box, tmp_path, name, program):
     ],
 )
 def test_c_the_classifier_takes_every_wait_status(wait_status):
-    from agentgrpo.sandbox.supervise import Session, classify
+    from agentgrpo.sandbox.supervise import classify
 
-    session = Session.__new__(Session)
-    session.gone = ""
-    status, reason = classify(session, {"tests": ["not run"]}, wait_status, 0.0, Limits().to_dict())
+    state = {"outcomes": ["not run"], "messages": [""]}
+    status, reason = classify("", "", state, wait_status, 0.0, Limits().to_dict())
     assert status == CRASHED and reason
 
 

@@ -317,7 +317,81 @@ def class_tests(draw):
     return body, draw(st.lists(st.sampled_from(shapes), min_size=1, max_size=3, unique=True))
 
 
-cases = st.one_of(value_tests(), value_tests(), value_tests(), exception_tests(), object_tests(), class_tests())
+EXCEPTIONS = ["ValueError", "TypeError", "KeyError", "LookupError", "ArithmeticError", "RuntimeError", "IndexError",
+              "ZeroDivisionError", "AttributeError", "OSError", "Exception"]
+
+
+@st.composite
+def multi_base_tests(draw):
+    """Issue 34: an exception class with several builtin bases is caught by each of them."""
+    bases = draw(st.lists(st.sampled_from(EXCEPTIONS), min_size=2, max_size=3, unique=True))
+    mixin = draw(st.booleans())
+    body = (("class Mixin:\n    tag = 'm'\n" if mixin else "")
+            + f"class E({', '.join(bases)}{', Mixin' if mixin else ''}):\n    pass\n"
+            + "def h(x):\n    if x:\n        raise E(x)\n    return x\n")
+    caught = draw(st.sampled_from(EXCEPTIONS))
+    other = draw(st.sampled_from(EXCEPTIONS))
+    x = draw(st.integers(0, 2))
+    shapes = [
+        f"try:\n    h({x})\nexcept {caught}:\n    ok = True\nelse:\n    ok = False\nassert ok",
+        f"try:\n    h({x})\nexcept {caught} as e:\n    assert isinstance(e, {other}) and e.args == ({x},)",
+        f"try:\n    h({x})\nexcept ({caught}, {other}):\n    pass",
+        f"assert issubclass(E, {caught}) and not issubclass(E, {other})",
+        "try:\n    h(1)\nexcept Exception as e:\n    assert type(e).__name__ == 'E' and len(type(e).__mro__) > 3",
+    ]
+    return body, draw(st.lists(st.sampled_from(shapes), min_size=1, max_size=3, unique=True))
+
+
+NAN_SHAPES = ["[nan]", "(nan, 1)", "[[nan], 2]", "{'k': nan}", "[nan] * 3", "{nan}", "[nan, float('nan')]",
+              "(1.5, nan)", "[complex(nan, 1)]", "[cnan]", "[nan, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]"]
+
+
+@st.composite
+def nan_tests(draw):
+    """Issue 34: one NaN object shared between containers equals itself there (identity), as in Python."""
+    first, second = draw(st.sampled_from(NAN_SHAPES)), draw(st.sampled_from(NAN_SHAPES))
+    body = (f"nan = float('nan')\ncnan = complex(nan, 2)\ndef f():\n    return {first}\ndef g():\n"
+            f"    return {second}\ndef one():\n    return nan\n")
+    shapes = [
+        "assert f() == f()", "assert f() == g()", "assert f() != g()", "x = f()\nassert x == x",
+        "assert one() in f()", "assert [one()] == [one()]", "assert one() != one()", "assert one() is one()",
+        "assert float('nan') in f()", "assert {one(): 1}[one()] == 1", "assert f() == " + first,
+        "assert (f(), 1) == (f(), 1)", "assert sorted(map(str, f())) == sorted(map(str, g()))",
+    ]
+    return body, draw(st.lists(st.sampled_from(shapes), min_size=1, max_size=4, unique=True))
+
+
+@st.composite
+def attribute_tests(draw):
+    """Issue 34: a returned function's and class's ``__name__``/``__doc__``/..., and ``vars()``/``__dict__``."""
+    name = draw(st.sampled_from(["solve", "helper", "count_words", "f2"]))
+    doc = draw(st.one_of(st.none(), st.text(alphabet="abc xyz.", max_size=20)))
+    attrs = draw(st.dictionaries(st.sampled_from(["a", "b", "size", "items"]),
+                                 st.one_of(st.integers(-3, 3), st.lists(st.integers(0, 3), max_size=2)), max_size=3))
+    doc_src = "" if doc is None else f"    {doc!r}\n"
+    init = "".join(f"        self.{k} = {v!r}\n" for k, v in attrs.items()) or "        pass\n"
+    body = (f"def {name}(x, y=2):\n{doc_src}    return x\ndef get():\n    return {name}\n"
+            f"class Obj:\n{doc_src}    def __init__(self):\n{init}    def method(self):\n        return 1\n"
+            "def make():\n    return Obj()\n")
+    other = draw(st.dictionaries(st.sampled_from(["a", "b", "size"]), st.integers(-3, 3), max_size=2))
+    shapes = [
+        f"assert {name}.__name__ == {draw(st.sampled_from([name, 'solve']))!r}",
+        f"assert get().__name__ == {name!r} and get().__qualname__ == {name!r}",
+        f"assert {name}.__doc__ == {draw(st.sampled_from([doc, None, 'abc']))!r}",
+        f"assert get().__defaults__ == {draw(st.sampled_from([(2,), (3,), None]))!r}",
+        f"assert Obj.__doc__ == {draw(st.sampled_from([doc, None]))!r} and Obj.__name__ == 'Obj'",
+        f"assert vars(make()) == {draw(st.sampled_from([attrs, other]))!r}",
+        f"assert make().__dict__ == {draw(st.sampled_from([attrs, other]))!r}",
+        f"assert sorted(vars(make())) == {sorted(draw(st.sampled_from([attrs, other])))!r}",
+        f"assert ('a' in make().__dict__) == {draw(st.booleans())}",
+        "assert make().method.__name__ == 'method' and Obj.method.__name__ == 'method'",
+        f"assert make().__doc__ == {doc!r}",
+    ]
+    return body, draw(st.lists(st.sampled_from(shapes), min_size=1, max_size=4, unique=True))
+
+
+cases = st.one_of(value_tests(), value_tests(), value_tests(), exception_tests(), object_tests(), class_tests(),
+                  multi_base_tests(), nan_tests(), attribute_tests())
 
 
 PROGRAM_CLASSES = {name: src for name, src in DEFINITIONS.items() if name not in TEST_IMPORTS}

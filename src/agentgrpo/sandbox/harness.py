@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import builtins
 import os
+import struct
 import sys
 
 from agentgrpo.sandbox import values, wire
@@ -75,8 +76,6 @@ def _answer(request: tuple, namespace: dict, objects: dict) -> tuple:
             return ("ok", iter(target))
         if kind == "next":
             return ("ok", next(target))
-        if kind == "fields":  # a dataclass instance's compared fields, now
-            return ("ok", _fields(target))
         if kind == "truth":
             return ("ok", bool(target))
         if kind == "len":
@@ -115,13 +114,47 @@ def _load(name: str, namespace: dict):
 
 
 def _reply(reply: tuple, objects: dict) -> None:
-    """Send the reply; one that does not encode (too large, too deep) is sent as a failure instead."""
+    """Send the reply, after the fields of the dataclass objects the worker holds that the program changed
+    (`_Describer.changed_fields`). What is over the worker's caps fails only itself: a value as a raised
+    ValueError for its call, a name of the "ready" answer as "unavailable", a planned call's answer as a
+    raise that ends its test's calls (`_within_caps`)."""
+    describer = _Describer.of(objects)
+    changed = describer.changed_fields()
+    if changed:
+        try:
+            _send(("fields", changed), objects)
+        except BaseException:  # over the caps: the worker keeps the fields it has
+            pass
     try:
         _send(reply, objects)
-    except wire.WireError as exc:
-        _send(("raise", "ValueError", f"the result cannot be returned: {exc}"))
-    except BaseException as exc:  # e.g. RecursionError or MemoryError while encoding
-        _send(("raise", "ValueError", f"the result cannot be returned: {describe(exc)}"))
+        return
+    except BaseException as exc:  # over a cap; or e.g. RecursionError or MemoryError while encoding
+        why = f"the result cannot be returned: {exc if isinstance(exc, wire.WireError) else describe(exc)}"
+    if reply[0] == "ready":
+        reply = ("ready", [_within_caps(load, objects, ("unavailable", why)) for load in reply[1]])
+    elif reply[0] == "group":
+        answers = []
+        for answer in reply[1]:
+            answers.append(_within_caps(answer, objects, ("raise", "ValueError", why)))
+            if answers[-1][0] == "raise":
+                break  # as when the test runs: its later calls are not made
+        reply = ("group", answers)
+    else:
+        reply = ("raise", "ValueError", why)
+    try:
+        _send(reply, objects)
+    except BaseException:  # the parts fit one by one, not together
+        _send(("raise", "ValueError", why) if reply[0] not in ("ready", "group") else
+              (reply[0], [("unavailable", why)] * len(reply[1]) if reply[0] == "ready" else []))
+
+
+def _within_caps(part, objects: dict, instead):
+    """``part`` if it alone encodes within the worker's caps, else ``instead``."""
+    try:
+        _encode(part, objects)
+    except BaseException:
+        return instead
+    return part
 
 
 def _resolve(value, objects: dict):
@@ -145,12 +178,22 @@ def _builtin_base(exc: BaseException) -> str:
 
 
 def _send(reply: tuple, objects: dict | None = None) -> None:
-    handles = None
-    if objects is not None:
-        handles = _Describer.of(objects).describe
-    data = wire.encode(reply, handles, max_bytes=_max_reply)
+    data = _encode(reply, objects)
     _flush()
     _write_all(REPLY_FD, len(data).to_bytes(4, "big") + data)
+
+
+_CHECKED = 128  # bytes: a message this small cannot break the decoder's item, depth or collision caps
+
+
+def _encode(reply, objects: dict | None) -> bytes:
+    """The reply's wire bytes; a WireError if the worker's strict decoder would refuse them (the same caps,
+    checked here, so that an honest value over a cap fails only its own call)."""
+    handles = None if objects is None else _Describer.of(objects).describe
+    data = wire.encode(reply, handles, max_bytes=_max_reply)
+    if len(data) > _CHECKED:
+        wire.decode(data, max_bytes=_max_reply)
+    return data
 
 
 _VALUE_BASES = (int, float, complex, str, bytes, tuple, list, dict, set, frozenset)
@@ -166,6 +209,9 @@ _OPERATORS = ("__contains__", "__add__", "__sub__", "__mul__", "__truediv__", "_
               "__neg__", "__pos__", "__abs__", "__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__matmul__",
               "__and__", "__or__", "__xor__", "__invert__", "__round__", "__int__", "__float__", "__index__")
 _TEXT_CAP = 1000
+_NAN_PARTS = struct.Struct(">dd")
+_DOC_CAP = 10_000
+MAX_TRACKED = 1000  # dataclass objects whose fields are followed after they crossed
 
 
 class _Describer:
@@ -185,6 +231,23 @@ class _Describer:
 
     def __init__(self, objects: dict):
         self.objects, self.ids, self.traits = objects, {}, {}
+        self.snapshots: dict[int, bytes] = {}  # a dataclass object's id -> its fields as last sent
+
+    def changed_fields(self) -> dict:
+        """{id: compared fields} of the dataclass objects sent before whose fields changed since (in place
+        too: compared by their encoding), so that the worker's snapshot follows the program's calls; what
+        the worker compares is always a snapshot taken here, never read at comparison time."""
+        changed = {}
+        for ident, last in list(self.snapshots.items()):
+            try:
+                fields = _fields(self.objects[ident])
+                data = wire.encode(fields, self.describe, max_bytes=_max_reply)
+            except BaseException:
+                continue
+            if data != last:
+                changed[ident] = fields
+                self.snapshots[ident] = data
+        return changed
 
     @classmethod
     def of(cls, objects: dict) -> _Describer:
@@ -193,6 +256,9 @@ class _Describer:
         return cls._current
 
     def describe(self, obj):
+        if type(obj) is float or type(obj) is complex:  # a NaN: equal to itself only by identity
+            raw = _NAN_PARTS.pack(obj.real, obj.imag)  # bytes: the NaN itself would come back here
+            return wire.Ext("nan", (self._id(obj), raw, type(obj) is complex))
         try:
             found = values.describe(obj)
             if found is None:
@@ -200,6 +266,8 @@ class _Describer:
         except Exception:
             found = None
         return found if found is not None else self._handle(obj)
+
+    describe.nan_identity = True  # `wire.encode` sends NaNs here (identity decides their equality)
 
     def _id(self, obj) -> int:
         ident = self.ids.get(id(obj))
@@ -255,10 +323,13 @@ class _Describer:
             refused = [n for n in _OPERATORS if _lookup(cls, n) is not _lookup(base, n)]
             bases = [self.describe(b) for b in cls.__bases__ if b is not object]
             str_kind = "base" if _lookup(cls, "__str__") is _lookup(base, "__str__") else "python"
+            doc = cls.__dict__.get("__doc__")
             traits = self.traits[cls] = {
                 "base": base.__name__, "bases": bases, "eq": eq_kind, "hash": hash_kind, "order": order_kind,
                 "truth": truth_kind, "forward": forwarded, "refuse": refused, "str": str_kind,
                 "qualname": str(getattr(cls, "__qualname__", ""))[:200],
+                "module": str(cls.__dict__.get("__module__", ""))[:200],
+                "doc": doc[:_DOC_CAP] if type(doc) is str else None,
             }
         return traits
 
@@ -270,10 +341,16 @@ class _Describer:
         if described is None or described.payload[2] != "mirror":
             if not (isinstance(obj, BaseException) and described is not None):
                 return None
-        base = getattr(builtins, described.payload[3]["base"]) if described.payload[2] == "mirror" else cls
+        traits = described.payload[3] if described.payload[2] == "mirror" else None
+        base = getattr(builtins, traits["base"]) if traits is not None else cls
         value = _COPY[base](obj) if base in _COPY else None
         args = tuple(obj.args) if isinstance(obj, BaseException) else None
-        return wire.Ext("object", (self._id(obj), described, value, args, _text(obj)))
+        ident, fields = self._id(obj), None
+        if traits is not None and "dataclass" in (traits["eq"], traits["order"], traits["hash"]):
+            fields = _fields(obj)  # the snapshot the worker compares (refreshed by `changed_fields`)
+            if len(self.snapshots) < MAX_TRACKED:
+                self.snapshots[ident] = wire.encode(fields, self.describe, max_bytes=_max_reply)
+        return wire.Ext("object", (ident, described, value, args, _text(obj), fields))
 
 
 def _lookup(cls: type, name: str):

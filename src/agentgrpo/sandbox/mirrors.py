@@ -7,7 +7,8 @@ real object of a real class (`Mirrors.klass`, `Mirrors.instance`), built once pe
 
 * its ``==``, hash, ordering and truth are those of the builtin it is built on (an ``IntEnum`` member is
   an ``int``, a namedtuple a ``tuple``, a plain object compares by identity), or, for a dataclass, its
-  compared fields (read from the job when compared, with the same class required);
+  compared fields (a snapshot sent with the object when it crosses, refreshed after each call that changed
+  them; never read from the job when compared), with the same class required;
 * where the program's class defines them in Python code, ``==``, ``in``, ordering, truth and arithmetic
   raise a TypeError naming the method: they would let the program decide the comparison, or show it the
   value compared against (``abs(x - expected) < eps``);
@@ -21,6 +22,7 @@ The job may describe anything it likes; a description is only a value it chose t
 from __future__ import annotations
 
 import builtins
+import struct
 
 from agentgrpo.sandbox import values, wire
 
@@ -33,6 +35,11 @@ _REFUSABLE = frozenset(("__contains__", "__add__", "__sub__", "__mul__", "__true
                         "__matmul__", "__and__", "__or__", "__xor__", "__invert__", "__round__", "__int__",
                         "__float__", "__index__"))
 MAX_CLASSES = 1000  # mirrored classes per job: each costs a type() here
+# attributes with dunder names that are read from the job like any other (a function's name and
+# documentation, an object's attributes for ``vars()``); every other dunder is the worker's own
+READABLE_DUNDERS = frozenset(("__dict__", "__name__", "__qualname__", "__doc__", "__module__", "__defaults__",
+                              "__kwdefaults__", "__annotations__", "__wrapped__", "__slots__", "__match_args__",
+                              "__dataclass_fields__"))
 
 
 class Unavailable:
@@ -60,6 +67,30 @@ class Mirrors:
         self.classes: dict[int, object] = {}
         self.objects: dict[int, object] = {}
         self.ids: dict[int, int] = {}  # id() of a mirror here -> the job's id
+        self.nans: dict[int, object] = {}  # the job's NaNs, one object per job id (identity decides equality)
+
+    def nan(self, payload):
+        """The job's NaN float (or complex with a NaN part) with this id: the same object each time."""
+        ident, raw, is_complex = _fields(payload, 3, "nan")
+        found = self.nans.get(ident)
+        if found is None:
+            if type(raw) is not bytes or len(raw) != 16 or type(is_complex) is not bool:
+                raise ValueError("a malformed nan description")
+            real, imag = struct.unpack(">dd", raw)
+            found = complex(real, imag) if is_complex else real
+            if found == found:
+                raise ValueError("a nan description of a number")
+            self.nans[ident] = found
+        return found
+
+    def update_fields(self, changed) -> None:
+        """New snapshots of dataclass objects' fields the job sent after a call changed them."""
+        if type(changed) is not dict:
+            return
+        for ident, fields in changed.items():
+            obj = self.objects.get(ident)
+            if type(fields) is tuple and obj is not None and getattr(type(obj), "_agentgrpo_mirror", False):
+                object.__setattr__(obj, "_agentgrpo_fields", fields)
 
     def ref(self, obj) -> int | None:
         """The job's id of a mirrored object or class, or None."""
@@ -93,7 +124,10 @@ class Mirrors:
         bases = []
         for described in traits.get("bases") or []:
             parent = localize(described) if type(described) is wire.Ext else None
-            if isinstance(parent, type) and (getattr(parent, "_agentgrpo_mirror", False) or parent is base):
+            builtin_exception = (isinstance(parent, type) and issubclass(parent, BaseException)
+                                 and getattr(builtins, parent.__name__, None) is parent)
+            if isinstance(parent, type) and (getattr(parent, "_agentgrpo_mirror", False) or parent is base
+                                             or builtin_exception):
                 bases.append(parent)
         if not any(issubclass(b, base) for b in bases):
             bases.append(base)
@@ -106,9 +140,11 @@ class Mirrors:
         return Unavailable(f"the class {name!r} cannot be mirrored")
 
     def instance(self, payload, localize):
-        ident, described, value, args, text = _fields(payload, 5, "object")
+        ident, described, value, args, text, fields = _fields(payload, 6, "object")
         found = self.objects.get(ident)
         if found is not None:
+            if type(fields) is tuple and getattr(type(found), "_agentgrpo_mirror", False):
+                object.__setattr__(found, "_agentgrpo_fields", localize(fields))  # as it is now, in the job
             return found
         cls = localize(described) if type(described) is wire.Ext else None
         if type(text) is not tuple or len(text) != 2 or not all(type(t) is str for t in text):
@@ -116,6 +152,8 @@ class Mirrors:
         text = (text[0][:1000], text[1][:1000])
         try:
             found = self._build(cls, localize(value), localize(args), text)
+            if type(fields) is tuple and getattr(type(found), "_agentgrpo_mirror", False):
+                object.__setattr__(found, "_agentgrpo_fields", localize(fields))
         except (TypeError, ValueError, AttributeError) as exc:
             found = Unavailable(f"{text[0][:80] or 'an object'} ({type(exc).__name__}: {str(exc)[:100]})")
         self.objects[ident] = found
@@ -130,8 +168,7 @@ class Mirrors:
         if issubclass(base, BaseException):
             if type(args) is not tuple:
                 raise TypeError("an exception without args")
-            obj = base.__new__(cls, *args)
-            obj.args = args
+            obj = _new_exception(cls, args)
         elif base in _IMMUTABLE:
             if type(value) is not base:
                 raise TypeError(f"not a {base.__name__}")
@@ -148,6 +185,20 @@ class Mirrors:
         if mirror:
             object.__setattr__(obj, "_agentgrpo_text", text)
         return obj
+
+
+def _new_exception(cls: type, args: tuple):
+    """An instance of ``cls`` made by the builtin exception class whose memory layout it has (with several
+    builtin bases, ``class E(ArithmeticError, OSError)``, only ``OSError.__new__`` may make it)."""
+    for klass in cls.__mro__:
+        if issubclass(klass, BaseException) and getattr(builtins, klass.__name__, None) is klass:
+            try:
+                obj = klass.__new__(cls, *args)
+            except TypeError:
+                continue
+            obj.args = args
+            return obj
+    raise TypeError(f"no builtin exception class can make a {cls.__name__}")
 
 
 def _fields(payload, n: int, what: str) -> tuple:
@@ -201,7 +252,10 @@ def _refusal(name: str, method: str):
 def _namespace(mirrors: Mirrors, ident: int, name: str, traits: dict, base: type) -> dict:
     ns = {
         "_agentgrpo_mirror": True, "_agentgrpo_id": ident, "_agentgrpo_mirrors": mirrors,
-        "_agentgrpo_traits": traits, "__module__": "sandbox", "__qualname__": str(traits.get("qualname") or name)[:200],
+        "_agentgrpo_traits": traits, "__qualname__": str(traits.get("qualname") or name)[:200],
+        "__module__": traits["module"] if type(traits.get("module")) is str else "sandbox",
+        "__doc__": traits["doc"] if type(traits.get("doc")) is str else None,
+        "__dict__": property(lambda self: _ask(self, "getattr", "__dict__")),  # vars(obj): the job's attributes
     }
     eq, hash_kind = traits.get("eq"), traits.get("hash")
     if eq == "base":
@@ -248,9 +302,9 @@ def _namespace(mirrors: Mirrors, ident: int, name: str, traits: dict, base: type
     if "__call__" in forwarded:
         ns["__call__"] = lambda self, *args, **kwargs: _call(self, args, kwargs)
     ns["__getattr__"] = _getattr
-    ns["__repr__"] = lambda self: self.__dict__.get("_agentgrpo_text", ("",))[0] or f"<{name} object in the sandbox>"
+    ns["__repr__"] = lambda self: _own(self, "_agentgrpo_text", ("",))[0] or f"<{name} object in the sandbox>"
     if traits.get("str") == "python":
-        ns["__str__"] = lambda self: self.__dict__.get("_agentgrpo_text", ("", ""))[1]
+        ns["__str__"] = lambda self: _own(self, "_agentgrpo_text", ("", ""))[1]
     return ns
 
 
@@ -266,15 +320,31 @@ def _call(self, args, kwargs):
 
 
 def _getattr(self, name: str):
-    if name.startswith("_agentgrpo") or (name.startswith("__") and name != "__call__"):
+    if name.startswith("_agentgrpo") or (name.startswith("__") and name != "__call__" and name not in READABLE_DUNDERS):
         raise AttributeError(name)
     return _ask(self, "getattr", name)
+
+
+def _own(obj, name: str, default):
+    """An attribute the worker set on a mirror (never read from the job)."""
+    try:
+        return object.__getattribute__(obj, name)
+    except AttributeError:
+        return default
+
+
+def _snapshot(obj) -> tuple:
+    """A dataclass object's compared fields as they were when it last crossed (never read from the job now)."""
+    fields = _own(obj, "_agentgrpo_fields", None)
+    if type(fields) is not tuple:
+        raise TypeError(f"the program's {type(obj).__name__} object came without its fields")
+    return fields
 
 
 def _dataclass_eq(self, other):
     if other.__class__ is not self.__class__:
         return NotImplemented
-    return _ask(self, "fields") == _ask(other, "fields")
+    return _snapshot(self) == _snapshot(other)
 
 
 def _dataclass_ne(self, other):
@@ -283,13 +353,13 @@ def _dataclass_ne(self, other):
 
 
 def _dataclass_hash(self):
-    return hash(_ask(self, "fields"))
+    return hash(_snapshot(self))
 
 
 def _dataclass_order(method: str):
     def compare(self, other):
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return getattr(_ask(self, "fields"), method)(_ask(other, "fields"))
+        return getattr(_snapshot(self), method)(_snapshot(other))
 
     return compare

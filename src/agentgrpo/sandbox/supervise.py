@@ -80,6 +80,9 @@ class Session:
                     reply = wire.decode(frame, max_bytes=self.reply_cap)
                     if type(reply) is not tuple or not reply or type(reply[0]) is not str:
                         raise wire.WireError("a reply must be a tuple starting with its kind")
+                    if reply[0] == "fields" and len(reply) == 2:  # new snapshots of dataclass objects' fields
+                        trusted.update_fields(reply[1], self)
+                        continue
                     return reply
                 except wire.WireError as exc:
                     self.stop(CHANNEL, f"the job sent a malformed reply ({exc})")

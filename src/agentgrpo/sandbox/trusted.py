@@ -203,9 +203,13 @@ class Remote:
         return reply[1]
 
     def __getattr__(self, name: str):
-        if name.startswith("__"):
+        if name.startswith("__") and name not in mirrors.READABLE_DUNDERS:
             raise AttributeError(name)
         return self._session.ask(("getattr", self._handle.id, name))[1]
+
+    @property
+    def __doc__(self):  # a function's docstring, from the job (the class's own is not the program's)
+        return self._session.ask(("getattr", self._handle.id, "__doc__"))[1]
 
     def __iter__(self):
         return self._session.ask(("iter", self._handle.id))[1]
@@ -317,6 +321,11 @@ def localize(value, session):
     return value
 
 
+def update_fields(changed, session) -> None:
+    """Apply the job's new snapshots of its dataclass objects' fields (sent after a call changed them)."""
+    _mirrors(session).update_fields(localize(changed, session))
+
+
 def _rebuild(ext: wire.Ext, session):
     table = _mirrors(session)
 
@@ -328,6 +337,8 @@ def _rebuild(ext: wire.Ext, session):
             return table.klass(ext.payload, convert)
         if ext.kind == "object":
             return table.instance(ext.payload, convert)
+        if ext.kind == "nan":
+            return table.nan(ext.payload)
         return values.rebuild(ext, convert)
     except (TypeError, ValueError, OverflowError, ArithmeticError, ImportError, AttributeError, LookupError) as exc:
         why = f"{type(exc).__name__}: {str(exc)[:100]}"
@@ -355,7 +366,7 @@ def bindings(items: list, names: list[str]) -> dict:
     wrong shape is a `BadReply`."""
     out = {}
     for name, item in zip(names, items, strict=True):
-        if type(item) is not tuple or not item or item[0] not in ("value", "module", "missing"):
+        if type(item) is not tuple or not item or item[0] not in ("value", "module", "missing", "unavailable"):
             raise BadReply(f"a malformed answer for the name {name!r}")
         if item[0] == "value" and len(item) == 2:
             value = item[1]
@@ -365,6 +376,8 @@ def bindings(items: list, names: list[str]) -> dict:
         elif item[0] == "module" and len(item) == 3:
             module = _own_module(item[1], name)
             out[name] = module if module is not None else item[2]
+        elif item[0] == "unavailable" and len(item) == 2 and type(item[1]) is str:  # over the caps: only its uses fail
+            out[name] = mirrors.Unavailable(f"{name}: {item[1][:300]}")
         elif item[0] != "missing":
             raise BadReply(f"a malformed answer for the name {name!r}")
     return out
@@ -508,6 +521,10 @@ def _taint(tree: ast.AST, tainted: set) -> None:
             if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.NamedExpr) and node.value is not None:
                 targets, value = node.targets if isinstance(node, ast.Assign) else [node.target], node.value
             elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
+                if isinstance(node.iter, ast.List | ast.Tuple | ast.Set):  # a literal: element by element
+                    for element in node.iter.elts:
+                        _bind(node.target, element, tainted)
+                    continue
                 targets, value = [node.target], node.iter
             elif isinstance(node, ast.withitem) and node.optional_vars is not None:
                 targets, value = [node.optional_vars], node.context_expr
@@ -515,11 +532,21 @@ def _taint(tree: ast.AST, tainted: set) -> None:
                 targets, value = [ast.Name(node.name)], node
             else:
                 continue
-            if _reads(value, tainted):
-                for target in targets:
-                    tainted.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+            for target in targets:
+                _bind(target, value, tainted)
         if len(tainted) == before:
             return
+
+
+def _bind(target: ast.AST, value: ast.AST, tainted: set) -> None:
+    """Taint the names ``target`` binds from ``value`` (a tuple unpacked from a tuple literal: pairwise)."""
+    if isinstance(target, ast.Tuple | ast.List) and isinstance(value, ast.Tuple | ast.List):
+        if len(target.elts) == len(value.elts) and not any(isinstance(e, ast.Starred) for e in target.elts):
+            for sub_target, sub_value in zip(target.elts, value.elts, strict=True):
+                _bind(sub_target, sub_value, tainted)
+            return
+    if _reads(value, tainted):
+        tainted.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
 
 
 def _decided_by_program(tree: ast.AST, tainted: set) -> bool:

@@ -96,6 +96,8 @@ def _put_value(x, depth: int, out: list, handle, room: int) -> int:
         chunk = b"T" if x else b"F"
     elif t is int:
         chunk = b"i" + _blob(x.to_bytes(x.bit_length() // 8 + 1, "big", signed=True))
+    elif (t is float or t is complex) and x != x and getattr(handle, "nan_identity", False):
+        return _put_value(handle(x), depth, out, handle, room)  # a NaN: described with its identity
     elif t is float:
         chunk = b"f" + _pack_f64(x)
     elif t is complex:
@@ -143,6 +145,9 @@ def _packed(x: list) -> bytes | None:
     if kind is int and -(1 << 63) <= min(x) and max(x) < (1 << 63):
         packed = array.array("q", x)
     elif kind is float:
+        total = sum(x)
+        if total != total:  # a NaN (or infinities of both signs): element by element, NaNs by identity
+            return None
         packed = array.array("d", x)
     elif kind is str:
         lengths = array.array("I", map(len, x))
