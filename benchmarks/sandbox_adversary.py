@@ -37,14 +37,53 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-STATUS_WORDS = ("passed", "failed", "error", "timeout", "crashed", "output_limit", "invalid", "sandbox_error",
-                "not run", "ok", "True", "pass", "PASSED", "all 1 tests passed")
+STATUS_WORDS = (
+    "passed",
+    "failed",
+    "error",
+    "timeout",
+    "crashed",
+    "output_limit",
+    "invalid",
+    "sandbox_error",
+    "not run",
+    "ok",
+    "True",
+    "pass",
+    "PASSED",
+    "all 1 tests passed",
+)
 ODD_NAMES = (*STATUS_WORDS, "", " ", "\t", "\n", "AssertionError", "StopIteration", "SystemExit", "x" * 300)
-MESSAGES = (*STATUS_WORDS, "", " ", "\t", "\n", "\x00", "passed\nfailed", "x" * 1_000_000, "\u2028passed",
-            "'passed'", None)
-BASES = ("Exception", "ValueError", "AssertionError", "BaseException", "KeyboardInterrupt", "SystemExit",
-         "GeneratorExit", "StopIteration", "ValueError, TypeError", "ArithmeticError", "OSError", "RecursionError",
-         "MemoryError", "UnicodeDecodeError", "LookupError")
+MESSAGES = (
+    *STATUS_WORDS,
+    "",
+    " ",
+    "\t",
+    "\n",
+    "\x00",
+    "passed\nfailed",
+    "x" * 1_000_000,
+    "\u2028passed",
+    "'passed'",
+    None,
+)
+BASES = (
+    "Exception",
+    "ValueError",
+    "AssertionError",
+    "BaseException",
+    "KeyboardInterrupt",
+    "SystemExit",
+    "GeneratorExit",
+    "StopIteration",
+    "ValueError, TypeError",
+    "ArithmeticError",
+    "OSError",
+    "RecursionError",
+    "MemoryError",
+    "UnicodeDecodeError",
+    "LookupError",
+)
 
 
 @dataclass(frozen=True)
@@ -72,53 +111,72 @@ def _exception(rng: random.Random) -> Primitive:
     elif how == "repr":
         defs = f"class {name}({base}):\n    def __repr__(self):\n        return {message!r}\nE = {name}\n"
     elif how == "getattribute":
-        defs = (f"class {name}({base}):\n    def __getattribute__(self, n):\n        return {message!r}\n"
-                f"E = {name}\n")
+        defs = f"class {name}({base}):\n    def __getattribute__(self, n):\n        return {message!r}\nE = {name}\n"
     elif how == "args":
         defs = f"class {name}({base}):\n    args = ({message!r},)\nE = {name}\n"
     elif how == "class_attr":
         defs = f"class {name}({base}):\n    __name__ = {name!r}\n    __qualname__ = {message!r}\nE = {name}\n"
     elif how == "raise_in_str":
-        defs = f"class {name}({base}):\n    def __str__(self):\n        raise E2()\nclass E2(Exception):\n    pass\nE = {name}\n"
+        defs = (
+            f"class {name}({base}):\n    def __str__(self):\n        raise E2()\n"
+            f"class E2(Exception):\n    pass\nE = {name}\n"
+        )
     else:
         defs = f"class {name}({base}):\n    pass\nE = {name}\n"
     make = f"E({arg})" if "UnicodeDecodeError" not in base else "E('utf-8', b'x', 0, 1, 'passed')"
-    return Primitive(f"exception:{how}:{name[:20]!r}:{base}:{str(message)[:20]!r}", "value", defs=defs,
-                     value=f"raise {make}")
+    return Primitive(
+        f"exception:{how}:{name[:20]!r}:{base}:{str(message)[:20]!r}", "value", defs=defs, value=f"raise {make}"
+    )
 
 
 def _exit(rng: random.Random) -> Primitive:
-    code = rng.choice(["sys.exit(0)", "sys.exit('passed')", "os._exit(0)", "os._exit(3)", "os._exit(70)",
-                       "raise SystemExit(0)", "raise KeyboardInterrupt", "os.kill(os.getpid(), 9)",
-                       "os.kill(0, 9)", "os.abort()", "raise GeneratorExit"])
+    code = rng.choice(
+        [
+            "sys.exit(0)",
+            "sys.exit('passed')",
+            "os._exit(0)",
+            "os._exit(3)",
+            "os._exit(70)",
+            "raise SystemExit(0)",
+            "raise KeyboardInterrupt",
+            "os.kill(os.getpid(), 9)",
+            "os.kill(0, 9)",
+            "os.abort()",
+            "raise GeneratorExit",
+        ]
+    )
     return Primitive(f"exit:{code}", "value", value=code)
 
 
 LYING = {
-    "eq_true": "class T:\n    def __eq__(self, o):\n        return True\n    def __ne__(self, o):\n        return False\n"
-               "    __hash__ = object.__hash__\n    def __bool__(self):\n        return True\nV = T()",
+    "eq_true": "class T:\n    def __eq__(self, o):\n        return True\n    def __ne__(self, o):\n"
+        "        return False\n"
+    "    __hash__ = object.__hash__\n    def __bool__(self):\n        return True\nV = T()",
     "int_eq": "class I(int):\n    def __eq__(self, o):\n        return True\n    __hash__ = int.__hash__\nV = I(1)",
-    "str_eq": "class S(str):\n    def __eq__(self, o):\n        return True\n    __hash__ = str.__hash__\nV = S('passed')",
+    "str_eq": "class S(str):\n    def __eq__(self, o):\n        return True\n    __hash__ = str.__hash__\n"
+        "V = S('passed')",
     "getattribute0": "class P:\n    def __getattribute__(self, n):\n        return 0\nV = P()",
     "dataclass_getattribute": "import dataclasses\n@dataclasses.dataclass\nclass Point:\n    x: int\n    y: int\n"
-                              "    def __getattribute__(self, n):\n        return 0\nV = Point(1, 2)",
+    "    def __getattribute__(self, n):\n        return 0\nV = Point(1, 2)",
     "dataclass_eq": "import dataclasses\n@dataclasses.dataclass(eq=False)\nclass Point:\n    x: int\n    y: int\n"
-                    "    def __eq__(self, o):\n        return True\nV = Point(1, 2)",
-    "class_lie": "class L:\n    __class__ = property(lambda s: int)\n    def __eq__(self, o):\n        return True\nV = L()",
+    "    def __eq__(self, o):\n        return True\nV = Point(1, 2)",
+    "class_lie": "class L:\n    __class__ = property(lambda s: int)\n    def __eq__(self, o):\n"
+        "        return True\nV = L()",
     "metaclass_instancecheck": "class M(type):\n    def __instancecheck__(c, i):\n        return True\n"
-                               "    def __eq__(c, o):\n        return True\n    __hash__ = type.__hash__\n"
-                               "class C(metaclass=M):\n    pass\nV = C",
+    "    def __eq__(c, o):\n        return True\n    __hash__ = type.__hash__\n"
+    "class C(metaclass=M):\n    pass\nV = C",
     "len_huge": "class H:\n    def __len__(self):\n        return 2 ** 62\n    def __iter__(self):\n"
-                "        while True:\n            yield 1\nV = H()",
-    "sub_sees": "class D(int):\n    def __sub__(self, o):\n        return 0\n    def __rsub__(self, o):\n        return 0\n"
-                "    def __abs__(self):\n        return 0\nV = D(5)",
+    "        while True:\n            yield 1\nV = H()",
+    "sub_sees": "class D(int):\n    def __sub__(self, o):\n        return 0\n    def __rsub__(self, o):\n"
+        "        return 0\n"
+    "    def __abs__(self):\n        return 0\nV = D(5)",
     "list_eq": "class Li(list):\n    def __eq__(self, o):\n        return True\nV = Li([1])",
     "dict_eq": "class Di(dict):\n    def __eq__(self, o):\n        return True\n    def __contains__(self, k):\n"
-               "        return True\nV = Di(a=1)",
+    "        return True\nV = Di(a=1)",
     "float_lie": "class Fl(float):\n    def __eq__(self, o):\n        return True\n    __hash__ = float.__hash__\n"
-                 "    def __sub__(self, o):\n        return 0.0\n    def __rsub__(self, o):\n        return 0.0\nV = Fl(0.5)",
+    "    def __sub__(self, o):\n        return 0.0\n    def __rsub__(self, o):\n        return 0.0\nV = Fl(0.5)",
     "enum_eq": "import enum\nclass En(enum.IntEnum):\n    A = 1\n    def __eq__(self, o):\n        return True\n"
-               "    __hash__ = int.__hash__\nV = En.A",
+    "    __hash__ = int.__hash__\nV = En.A",
     "repr_status": "class R:\n    def __repr__(self):\n        return 'passed'\n    __str__ = __repr__\nV = R()",
     "exception_value": "V = ValueError('passed')",
     "reduce_effect": "class Re:\n    def __reduce__(self):\n        import os\n        os._exit(0)\nV = Re()",
@@ -133,17 +191,18 @@ LYING = {
     "self_ref": "V = []\nV.append(V)",
     "self_ref_dict": "V = {}\nV['a'] = V",
     "hash_raises": "class Hr:\n    def __hash__(self):\n        raise SystemExit(0)\n    def __eq__(self, o):\n"
-                   "        return True\nV = {Hr(): 1} if False else [Hr()]",
+    "        return True\nV = {Hr(): 1} if False else [Hr()]",
     "bool_raises": "class Br:\n    def __bool__(self):\n        import os\n        os._exit(0)\nV = Br()",
     "index_lie": "class Ix:\n    def __index__(self):\n        return 10 ** 18\n    def __int__(self):\n"
-                 "        return 10 ** 18\nV = Ix()",
+    "        return 10 ** 18\nV = Ix()",
 }
 
 HUGE = {
     "range_1e18": "V = range(10 ** 18)",
     "range_wide": "V = range(-10 ** 18, 10 ** 18, 7)",
     "range_3e7": "V = range(3 * 10 ** 7)",
-    "fraction_unreduced": "from fractions import Fraction\n_n = 3 ** 400000\nV = Fraction(_n * 2, _n * 4, _normalize=False)",
+    "fraction_unreduced": "from fractions import Fraction\n_n = 3 ** 400000\n"
+        "V = Fraction(_n * 2, _n * 4, _normalize=False)",
     "fraction_huge": "from fractions import Fraction\nV = Fraction(7 ** 300000, 11 ** 200000)",
     "decimal_exp": "from decimal import Decimal\nV = Decimal('1e999999999')",
     "decimal_digits": "from decimal import Decimal\nV = Decimal('9' * 200000)",
@@ -174,7 +233,8 @@ EFFECTS = {
     "print_flood": "print('passed\\n' * 20000)",
     "stderr_flood": "import sys\nsys.stderr.write('x' * 100000)",
     "write_fd1_frames": "import os\nos.write(1, (4).to_bytes(4, 'big') + b'pass')",
-    "write_reply_fd": "import os\ntry:\n    os.write(4, (12).to_bytes(4, 'big') + b'\\x00' * 12)\nexcept OSError:\n    pass",
+    "write_reply_fd": "import os\ntry:\n    os.write(4, (12).to_bytes(4, 'big') + b'\\x00' * 12)\n"
+        "except OSError:\n    pass",
     "close_request_fd": "import os\ntry:\n    os.close(3)\nexcept OSError:\n    pass",
     "close_reply_fd": "import os\ntry:\n    os.close(4)\nexcept OSError:\n    pass",
     "kill_parent": "import os\ntry:\n    os.kill(os.getppid(), 9)\nexcept OSError:\n    pass",
@@ -182,19 +242,21 @@ EFFECTS = {
     "patch_builtins": "import builtins\nbuiltins.len = lambda x: 0\nbuiltins.isinstance = lambda *a: True",
     "patch_modules": "import sys\nsys.modules['math'] = None\nsys.modules['fractions'] = None",
     "ignore_signals": "import signal\nfor _s in (signal.SIGALRM, signal.SIGTERM, signal.SIGINT, signal.SIGXCPU):\n"
-                      "    signal.signal(_s, signal.SIG_IGN)",
+    "    signal.signal(_s, signal.SIG_IGN)",
     "recursion_limit": "import sys\nsys.setrecursionlimit(10 ** 6)",
     "gc_off": "import gc\ngc.disable()",
     "stdout_none": "import sys\nsys.stdout = None\nsys.stderr = None",
     "del_exit": "class _Z:\n    def __del__(self):\n        import os\n        os._exit(3)\n_z = _Z()",
-    "thread_writer": "import threading, os\ndef _w():\n    while True:\n        try:\n            os.write(4, b'\\x00\\x00\\x00\\x01x')\n"
-                     "        except OSError:\n            return\nthreading.Thread(target=_w, daemon=True).start()",
+    "thread_writer": "import threading, os\ndef _w():\n    while True:\n        try:\n"
+        "            os.write(4, b'\\x00\\x00\\x00\\x01x')\n"
+    "        except OSError:\n            return\nthreading.Thread(target=_w, daemon=True).start()",
     "fork_child_writes": "import os\nif os.fork() == 0:\n    try:\n        os.write(4, b'\\xff' * 64)\n    finally:\n"
-                         "        os._exit(0)",
+    "        os._exit(0)",
     "ctor_side_effect": "class _K:\n    def __init__(self):\n        print('passed')\n        import os\n"
-                        "        open('/tmp/k', 'w').write('x')\n_k = _K()",
+    "        open('/tmp/k', 'w').write('x')\n_k = _K()",
     "new_returns_other": "class _N:\n    def __new__(cls):\n        return 'passed'\n_n = _N()",
-    "init_subclass": "class _B:\n    def __init_subclass__(cls, **kw):\n        print('passed')\nclass _C(_B):\n    pass",
+    "init_subclass": "class _B:\n    def __init_subclass__(cls, **kw):\n        print('passed')\nclass _C(_B):\n"
+        "    pass",
     "setattr_globals": "globals()['__builtins__'] = {}",
 }
 
@@ -202,20 +264,24 @@ HOGS = {
     "cpu": "while True:\n    pass",
     "cpu_c_loop": "sum(range(10 ** 15))",
     "memory": "_hog = []\nwhile True:\n    _hog.append(bytearray(1 << 24))",
-    "memory_caught": "_hog = []\ntry:\n    while True:\n        _hog.append(bytearray(1 << 24))\nexcept MemoryError:\n    pass",
+    "memory_caught": "_hog = []\ntry:\n    while True:\n        _hog.append(bytearray(1 << 24))\n"
+        "except MemoryError:\n    pass",
     "fork_bomb": "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass",
     "output": "import sys\nwhile True:\n    sys.stdout.write('x' * 65536)",
     "file_fill": "import os\n_i = 0\ntry:\n    while True:\n        with open(f'/tmp/f{_i}', 'wb') as _fh:\n"
-                 "            _fh.write(b'x' * (1 << 20))\n        _i += 1\nexcept OSError:\n    pass",
-    "inodes": "import os\ntry:\n    for _i in range(10 ** 6):\n        open(f'/tmp/i{_i}', 'w').close()\nexcept OSError:\n    pass",
+    "            _fh.write(b'x' * (1 << 20))\n        _i += 1\nexcept OSError:\n    pass",
+    "inodes": "import os\ntry:\n    for _i in range(10 ** 6):\n        open(f'/tmp/i{_i}', 'w').close()\n"
+        "except OSError:\n    pass",
     "sockets": "import socket\n_held = []\ntry:\n    while True:\n        _a, _b = socket.socketpair()\n"
-               "        _a.setblocking(False)\n        _held.append((_a, _b))\n        try:\n            while True:\n"
-               "                _a.send(b'x' * 65536)\n        except OSError:\n            pass\nexcept OSError:\n    pass",
-    "pipes": "import os\n_held = []\ntry:\n    while True:\n        _r, _w = os.pipe()\n        os.set_blocking(_w, False)\n"
-             "        try:\n            while True:\n                os.write(_w, b'x' * 65536)\n        except OSError:\n"
-             "            pass\n        _held.append(_r)\n        os.close(_w)\nexcept OSError:\n    pass",
-    "threads": "import threading, time\ntry:\n    while True:\n        threading.Thread(target=time.sleep, args=(100,), "
-               "daemon=True).start()\nexcept RuntimeError:\n    pass",
+    "        _a.setblocking(False)\n        _held.append((_a, _b))\n        try:\n            while True:\n"
+    "                _a.send(b'x' * 65536)\n        except OSError:\n            pass\nexcept OSError:\n    pass",
+    "pipes": "import os\n_held = []\ntry:\n    while True:\n        _r, _w = os.pipe()\n"
+        "        os.set_blocking(_w, False)\n"
+    "        try:\n            while True:\n                os.write(_w, b'x' * 65536)\n        except OSError:\n"
+    "            pass\n        _held.append(_r)\n        os.close(_w)\nexcept OSError:\n    pass",
+    "threads": "import threading, time\ntry:\n    while True:\n"
+        "        threading.Thread(target=time.sleep, args=(100,), "
+    "daemon=True).start()\nexcept RuntimeError:\n    pass",
     "sleep": "import time\ntime.sleep(100)",
     "sigstop": "import os, signal\nos.kill(os.getpid(), signal.SIGSTOP)",
     "blocked_read": "import os\nos.read(3, 1)",
@@ -227,7 +293,7 @@ def _huge(rng: random.Random) -> Primitive:
     name = rng.choice(sorted(HUGE))
     n = rng.choice([33, 1000, 30001, 100000])
     d = rng.choice([150, 199, 200, 201, 1000, 100000])
-    source = HUGE[name].format(n=n, d=d, e=rng.choice([10 ** 5, 10 ** 6]), mb=rng.choice([1, 15, 17]))
+    source = HUGE[name].format(n=n, d=d, e=rng.choice([10**5, 10**6]), mb=rng.choice([1, 15, 17]))
     return Primitive(f"huge:{name}:n={n}:d={d}", "value", defs=source, value="V")
 
 
@@ -239,7 +305,9 @@ def _lying(rng: random.Random) -> Primitive:
 def _effect(rng: random.Random) -> Primitive:
     name = rng.choice(sorted(EFFECTS))
     where = rng.choice(["import", "call"])
-    return Primitive(f"effect:{name}@{where}", "effect", **{"at_import" if where == "import" else "in_call": EFFECTS[name]})
+    return Primitive(
+        f"effect:{name}@{where}", "effect", **{"at_import" if where == "import" else "in_call": EFFECTS[name]}
+    )
 
 
 def _hog(rng: random.Random) -> Primitive:
@@ -248,7 +316,9 @@ def _hog(rng: random.Random) -> Primitive:
     code = HOGS[name]
     if where == "thread":
         body = "\n".join("    " + line for line in code.splitlines())
-        code = f"import threading\ndef _hog_thread():\n{body}\nthreading.Thread(target=_hog_thread, daemon=True).start()"
+        code = (
+            f"import threading\ndef _hog_thread():\n{body}\nthreading.Thread(target=_hog_thread, daemon=True).start()"
+        )
     elif where == "child":
         body = "\n".join("    " + line for line in code.splitlines())
         code = f"import os\nif os.fork() == 0:\n{body}\n    os._exit(0)"
@@ -327,9 +397,12 @@ def draw_tests(chooser: random.Random, values: random.Random, count: int) -> lis
     """Tests in random shapes (``chooser``) whose expected values come from ``values`` (at test time)."""
     tests = []
     for shape in chooser.sample(SHAPES, count):
-        x, y = values.randrange(10 ** 12, 10 ** 13), values.randrange(10 ** 12, 10 ** 13)
-        tests.append(shape.format(a=values.randrange(1, 10 ** 6), x=x, y=y, k=values.randrange(3),
-                                  s=f"expected-{values.getrandbits(64):x}"))
+        x, y = values.randrange(10**12, 10**13), values.randrange(10**12, 10**13)
+        tests.append(
+            shape.format(
+                a=values.randrange(1, 10**6), x=x, y=y, k=values.randrange(3), s=f"expected-{values.getrandbits(64):x}"
+            )
+        )
     return tests
 
 
@@ -392,18 +465,24 @@ class MemoryWatch:
         for pid, base in self.base.items():
             worker, compare = self.worker_peak.get(pid, 0), self.compare_peak.get(pid, 0)
             if worker > base + worker_growth_mb * 1024:
-                out.append(f"trusted_memory: worker {pid} peak RSS {worker // 1024} MB > {base // 1024} + "
-                           f"{worker_growth_mb} MB")
+                out.append(
+                    f"trusted_memory: worker {pid} peak RSS {worker // 1024} MB > {base // 1024} + "
+                    f"{worker_growth_mb} MB"
+                )
             if compare > worker + compare_mb * 1024:
-                out.append(f"trusted_memory: a comparison process of worker {pid} peaked at {compare // 1024} MB"
-                           f" > worker {worker // 1024} + compare_mb {compare_mb} MB")
+                out.append(
+                    f"trusted_memory: a comparison process of worker {pid} peaked at {compare // 1024} MB"
+                    f" > worker {worker // 1024} + compare_mb {compare_mb} MB"
+                )
         return out
 
     def summary(self) -> str:
         parts = []
         for pid, base in self.base.items():
-            parts.append(f"worker {pid}: start {base // 1024} MB, peak {self.worker_peak.get(pid, 0) // 1024} MB, "
-                         f"largest comparison process {self.compare_peak.get(pid, 0) // 1024} MB")
+            parts.append(
+                f"worker {pid}: start {base // 1024} MB, peak {self.worker_peak.get(pid, 0) // 1024} MB, "
+                f"largest comparison process {self.compare_peak.get(pid, 0) // 1024} MB"
+            )
         return "; ".join(parts)
 
 
@@ -428,7 +507,7 @@ def _children(pid: int) -> list[int]:
 
 def honest_pair(values: random.Random) -> tuple[list, list]:
     """Two honest jobs with random constants: one plain Python passes, one it fails (test 2 of 2)."""
-    k, x = values.randrange(1, 10 ** 9), values.randrange(1, 10 ** 9)
+    k, x = values.randrange(1, 10**9), values.randrange(1, 10**9)
     good = (f"def f(x):\n    return x + {k}", [f"assert f({x}) == {x + k}", f"assert f(0) == {k}"])
     bad = (f"def f(x):\n    return x + {k}", [f"assert f({x}) == {x + k}", f"assert f(0) == {k + 1}"])
     return [good, bad], [("passed", 2), ("failed", 1)]
@@ -474,8 +553,16 @@ def shrink(box, parts: list[Primitive], tests: list[str], limits, margin: float,
     return parts, tests
 
 
-def run(examples: int, seed: int, workers: int, wall_s: float, margin: float, worker_growth_mb: int,
-        shrink_failures: bool = True, log=print) -> dict:
+def run(
+    examples: int,
+    seed: int,
+    workers: int,
+    wall_s: float,
+    margin: float,
+    worker_growth_mb: int,
+    shrink_failures: bool = True,
+    log=print,
+) -> dict:
     """Generate and check ``examples`` hostile programs; the counts per invariant and the failures."""
     from agentgrpo.sandbox import Limits, Sandbox
 
@@ -509,10 +596,18 @@ def run(examples: int, seed: int, workers: int, wall_s: float, margin: float, wo
                     if name not in broken:
                         held[name] += 1
                 if outcome.violations:
-                    failures.append({"index": index, "seed": seed, "primitives": [p.name for p in parts],
-                                     "program": program_of(parts), "tests": tests,
-                                     "violations": outcome.violations, "status": outcome.status,
-                                     "reason": outcome.reason})
+                    failures.append(
+                        {
+                            "index": index,
+                            "seed": seed,
+                            "primitives": [p.name for p in parts],
+                            "program": program_of(parts),
+                            "tests": tests,
+                            "violations": outcome.violations,
+                            "status": outcome.status,
+                            "reason": outcome.reason,
+                        }
+                    )
                     log(f"example {index}: {outcome.violations} ({[p.name for p in parts]})")
 
         with ThreadPoolExecutor(workers) as ex:
@@ -527,14 +622,31 @@ def run(examples: int, seed: int, workers: int, wall_s: float, margin: float, wo
                 parts = generate(rng)
                 kinds = {v.split(":")[0] for v in failure["violations"]}
                 small_parts, small_tests = shrink(
-                    box, parts, failure["tests"], limits, margin, values,
-                    lambda o, kinds=kinds: bool({v.split(':')[0] for v in o.violations} & kinds))
-                failure["shrunk"] = {"primitives": [p.name for p in small_parts],
-                                     "program": program_of(small_parts), "tests": small_tests}
+                    box,
+                    parts,
+                    failure["tests"],
+                    limits,
+                    margin,
+                    values,
+                    lambda o, kinds=kinds: bool({v.split(":")[0] for v in o.violations} & kinds),
+                )
+                failure["shrunk"] = {
+                    "primitives": [p.name for p in small_parts],
+                    "program": program_of(small_parts),
+                    "tests": small_tests,
+                }
         summary = watch.summary()
-    return {"examples": examples, "held": held, "statuses": statuses, "failures": failures, "memory": memory,
-            "memory_summary": summary, "slowest_s": round(slowest, 2), "seconds": round(time.monotonic() - started, 1),
-            "limits": {"wall_s": wall_s, "margin_s": margin, "worker_growth_mb": worker_growth_mb}}
+    return {
+        "examples": examples,
+        "held": held,
+        "statuses": statuses,
+        "failures": failures,
+        "memory": memory,
+        "memory_summary": summary,
+        "slowest_s": round(slowest, 2),
+        "seconds": round(time.monotonic() - started, 1),
+        "limits": {"wall_s": wall_s, "margin_s": margin, "worker_growth_mb": worker_growth_mb},
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -561,8 +673,10 @@ def main(argv: list[str] | None = None) -> int:
     result = run(args.examples, args.seed, args.workers, args.wall_s, args.margin, args.worker_growth_mb)
     with open("/proc/loadavg") as fh:
         load_after = fh.read().split()[:3]
-    print(f"uid {os.geteuid()}, seed {args.seed}, {args.workers} workers, wall_s {args.wall_s}, margin {args.margin} s; "
-          f"load average before {' '.join(load_before)}, after {' '.join(load_after)}")
+    print(
+        f"uid {os.geteuid()}, seed {args.seed}, {args.workers} workers, wall_s {args.wall_s}, margin {args.margin} s; "
+        f"load average before {' '.join(load_before)}, after {' '.join(load_after)}"
+    )
     print(f"examples: {result['examples']} in {result['seconds']} s; slowest verdict {result['slowest_s']} s")
     print("statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(result["statuses"].items())))
     for name in INVARIANTS:

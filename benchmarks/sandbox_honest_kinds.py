@@ -37,7 +37,8 @@ KINDS: list[tuple[str, str, list[str]]] = [
     (
         "process_pool",
         "import multiprocessing as mp\n"  # a builtin: the program's own functions do not pickle by name in a job
-        "def f(n):\n    ctx = mp.get_context('fork')\n    with ctx.Pool(2) as pool:\n        return pool.map(abs, range(-n, 0))",
+        "def f(n):\n    ctx = mp.get_context('fork')\n    with ctx.Pool(2) as pool:\n"
+        "        return pool.map(abs, range(-n, 0))",
         ["assert f(5) == [5, 4, 3, 2, 1]"],
     ),
     (
@@ -53,7 +54,8 @@ KINDS: list[tuple[str, str, list[str]]] = [
         "import os, select\ndef f():\n    r, w = os.pipe()\n    pid = os.fork()\n    if pid == 0:\n"
         "        os.write(w, b'ok')\n        os._exit(0)\n    ready, _, _ = select.select([r], [], [], 5)\n"
         "    p = select.poll()\n    p.register(r, select.POLLIN)\n    p.poll(100)\n"
-        "    data = os.read(r, 2)\n    _, status = os.waitpid(pid, 0)\n    return data, os.waitstatus_to_exitcode(status)",
+        "    data = os.read(r, 2)\n    _, status = os.waitpid(pid, 0)\n"
+        "    return data, os.waitstatus_to_exitcode(status)",
         ["assert f() == (b'ok', 0)"],
     ),
     (
@@ -67,7 +69,8 @@ KINDS: list[tuple[str, str, list[str]]] = [
         "files_and_dirs",
         "import os, tempfile, shutil, pathlib, glob\ndef f():\n    d = tempfile.mkdtemp()\n"
         "    p = pathlib.Path(d, 'a.txt')\n    p.write_text('hello')\n    shutil.copy2(p, pathlib.Path(d, 'b.txt'))\n"
-        "    os.rename(pathlib.Path(d, 'b.txt'), pathlib.Path(d, 'c.txt'))\n    os.symlink('c.txt', os.path.join(d, 'l'))\n"
+        "    os.rename(pathlib.Path(d, 'b.txt'), pathlib.Path(d, 'c.txt'))\n"
+        "    os.symlink('c.txt', os.path.join(d, 'l'))\n"
         "    os.chmod(p, 0o600)\n    os.utime(p)\n    names = sorted(os.listdir(d))\n"
         "    walked = sum(len(fs) for _, _, fs in os.walk(d))\n    st = os.stat(os.path.join(d, 'l'))\n"
         "    with open(os.path.join(d, 'c.txt'), 'r+b') as fh:\n        fh.seek(0, 2)\n        fh.write(b'!')\n"
@@ -80,7 +83,8 @@ KINDS: list[tuple[str, str, list[str]]] = [
     (
         "sqlite",
         "import sqlite3, os, tempfile\ndef f():\n    mem = sqlite3.connect(':memory:')\n"
-        "    mem.execute('create table t(x)')\n    mem.executemany('insert into t values (?)', [(i,) for i in range(10)])\n"
+        "    mem.execute('create table t(x)')\n"
+        "    mem.executemany('insert into t values (?)', [(i,) for i in range(10)])\n"
         "    a = mem.execute('select sum(x) from t').fetchone()[0]\n"
         "    path = os.path.join(tempfile.mkdtemp(), 'db.sqlite')\n    db = sqlite3.connect(path)\n"
         "    db.execute('create table t(x)')\n    db.execute('insert into t values (5)')\n    db.commit()\n"
@@ -133,7 +137,8 @@ KINDS: list[tuple[str, str, list[str]]] = [
         "import inspect, traceback, io, contextlib\n"
         "def f():\n    faulthandler.enable()\n    tracemalloc.start()\n    _ = [0] * 1000\n"
         "    tracemalloc.stop()\n    buf = ctypes.create_string_buffer(b'abc')\n"
-        "    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n    ru = resource.getrusage(resource.RUSAGE_SELF)\n"
+        "    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+        "    ru = resource.getrusage(resource.RUSAGE_SELF)\n"
         "    info = (platform.system(), bool(platform.platform()), locale.getpreferredencoding() != '',\n"
         "            socket.gethostname() != '', os.cpu_count() >= 1, len(os.sched_getaffinity(0)) >= 1,\n"
         "            os.getpid() > 0, os.getppid() >= 0, os.getuid() >= 0, os.getgid() >= 0,\n"

@@ -27,8 +27,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 _CALL = re.compile(r"^(?:\[pid\s+\d+\]\s+)?([a-z0-9_]+)\((.*)")
 # with --pidns-translation strace adds the pid in its own namespace: "= 2 /* 12345 in strace's PID NS */"
 _CHILD = re.compile(r"^(?:clone|clone3|fork|vfork)\(.*\)\s+=\s+(\d+)(?: /\* (\d+) in strace's PID NS \*/)?")
-_ARGUMENTS = {"ioctl": 1, "prctl": 0, "fcntl": 1, "socket": 0, "socketpair": 0, "setsockopt": 2, "getsockopt": 2,
-              "madvise": 2, "clone": 1}
+_ARGUMENTS = {
+    "ioctl": 1,
+    "prctl": 0,
+    "fcntl": 1,
+    "socket": 0,
+    "socketpair": 0,
+    "setsockopt": 2,
+    "getsockopt": 2,
+    "madvise": 2,
+    "clone": 1,
+}
 
 
 def run_honest_kinds() -> int:
@@ -40,7 +49,7 @@ def run_honest_kinds() -> int:
     bad = 0
     with Sandbox(workers=1, limits=Limits(wall_s=30, cpu_s=20)) as box:
         refused = box.isolation.get("socketpair") == "refused"
-        for (name, program, tests), verdict in zip(KINDS, box.run_many([(p, t) for _, p, t in KINDS]), strict=True):
+        for (name, _, _), verdict in zip(KINDS, box.run_many([(p, t) for _, p, t in KINDS]), strict=True):
             expected = "failed" if refused and name in NEEDS_SOCKETPAIR else "passed"
             if verdict.status != expected:
                 bad += 1
@@ -105,7 +114,20 @@ def main(argv: list[str] | None = None) -> int:
     trace_dir = args.keep or tempfile.mkdtemp(prefix="agentgrpo-strace-")
     os.makedirs(trace_dir, exist_ok=True)
     try:
-        done = subprocess.run(["strace", "-f", "-ff", "-qq", "--pidns-translation", "-s", "0", "-o", os.path.join(trace_dir, "t"), *command])
+        done = subprocess.run(
+            [
+                "strace",
+                "-f",
+                "-ff",
+                "-qq",
+                "--pidns-translation",
+                "-s",
+                "0",
+                "-o",
+                os.path.join(trace_dir, "t"),
+                *command,
+            ]
+        )
         calls, details = analyse(trace_dir)
     finally:
         if not args.keep:

@@ -35,10 +35,21 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux sandbox")
 
 
 def test_generated_hostile_programs_hold_every_invariant():
-    result = adversary.run(EXAMPLES, SEED, workers=min(2, os.cpu_count() or 1), wall_s=WALL_S, margin=MARGIN_S,
-                           worker_growth_mb=96, shrink_failures=True, log=lambda *a: None)
-    report = [f"seed {SEED}: {json.dumps({k: f[k] for k in ('primitives', 'violations', 'status')})}\n"
-              f"  shrunk: {json.dumps(f.get('shrunk'))}" for f in result["failures"]]
+    result = adversary.run(
+        EXAMPLES,
+        SEED,
+        workers=min(2, os.cpu_count() or 1),
+        wall_s=WALL_S,
+        margin=MARGIN_S,
+        worker_growth_mb=96,
+        shrink_failures=True,
+        log=lambda *a: None,
+    )
+    report = [
+        f"seed {SEED}: {json.dumps({k: f[k] for k in ('primitives', 'violations', 'status')})}\n"
+        f"  shrunk: {json.dumps(f.get('shrunk'))}"
+        for f in result["failures"]
+    ]
     assert result["failures"] == [] and result["memory"] == [], "\n".join(report + result["memory"])
     assert result["held"] == {name: EXAMPLES for name in adversary.INVARIANTS}
     # the grammar reaches every outcome a hostile program can have (so the invariants were tried on each)

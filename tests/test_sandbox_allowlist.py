@@ -36,7 +36,7 @@ def box():
         yield sandbox
 
 
-WATCHES = r'''
+WATCHES = r"""
 import ctypes, ctypes.util, errno, fcntl, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
 SHARED = os.__file__  # a read-only file every job sees
@@ -65,12 +65,19 @@ def lease():
         return "lease"
     except OSError:
         return "no lease"
-'''
+"""
 
 
 def test_no_watch_lease_or_notification_can_be_placed_on_shared_files(box):
-    verdict = box.run(WATCHES, ["assert inotify() == 'no inotify'", "assert fanotify() == 'no fanotify'",
-                                "assert dnotify() == 'no dnotify'", "assert lease() == 'no lease'"])
+    verdict = box.run(
+        WATCHES,
+        [
+            "assert inotify() == 'no inotify'",
+            "assert fanotify() == 'no fanotify'",
+            "assert dnotify() == 'no dnotify'",
+            "assert lease() == 'no lease'",
+        ],
+    )
     assert verdict.status == PASSED, verdict
     # the same program outside the sandbox does place the inotify watch (the test is not vacuous)
     script = WATCHES + "\nprint(inotify(), dnotify())"
@@ -183,7 +190,7 @@ def test_pipe_buffers_stay_within_the_stated_bound(box):
 def test_honest_kinds_get_pythons_verdict(box):
     refused = box.isolation["socket_pairs"].startswith("refused")
     verdicts = box.run_many([(program, tests) for _, program, tests in KINDS])
-    for (name, _, tests), verdict in zip(KINDS, verdicts, strict=True):
+    for (name, _, _), verdict in zip(KINDS, verdicts, strict=True):
         if refused and name in NEEDS_SOCKETPAIR:
             assert verdict.status == FAILED and "PermissionError" in verdict.tests[0], (name, verdict)
         else:
@@ -193,8 +200,13 @@ def test_honest_kinds_get_pythons_verdict(box):
 def test_python_passes_the_honest_kinds():
     """The oracle for the test above: each kind in a fresh interpreter, as plain Python runs it."""
     for name, program, tests in KINDS:
-        out = subprocess.run([sys.executable, "-c", program + "\n" + "\n".join(tests)], capture_output=True,
-                             text=True, timeout=120, cwd="/tmp")
+        out = subprocess.run(
+            [sys.executable, "-c", program + "\n" + "\n".join(tests)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd="/tmp",
+        )
         assert out.returncode == 0, (name, out.stderr[-2000:])
 
 
@@ -204,10 +216,39 @@ def test_the_filter_is_an_allow_list():
     for group, (names, reason) in seccomp.ALLOWED.items():
         assert names and len(reason) > 20, group
     allowed = set(seccomp.allowed_names())
-    for name in ("inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_init", "fanotify_mark", "io_uring_setup",
-                 "bpf", "ptrace", "keyctl", "add_key", "mount", "unshare", "setns", "memfd_create", "mincore",
-                 "userfaultfd", "perf_event_open", "socket", "connect", "bind", "splice", "vmsplice", "tee",
-                 "setxattr", "timerfd_create", "eventfd2", "signalfd4", "mq_open", "shmget", "msgget", "semget"):
+    for name in (
+        "inotify_init",
+        "inotify_init1",
+        "inotify_add_watch",
+        "fanotify_init",
+        "fanotify_mark",
+        "io_uring_setup",
+        "bpf",
+        "ptrace",
+        "keyctl",
+        "add_key",
+        "mount",
+        "unshare",
+        "setns",
+        "memfd_create",
+        "mincore",
+        "userfaultfd",
+        "perf_event_open",
+        "socket",
+        "connect",
+        "bind",
+        "splice",
+        "vmsplice",
+        "tee",
+        "setxattr",
+        "timerfd_create",
+        "eventfd2",
+        "signalfd4",
+        "mq_open",
+        "shmget",
+        "msgget",
+        "semget",
+    ):
         assert name not in allowed, name
     assert not set(seccomp.DENIED_WITH) & allowed
     bpf, why = seccomp.build()

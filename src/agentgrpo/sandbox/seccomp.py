@@ -167,7 +167,8 @@ def build(with_socketpair: bool = True) -> tuple[bytes | None, str]:
             filt.add_rule(sc.ALLOW, name, sc.Arg(5, sc.MASKED_EQ, _RWF_NOWAIT, 0))
             filt.add_rule(sc.ERRNO(errno.EOPNOTSUPP), name, sc.Arg(5, sc.MASKED_EQ, _RWF_NOWAIT, _RWF_NOWAIT))
         if with_socketpair:
-            filt.add_rule(sc.ALLOW, "socketpair", sc.Arg(0, sc.EQ, _AF_UNIX), sc.Arg(1, sc.MASKED_EQ, 0xF, _SOCK_STREAM))
+            stream = sc.Arg(1, sc.MASKED_EQ, 0xF, _SOCK_STREAM)
+            filt.add_rule(sc.ALLOW, "socketpair", sc.Arg(0, sc.EQ, _AF_UNIX), stream)
             filt.add_rule(sc.ERRNO(errno.EPERM), "socketpair", sc.Arg(0, sc.NE, _AF_UNIX))
             for kind in (2, 3, 5):  # SOCK_DGRAM, SOCK_RAW, SOCK_SEQPACKET
                 filt.add_rule(sc.ERRNO(errno.EPERM), "socketpair", sc.Arg(1, sc.MASKED_EQ, 0xF, kind))
