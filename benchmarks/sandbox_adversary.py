@@ -389,7 +389,7 @@ SHAPES = (
     "from decimal import Decimal\nassert f({a}) == Decimal({x})",
     "assert f({a}) is not None and f({a}) == {s!r}",
     "assert type(f({a}))({x}) == {y}",
-    "assert {x} in f({a}) and {y} in f({a})",
+    "assert {s!r} in f({a})",  # a string: a huge range honestly holds random ints
 )
 
 
