@@ -306,3 +306,20 @@ def test_plain_text_prompts_get_text_completions(calculator):
     assert seen == {str}
     assert "many_candidates_numbers" in _exploits(report)
     assert report["skipped"]["answer_in_tool_message_only"].startswith("plain-text prompts")
+
+
+def test_the_audit_reports_tests_whose_expected_value_the_program_builds():
+    """Issue 34: `agentgrpo audit` lists the tests a program can decide (expected value from its own code)."""
+    from types import SimpleNamespace
+
+    from agentgrpo.preflight.audit import forgeable_tests
+    from agentgrpo.tasks.coding import hidden_tests_passed
+
+    rows = [
+        {"id": "a", "tests": ["assert f(1) == Point(1, 2)", "assert f(2) == 3", "assert isinstance(f(3), Point)"]},
+        {"id": "b", "tests": "e = make()\nassert solve(e) == e\nassert solve(1) == 1\nx = 5\nassert solve(x) == x"},
+        {"id": "c", "other": ["assert f() == g()"]},  # not a column a reward reads
+    ]
+    report = forgeable_tests(SimpleNamespace(funcs=[hidden_tests_passed]), rows)
+    assert report["tests_checked"] == 6 and report["count"] == 3, report
+    assert [(f["id"], f["test"]) for f in report["found"]] == [("a", 0), ("a", 2), ("b", 0)], report

@@ -88,14 +88,15 @@ STALLS = [
     # one C call each in the trusted process: no Python signal handler can interrupt them
     ("sum_of_a_huge_range", "def f():\n    return range(10**18)", "assert sum(f()) == 1"),
     ("fraction_2mb_unreduced",
-     "from fractions import Fraction\ndef f():\n    n = 3 ** 2_000_000\n    return Fraction(n * 5, n * 7, _normalize=False)",
+     "from fractions import Fraction\ndef f():\n    n = 3 ** 2_000_000\n"
+     "    return Fraction(n * 5, n * 7, _normalize=False)",
      "assert f() == 1"),
     ("decimals_sharing_one_hash",
      "from decimal import Decimal\ndef f():\n    return [Decimal(2**61 - 1) * k + 1 for k in range(29_000)]",
      "assert len(set(f())) == 1"),
     ("sorted_range_3e7", "def f():\n    return range(30_000_000)", "assert sorted(f())[-1] == 1"),
     ("huge_power", "def f():\n    return 10**100_000", "assert f() ** 10**6 == 1"),
-    ("lazy_product", "import itertools\ndef f():\n    return range(10**6)", "assert max(x * y for x in f() for y in f()) == 1"),
+    ("lazy_product", "def f():\n    return range(10**6)", "assert max(x * y for x in f() for y in f()) == 1"),
 ]
 
 
@@ -155,3 +156,60 @@ def test_a_worker_killed_from_outside_gives_sandbox_error():
         else:
             assert verdict.status == SANDBOX_ERROR and "worker lost" in verdict.reason, verdict
         _honest_job_passes(box)
+
+
+# --- 3. no job code inside a comparison; tests the program can decide are marked ---------------------------
+SPY = """
+import dataclasses
+READS = [0]
+@dataclasses.dataclass(frozen=True)
+class Point:
+    x: int
+    y: int
+    def __getattribute__(self, name):
+        READS[0] += 1
+        return object.__getattribute__(self, name)
+def reads():
+    return READS[0]
+def f():
+    return Point(1, 2)
+"""
+
+
+def test_comparisons_run_no_program_code(box):
+    """Equality, hashing and ordering of a dataclass read the snapshot taken when the object crossed: the
+    program's ``__getattribute__`` (which sees every read) is not called by any of them."""
+    # (each reply's refresh of the snapshots reads the fields in the job: the same count per reply)
+    tests = ["p, q = f(), f()\na = reads()\nb = reads()\nassert p == q and not (p != q) and len({p, q}) == 1\n"
+             "assert [p] == [q] and {p: 1}[q] == 1 and hash(p) == hash(q)\nc = reads()\n"
+             "assert c - b == b - a, (a, b, c)"]
+    verdict = box.run(SPY, tests)
+    assert verdict.status == PASSED, verdict
+
+
+LIAR = """
+import dataclasses
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: int
+    def __getattribute__(self, name):
+        if name in ("x", "y"):
+            return 0
+        return object.__getattribute__(self, name)
+def f():
+    return Point(5, 5)
+"""
+
+
+def test_a_test_built_with_the_programs_constructor_is_marked_forgeable(box):
+    """A lying ``__getattribute__`` makes contradictory ``== Point(...)`` tests pass, in plain Python as here:
+    the expected value is the program's own. The sandbox says so, per test; a literal expected value is not
+    marked, and there the lie does not help."""
+    tests = ["assert f() == Point(1, 2)", "assert f() == Point(3, 4)", "assert (f().x, f().y) == (1, 2)",
+             "assert f().x == 1"]
+    verdict = box.run(LIAR, tests)
+    assert verdict.outcomes == (TEST_PASSED, TEST_PASSED, "failed", "failed"), verdict
+    assert verdict.forgeable and verdict.forgeable_tests == (0, 1), verdict
+    honest = box.run("def add(a, b):\n    return a + b", ["assert add(1, 2) == 3"])
+    assert not honest.forgeable and honest.forgeable_tests == (), honest

@@ -56,6 +56,7 @@ def audit(
         scores, reward_notes = _score(target, rows, items, completions, tokenizer, bar)
     notes += reward_notes
     report = _judge(target, rows, items, scores, skipped, threshold)
+    report["forgeable_tests"] = forgeable_tests(rewards, rows)
     report.update(
         target=target.source,
         task=task.name,
@@ -70,6 +71,45 @@ def audit(
         ],
     )
     return report
+
+
+MAX_FORGEABLE_LISTED = 20
+_NOT_COLUMNS = frozenset({"completions", "prompts", "completion_ids", "log_extra", "log_metric", "trainer_state"})
+
+
+def forgeable_tests(rewards, rows: list[dict]) -> dict:
+    """The rows' tests whose expected value the program's own code builds (`agentgrpo.sandbox.trusted.
+    forgeable_tests`: every side of a comparison reads the program's function or class, as in
+    ``assert f() == Point(1, 2)``). Such a test's outcome is the program's to decide, in plain Python as in
+    the sandbox, which marks it on the verdict (``Verdict.forgeable_tests``); reported here, not failing.
+    The tests are read from the dataset columns the rewards take (their named parameters)."""
+    import inspect
+
+    from agentgrpo.sandbox import jobs, trusted
+
+    columns = []
+    for func in rewards.funcs:
+        try:
+            params = inspect.signature(func).parameters.values()
+        except (TypeError, ValueError):
+            continue
+        columns += [p.name for p in params if p.name not in _NOT_COLUMNS
+                    and p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    found, checked = [], 0
+    for i, row in enumerate(rows):
+        for column in dict.fromkeys(columns):
+            tests = row.get(column)
+            if isinstance(tests, str):
+                steps = jobs.split_tests(tests)
+            elif isinstance(tests, list | tuple) and tests and all(isinstance(t, str) for t in tests):
+                steps = [(True, t) for t in tests]
+            else:
+                continue
+            sources = [source for is_test, source in steps if is_test]
+            checked += len(sources)
+            for index in trusted.forgeable_tests(steps, trusted.free_names([source for _, source in steps])):
+                found.append({"id": str(row.get("id", i)), "column": column, "test": index, "source": sources[index]})
+    return {"tests_checked": checked, "count": len(found), "found": found[:MAX_FORGEABLE_LISTED]}
 
 
 def _rows(target, n: int) -> tuple[list[dict], list[str]]:
@@ -439,6 +479,16 @@ def format_audit(report: dict, examples: bool = True) -> str:
             f"({a['share_of_prompts']:.0%} of prompts)"
             for a in alone
         ]
+    forgeable = report.get("forgeable_tests") or {}
+    if forgeable.get("count"):
+        lines += ["", f"FORGEABLE TESTS: {forgeable['count']} of {forgeable['tests_checked']} tests build their "
+                  "expected value with the program's own code (its function or class), so the program decides "
+                  "their outcome, in plain Python as in the sandbox (Verdict.forgeable_tests; docs/sandbox.md):"]
+        lines += [f"  prompt {f['id']} {f['column']}[{f['test']}]: {_short(f['source'], 120)}"
+                  for f in forgeable["found"]]
+    elif forgeable.get("tests_checked"):
+        lines += ["", f"forgeable tests: none of {forgeable['tests_checked']} tests builds its expected value "
+                  "with the program's own code"]
     if gold["problems"]:
         lines += ["", "GOLD IS NOT THE MAXIMUM:"] + [f"  {p}" for p in gold["problems"]]
     elif gold["available"]:

@@ -68,7 +68,8 @@ def code_tests_passed(
     """Fraction of the row's tests (a list of asserts, or one test script) the final code passes.
 
     None for rows without tests. The sandbox status of each run is logged as the ``sandbox_status`` column,
-    and whether its verdict was forgeable (tests run in-process, see docs/sandbox.md) as ``sandbox_forgeable``.
+    and whether its verdict was forgeable (tests run in-process, or a test whose expected value the program's
+    own code builds; see docs/sandbox.md) as ``sandbox_forgeable``.
     ``comparison``: "trusted" (default; asserts evaluated outside the program's process), "auto" or
     "in_process" (for tests that cannot be split; forgeable).
 

@@ -1,6 +1,7 @@
-"""Trusted comparison: tests run in the worker; only the solution's own code runs in the job.
+"""Trusted comparison: tests run on the trusted side; only the solution's own code runs in the job.
 
-Each test step is parsed and executed here (the worker), with the names it takes from the program bound
+Each test step is parsed and executed here (the job's comparison process, a child of the worker forked for
+it: `agentgrpo.sandbox.evaluator`), with the names it takes from the program bound
 to what the job reports, rebuilt with this interpreter's semantics (`localize`): builtin values by value,
 standard-library and numpy values rebuilt with the worker's own classes (`agentgrpo.sandbox.values`), the
 program's classes and objects as mirrors whose ``==``, hash, ordering and truth are the builtin's they are

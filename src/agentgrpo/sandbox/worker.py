@@ -2,9 +2,11 @@
 
 Started by `agentgrpo.sandbox.pool` with an allowlisted environment. It isolates itself, forks its job
 template (`agentgrpo.sandbox.template`) before reading any job, then per job: has the template fork a
-fresh job, sends the job its program, evaluates the tests here against it (`agentgrpo.sandbox.trusted`)
-or, in the in-process mode, collects the job's own per-test reports, supervises it
-(`agentgrpo.sandbox.supervise`), and answers the pool with a plain dict of `Verdict` fields.
+fresh job and forks a comparison process for it (`agentgrpo.sandbox.evaluator`: limited, killed at the
+deadline), which sends the job its program, supervises it (`agentgrpo.sandbox.supervise`) and evaluates
+the tests against it (`agentgrpo.sandbox.trusted`; in the in-process mode, collects the job's own
+reports), streaming each test's typed outcome back; the worker itself never decodes a job's data. It
+answers the pool with a plain dict of `Verdict` fields.
 
 Protocol with the pool (length-prefixed marshal, see `agentgrpo.sandbox.protocol`): first a config
 ``{"isolation", "hide", "bpf", "seccomp_problem"}``, answered by ``{"ready": true, "isolation": report}``;
@@ -21,15 +23,15 @@ import time
 
 from agentgrpo.sandbox import cgroup, env, evaluator, isolation, protocol, trusted
 from agentgrpo.sandbox.harness import describe as harness_describe
-from agentgrpo.sandbox.status import TEST_FAILED, TEST_NOT_RUN, TEST_OUTCOMES, TEST_PASSED
+from agentgrpo.sandbox.status import SANDBOX_ERROR, TEST_FAILED, TEST_NOT_RUN, TEST_OUTCOMES, TEST_PASSED
 from agentgrpo.sandbox.supervise import CHANNEL, SETUP, TIMEOUT, Session, classify
-from agentgrpo.sandbox.status import SANDBOX_ERROR
 from agentgrpo.sandbox.template import Template, first_message
 
 
 class Worker:
     def __init__(self, report: dict, bpf: bytes | None, group: cgroup.JobCgroup | None = None):
         self.report, self.count, self.group = report, 0, group
+        self.evaluator: evaluator.Evaluator | None = None  # the comparison process, forked at the first job
         self.namespaces = report["pid_namespace"]
         self.base_fd, self.base = None, None
         if not self.namespaces:
@@ -72,7 +74,7 @@ class Worker:
         request = ("program", program, mode, steps if in_process else None, names, plan)
         pid, pidfd, (out_r, err_r, req_w, rep_r) = self.template.spawn(limits["scratch_mb"])
         kill = lambda: self._kill(pidfd, pid, uid)  # noqa: E731
-        session = Session(pidfd, [out_r, err_r, rep_r], req_w, limits, kill)
+        session = Session(pidfd, [out_r, err_r, rep_r], req_w, limits, kill) if probe or ceiling_problem else None
         total = sum(1 for t, _ in steps if t)
         state = {"outcomes": [TEST_NOT_RUN] * total, "messages": [""] * total}
         summary = {"gone": "", "detail": "", "stdout": "", "stderr": "", "unsplittable": False}
@@ -87,12 +89,15 @@ class Worker:
             except trusted.JobGone:
                 pass
             duration = session.finish()
-        else:  # everything done with what the job sends: in a process of its own (`evaluator`)
-            ended = evaluator.run(
-                lambda report: self._compare(session, first, steps, names, plan, total, in_process, report),
-                session.deadline, limits,
-            )
-            session.close_fds(keep_pidfd=True)
+        else:  # everything done with what the job sends: in the comparison process (`evaluator`)
+            deadline = time.monotonic() + limits["wall_s"]
+            if self.evaluator is None or not self.evaluator.alive:
+                self.evaluator = evaluator.Evaluator(self._serve_job)
+            job = {"first": first, "steps": steps, "names": names, "plan": plan, "total": total,
+                   "in_process": in_process, "limits": limits, "pid": pid, "uid": uid}
+            ended = self.evaluator.run(job, [pidfd, out_r, err_r, req_w, rep_r], deadline)
+            for fd in (out_r, err_r, req_w, rep_r):  # the comparison process had its own copies
+                os.close(fd)
             kill()
             for index, (outcome, message) in ended.tests.items():
                 if type(index) is int and 0 <= index < total and outcome in TEST_OUTCOMES:
@@ -124,7 +129,10 @@ class Worker:
         else:
             wait_status, cpu_s = self.template.wait(pid)
         self._after(pid, uid, name)
-        gone, detail = (session.gone, session.detail) if probe or ceiling_problem else (summary["gone"], summary["detail"])
+        if probe or ceiling_problem:
+            gone, detail = session.gone, session.detail
+        else:
+            gone, detail = summary["gone"], summary["detail"]
         if "claimed_setup" in state and self._setup_fails(limits):  # then it was no lie: our fault
             gone, detail = SETUP, state["claimed_setup"]
         elif "claimed_setup" in state:
@@ -155,6 +163,14 @@ class Worker:
     def _memory_reason(self, limits: dict) -> str:
         return (f"the tests' work on the program's values went past the trusted comparison's memory bound "
                 f"(compare_mb={limits['compare_mb']} MB)")
+
+    def _serve_job(self, job: dict, fds: list[int], report) -> dict:
+        """In the comparison process: one job, from the descriptors the worker handed over."""
+        pidfd, out_r, err_r, req_w, rep_r = fds
+        kill = lambda: self._kill(pidfd, job["pid"], job["uid"])  # noqa: E731
+        session = Session(pidfd, [out_r, err_r, rep_r], req_w, job["limits"], kill)
+        return self._compare(session, job["first"], job["steps"], job["names"], job["plan"], job["total"],
+                             job["in_process"], report)
 
     def _compare(self, session, first, steps, names, plan, total, in_process, report) -> dict:
         """In the comparison process (`evaluator.run`): send the job its program, read its replies, run the
@@ -269,6 +285,8 @@ class Worker:
                 pass
 
     def close(self) -> None:
+        if self.evaluator is not None:
+            self.evaluator.close()
         self.template.close()  # kills the template: a job still dying goes with it (PDEATHSIG)
         if self.base:
             isolation.remove_tree(os.open("/", os.O_RDONLY | os.O_DIRECTORY), self.base)
