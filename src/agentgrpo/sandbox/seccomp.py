@@ -33,7 +33,7 @@ ALLOWED: dict[str, tuple[tuple[str, ...], str]] = {
          "lseek", "open", "openat", "creat", "close", "close_range", "dup", "dup2", "dup3", "fcntl",
          "stat", "fstat", "lstat", "newfstatat", "statx", "statfs", "fstatfs", "access", "faccessat",
          "faccessat2", "readlink", "readlinkat", "getdents64", "getcwd", "chdir", "fchdir", "umask",
-         "ftruncate", "truncate", "fsync", "fdatasync", "fallocate", "sendfile", "copy_file_range"),
+         "ftruncate", "truncate", "fsync", "fdatasync", "fallocate", "sendfile", "copy_file_range", "ioctl"),
         "imports, open(), the job's pipes and its scratch; what a file may hold is bounded by RLIMIT_FSIZE "
         "and the tmpfs size",
     ),
