@@ -213,3 +213,31 @@ def test_a_test_built_with_the_programs_constructor_is_marked_forgeable(box):
     assert verdict.forgeable and verdict.forgeable_tests == (0, 1), verdict
     honest = box.run("def add(a, b):\n    return a + b", ["assert add(1, 2) == 3"])
     assert not honest.forgeable and honest.forgeable_tests == (), honest
+
+
+def _comparison_processes(worker: int) -> list[int]:
+    """The worker's comparison process(es): its children that are not its job template (PID 1 of its own
+    PID namespace)."""
+    found = []
+    for task in os.listdir(f"/proc/{worker}/task"):
+        with open(f"/proc/{worker}/task/{task}/children") as fh:
+            for child in map(int, fh.read().split()):
+                with open(f"/proc/{child}/status") as status:
+                    nspid = next(line.split()[1:] for line in status if line.startswith("NSpid:"))
+                if nspid[-1] != "1":
+                    found.append(child)
+    return found
+
+
+def test_a_comparison_process_gone_between_jobs_is_replaced():
+    with Sandbox(workers=1, limits=Limits(wall_s=6, cpu_s=5)) as box:
+        if not box.isolation["pid_namespace"]:
+            pytest.skip("the job template is told apart as PID 1 of its own PID namespace")
+        _honest_job_passes(box)
+        (worker,) = box.pids()
+        first = _comparison_processes(worker)
+        assert len(first) == 1, first
+        os.kill(first[0], signal.SIGKILL)
+        time.sleep(0.2)
+        _honest_job_passes(box)  # handed to a fresh one, not failed
+        assert box.pids() == [worker] and _comparison_processes(worker) not in ([], first)

@@ -55,11 +55,11 @@ class Ended:
     message)}, the ``final`` summary (None if it did not finish), and why not: ``killed`` (at the wall
     deadline), ``cpu`` (past its CPU limit), ``memory`` (out of its address space), ``crash`` (text)."""
 
-    __slots__ = ("tests", "final", "killed", "cpu", "memory", "crash", "duration")
+    __slots__ = ("tests", "final", "killed", "cpu", "memory", "crash", "duration", "unsent")
 
     def __init__(self):
         self.tests, self.final = {}, None
-        self.killed = self.cpu = self.memory = False
+        self.killed = self.cpu = self.memory = self.unsent = False
         self.crash, self.duration = "", 0.0
 
 
@@ -89,8 +89,9 @@ class Evaluator:
         try:
             socket.send_fds(self.sock, [len(data).to_bytes(8, "big")], fds)
             self.sock.sendall(data)
-        except OSError:
+        except OSError:  # it was gone before the job reached it (nothing of this job ran there)
             self._end(ended, killed=False)
+            ended.unsent = True
             ended.duration = time.monotonic() - start
             return ended
         poll = select.poll()

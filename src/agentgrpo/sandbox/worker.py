@@ -96,6 +96,9 @@ class Worker:
             job = {"first": first, "steps": steps, "names": names, "plan": plan, "total": total,
                    "in_process": in_process, "limits": limits, "pid": pid, "uid": uid}
             ended = self.evaluator.run(job, [pidfd, out_r, err_r, req_w, rep_r], deadline)
+            if ended.unsent:  # the comparison process was gone before this job: a fresh one, once
+                self.evaluator = evaluator.Evaluator(self._serve_job)
+                ended = self.evaluator.run(job, [pidfd, out_r, err_r, req_w, rep_r], deadline)
             for fd in (out_r, err_r, req_w, rep_r):  # the comparison process had its own copies
                 os.close(fd)
             kill()
