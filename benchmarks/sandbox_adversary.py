@@ -419,8 +419,8 @@ class Outcome:
 
 
 class MemoryWatch:
-    """Samples the peak RSS (VmHWM) of each worker and of the comparison processes it forks (its children
-    other than its job template), every ``period`` seconds."""
+    """Samples the peak RSS (VmHWM) of each worker and of its comparison processes (its children other than
+    its job template, the oldest), every ``period`` seconds."""
 
     def __init__(self, box, period: float = 0.005):
         self.box, self.period = box, period
@@ -450,11 +450,12 @@ class MemoryWatch:
                     continue
                 if pid not in self.base:
                     self.base[pid] = _status_kb(pid, "VmRSS") or hwm
-                    self.templates[pid] = set(_children(pid))
                 self.worker_peak[pid] = max(self.worker_peak.get(pid, 0), hwm)
-                for child in _children(pid):
-                    if child in self.templates[pid]:
-                        continue
+                # the job template is the worker's oldest child (forked before any job); every other child
+                # is a comparison process (or, in basic mode, a short cleanup helper)
+                children = sorted(_children(pid), key=_start_time)
+                self.templates.setdefault(pid, set()).update(children[:1])
+                for child in children[1:]:
                     peak = _status_kb(child, "VmHWM")
                     if peak is not None:
                         self.compare_peak[pid] = max(self.compare_peak.get(pid, 0), peak)
@@ -495,6 +496,14 @@ def _status_kb(pid: int, key: str) -> int | None:
     except OSError:
         return None
     return None
+
+
+def _start_time(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return int(fh.read().rsplit(")", 1)[1].split()[19])  # field 22: start time in clock ticks
+    except (OSError, IndexError, ValueError):
+        return 0
 
 
 def _children(pid: int) -> list[int]:
