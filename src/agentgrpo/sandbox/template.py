@@ -23,6 +23,7 @@ import gc
 import marshal
 import os
 import random
+import select
 import signal
 import socket
 
@@ -37,16 +38,19 @@ _FDS_PER_SPARE = 5  # pidfd, then the worker's ends: stdout, stderr (read), requ
 class Template:
     """The worker's handle on its template process."""
 
-    def __init__(self, report: dict, bpf: bytes | None, in_cgroup: bool = False):
+    def __init__(self, report: dict, bpf: bytes | tuple | None, in_cgroup: bool = False):
+        """``bpf``: the job's seccomp filter, or a pair (with socket pairs, without): the template takes the
+        first only once it sees itself in the job cgroup (see `_choose_filter`)."""
         self.report, self.bpf = report, bpf
         keep = [p for p in isolation.keep_paths() if p.startswith("/tmp/")]
+        worker_cgroup = _own_cgroup()
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.pid = os.fork()
         if self.pid == 0:
             try:
                 mine.close()
                 linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)  # the worker's death ends the template
-                _serve(theirs, report, bpf, keep, in_cgroup)
+                _serve(theirs, report, bpf, keep, in_cgroup, worker_cgroup)
             finally:
                 os._exit(0)
         theirs.close()
@@ -120,7 +124,7 @@ class Template:
             pass
 
 
-def _serve(sock: socket.socket, report: dict, bpf: bytes | None, keep: list, in_cgroup: bool) -> None:
+def _serve(sock: socket.socket, report: dict, bpf, keep: list, in_cgroup: bool, worker_cgroup: str = "") -> None:
     """Prepare job processes on request (namespaces, scratch and filter set up before any job data exists)
     and hand each to the worker; reap them (report the exit status of those the worker waits for).
 
@@ -139,10 +143,34 @@ def _serve(sock: socket.socket, report: dict, bpf: bytes | None, keep: list, in_
     gc.freeze()  # jobs' collections skip the template's objects: no copy-on-write of their pages per job
     # this process is PID 1 of the worker's PID namespace: each job becomes PID 1 of one nested in it
     own = isolation.own_pid_namespace() if report["pid_namespace"] else -1
+    bpf = _choose_filter(sock, bpf, in_cgroup, worker_cgroup)
     started = isolation.native().serve_template(sock.fileno(), own)
     if started is not None:  # a new job process
         _, ends, scratch_mb = started
         _job((devnull, *ends), report, bpf, keep, scratch_mb, in_cgroup)  # never returns
+
+
+def _own_cgroup() -> str:
+    try:
+        with open("/proc/self/cgroup") as fh:
+            return fh.read()
+    except OSError:
+        return ""
+
+
+def _choose_filter(sock: socket.socket, bpf, in_cgroup: bool, worker_cgroup: str) -> bytes | None:
+    """The filter every job of this template gets. Of a pair (with socket pairs, without), the first only
+    where the jobs' memory cgroup holds their socket buffers: the kernel charges unix-socket buffers to the
+    memory cgroup, never to RLIMIT_AS, so without one a job's pairs could hold gigabytes
+    (tests/test_sandbox_allowlist.py). The worker moves this process into the job cgroup before its first
+    request, so the choice waits for that request and checks that it really moved."""
+    if not isinstance(bpf, tuple):
+        return bpf
+    with_pairs, without = bpf
+    if not in_cgroup:
+        return without
+    select.select([sock], [], [])  # the worker's first request: it has moved us, or failed to
+    return with_pairs if _own_cgroup() not in ("", worker_cgroup) else without
 
 
 def _warm_up() -> None:
