@@ -70,6 +70,7 @@ _.finish_pending
 # sandbox/ is being rewritten on another branch: what vulture reports there is left to that work.
 _.memory_mb
 _.compare_mb  # Limits fields are read by name from the dict the job and the comparison process receive
+_.allowed_names  # the allow-list as names: tests/test_sandbox_allowlist.py (docs table), benchmarks/sandbox_syscalls.py
 _.file_size_mb
 _.max_processes
 _.max_open_files

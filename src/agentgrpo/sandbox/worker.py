@@ -359,7 +359,7 @@ def main() -> int:
     elif group_problem:
         report["problems"].append(group_problem)
     if config["bpf"]:
-        report["seccomp"] = "libseccomp filter per job (see agentgrpo.sandbox.seccomp.DENIED)"
+        report["seccomp"] = "libseccomp filter per job (an allow-list: agentgrpo.sandbox.seccomp.ALLOWED)"
     else:
         report["problems"].append(config["seccomp_problem"])
     report["lacks"] = isolation.lacking(report)
