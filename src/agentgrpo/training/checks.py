@@ -167,12 +167,13 @@ def check_peft(plan) -> list[str]:
     return []
 
 
-def check_model_fits_task(plan) -> list[str]:
-    """'tiny' is SFT'd for the calculator tasks only (said here, before the deep checks resolve the model)."""
-    from agentgrpo.training.models import tiny_misfit
+def warn_model_fit(plan, warnings: list[str]) -> None:
+    """'tiny' is SFT'd for the calculator tasks only: a warning for any other task, never a refusal."""
+    from agentgrpo.training.models import tiny_note
 
-    problem = tiny_misfit(plan.task.name) if plan.task is not None and plan.run.model == "tiny" else None
-    return [problem] if problem else []
+    note = tiny_note(plan.task.name) if plan.task is not None and plan.run.model == "tiny" else None
+    if note and note not in warnings:
+        warnings.append(note)
 
 
 def check_model(name: str, task) -> list[str]:
@@ -205,7 +206,8 @@ def _offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
 
 
-def check_plan(plan, cuda_available: bool) -> list[str]:
-    """Every training check of ``plan`` that loads nothing."""
+def check_plan(plan, cuda_available: bool, warnings: list[str] | None = None) -> list[str]:
+    """Every training check of ``plan`` that loads nothing (doubts go to ``warnings``)."""
+    warn_model_fit(plan, warnings if warnings is not None else [])
     return [*check_device(plan.grpo, cuda_available), *check_groups(plan), *check_dynamic_sampling(plan),
-            *check_ranges(plan), *check_trl_values(plan), *check_peft(plan), *check_model_fits_task(plan)]
+            *check_ranges(plan), *check_trl_values(plan), *check_peft(plan)]
