@@ -50,7 +50,7 @@ def check_dynamic_sampling(plan) -> list[str]:
     """``dynamic_sampling`` / ``max_generation_rounds`` / ``refill_carry`` (the trainer's own check): the rounds
     are >= 1, refill, which draws further prompts, has a training set of at least one generation batch of
     prompts, and refill_carry comes with refill."""
-    from agentgrpo.training.dynamic_sampling import check_options
+    from agentgrpo.training.dynamic_sampling_options import check_options
 
     prompts = generation_batch_size(plan.setting, _world_size()) // (plan.setting("num_generations") or 1)
     names = list(plan.rewards.names) if getattr(plan, "rewards", None) is not None else None
@@ -111,9 +111,13 @@ def loss_types() -> list[str]:
     """The loss types this TRL version supports, read from GRPOConfig's own field help."""
     import dataclasses
 
-    from trl import GRPOConfig
+    from agentgrpo import trl_fields
 
-    help_text = next(f.metadata.get("help", "") for f in dataclasses.fields(GRPOConfig) if f.name == "loss_type")
+    help_text = trl_fields.help_text("loss_type")
+    if help_text is None:  # no snapshot for this TRL version: read the field itself
+        from trl import GRPOConfig
+
+        help_text = next(f.metadata.get("help", "") for f in dataclasses.fields(GRPOConfig) if f.name == "loss_type")
     match = re.search(r"Supported values are (.*?)\.\s", help_text)
     return re.findall(r"'(\w+)'", match.group(1)) if match else []
 
@@ -121,6 +125,8 @@ def loss_types() -> list[str]:
 def check_report_to(report_to, installed_here: bool = True) -> list[str]:
     """Each tracker's callback is created as the Trainer will create it (a missing package fails here);
     ``installed_here=False`` (the run trains elsewhere) checks the names only."""
+    if report_to in (None, "none", [], ["none"]):
+        return []  # no tracker: nothing to import
     from transformers.integrations.integration_utils import get_reporting_integration_callbacks
 
     try:
