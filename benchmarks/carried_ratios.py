@@ -23,6 +23,11 @@ os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 
 def main(argv=None) -> int:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks import provenance
+
+    env = provenance.environment()  # recorded with the results: versions, CPU, threads, commit
+    print(provenance.line(env), flush=True)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", default="calculator-hard")
     parser.add_argument("--steps", type=int, default=40)
@@ -66,7 +71,7 @@ def main(argv=None) -> int:
     for name, (tokens, log_ratio, clipped) in totals.items():
         result[name] = {"tokens": tokens, "mean_abs_log_ratio": round(log_ratio / max(1, tokens), 4),
                         "clipped_share": round(clipped / max(1, tokens), 4)}
-    print(json.dumps(result))
+    print(json.dumps(provenance.stamp(result, env)))
     return 0
 
 

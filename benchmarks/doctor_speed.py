@@ -164,6 +164,11 @@ def startup(code: str, repeat: int) -> tuple[float, float]:
 
 
 def main() -> int:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks import provenance
+
+    env = provenance.environment()  # recorded with the results: versions, CPU, threads, commit
+    print(provenance.line(env), flush=True)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)

@@ -147,6 +147,11 @@ def print_table(title: str, results: list[Outcome], verbose: bool) -> dict:
 
 
 def main() -> int:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks import provenance
+
+    env = provenance.environment()  # recorded with the results: versions, CPU, threads, commit
+    print(provenance.line(env), flush=True)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=Path, help="folder of labelled real runs (labels.json inside)")
     parser.add_argument("--no-synthetic", action="store_true", help="skip the synthetic suite")
@@ -178,7 +183,7 @@ def main() -> int:
         scores["all"] = print_table("all cases", everything, False)
     print(f"\n{len(everything)} cases in {time.perf_counter() - started:.1f} s")
     if args.json:
-        args.json.write_text(json.dumps({"scores": scores, "cases": [vars(r) for r in everything]}, indent=1))
+        provenance.write_json(args.json, {"scores": scores, "cases": [vars(r) for r in everything]}, env)
     return 1 if args.strict and not all(r.ok for r in everything) else 0
 
 

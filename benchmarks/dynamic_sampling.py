@@ -24,9 +24,7 @@ machine it is noisy.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -281,8 +279,15 @@ def main(argv=None) -> int:
                         help="train nothing: print the table of results written by earlier --json runs (cells "
                              "run as separate invocations, e.g. one at a time on a shared machine)")
     args = parser.parse_args(argv)
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks import provenance
+
     if args.summarize:
-        results = [r for path in args.summarize for r in json.loads(path.read_text())]
+        results = []
+        for path in args.summarize:
+            got, env = provenance.read_json(path)
+            print(f"{path}: " + (provenance.line(env) if env else "environment not recorded"))
+            results += got
         for r in results:  # results written before runs recorded why they ended: the same rule, this --token_budget
             r.setdefault("stopped_by", "target" if r["reached"] else
                          "budget" if r["tokens_spent"] >= args.token_budget else "max_steps")
@@ -293,8 +298,8 @@ def main(argv=None) -> int:
     import torch
 
     torch.set_num_threads(args.threads)
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch threads "
-          f"{args.threads}, python {platform.python_version()}, torch {torch.__version__}", flush=True)
+    env = provenance.environment()  # versions, CPU model and flags, threads, commit: written with every result
+    print(provenance.line(env), flush=True)
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for task in args.tasks:
@@ -305,7 +310,7 @@ def main(argv=None) -> int:
                     results.append(run_one(task, mode, seed, args, Path(tmp)))
                     print(f"   ({time.perf_counter() - started:.0f}s with evaluations)", flush=True)
                     if args.json:
-                        args.json.write_text(json.dumps(results, indent=1))
+                        provenance.write_json(args.json, results, env)
     for line in summarize(results, list(dict.fromkeys(["off", *(r["mode"] for r in results)]))):
         print(line)
     return 0

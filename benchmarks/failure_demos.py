@@ -40,6 +40,11 @@ def run_one(mode: str, seed: int, out: Path) -> dict:
 
 
 def main() -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks import provenance
+
+    env = provenance.environment()  # recorded with the results: versions, CPU, threads, commit
+    print(provenance.line(env), flush=True)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--modes", nargs="*", default=["hacking", "length", "collapse"])
     parser.add_argument("--seeds", nargs="*", type=int, default=[1, 2])
@@ -52,7 +57,7 @@ def main() -> None:
     for r in rows:
         print(f"| {r['run']} | {'yes' if r['named'] else 'NO'} | {r['onset']} ({r['planted']}) | {r['live_stop']} | "
               f"{r['steps']} | {r['seconds']} s | {r['verdict']} |")
-    (out / "summary.json").write_text(json.dumps(rows, indent=1))
+    provenance.write_json(out / "summary.json", rows, env)
 
 
 if __name__ == "__main__":

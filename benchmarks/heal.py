@@ -96,6 +96,11 @@ def ok(mode: str, row: dict, ratio: float) -> bool:
 
 
 def main() -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks import provenance
+
+    env = provenance.environment()  # recorded with the results: versions, CPU, threads, commit
+    print(provenance.line(env), flush=True)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--modes", nargs="*", default=["collapse", "length", "hacking"])
     parser.add_argument("--seeds", nargs="*", type=int, default=[1, 2, 3])
@@ -122,7 +127,7 @@ def main() -> None:
             row["ok"] = ok(mode, row, row["ratio"])
             rows.append(row)
             print(json.dumps(row), flush=True)
-            (out / "summary.json").write_text(json.dumps(rows, indent=1))
+            provenance.write_json(out / "summary.json", rows, env)
     print("| run | heals | doctor on the final segment | sampled success | hacking: held-out success final / "
           "pre-onset checkpoint; logged shadow at ckpt / pre-onset / abandoned end | time (healthy) | ratio | ok |")
     print("|---|---|---|---|---|---|---|---|")

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import ast
+import sys
 import time
+from pathlib import Path
 
 
 def gutted(program: str) -> str:
@@ -40,6 +42,11 @@ def score(rows: list[dict]) -> dict:
 
 
 def main() -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks import provenance
+
+    env = provenance.environment()  # recorded with the results: versions, CPU, threads, commit
+    print(provenance.line(env), flush=True)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=164)
     args = parser.parse_args()

@@ -141,6 +141,11 @@ def _count_checks(doctors):
 
 
 def main() -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks import provenance
+
+    env = provenance.environment()  # recorded with the results: versions, CPU, threads, commit
+    print(provenance.line(env), flush=True)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--steps", type=int, default=8)

@@ -378,6 +378,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--strict", action="store_true", help="exit 1 when the doctor is not ahead on a corpus")
     parser.add_argument("--quiet", action="store_true", help="no per-run progress lines")
     args = parser.parse_args(argv)
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks import provenance
+
+    print(provenance.line(provenance.environment()), flush=True)  # versions, CPU, threads, commit
     peers = tuple(p for p in args.peers.split(",") if p)
     unknown = set(peers) - set(PEERS)
     if unknown:

@@ -56,6 +56,11 @@ def judge(name: str):
 
 
 def main(argv: list[str] | None = None) -> int:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks import provenance
+
+    env = provenance.environment()  # recorded with the results: versions, CPU, threads, commit
+    print(provenance.line(env), flush=True)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--markdown", action="store_true", help="print markdown tables")
     parser.add_argument("--strict", action="store_true", help="exit 1 unless every bound holds in both halves")

@@ -36,6 +36,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 STATUS_WORDS = (
     "passed",
@@ -669,6 +670,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show", type=int, default=0, help="print this many generated programs and stop")
     parser.add_argument("--json", help="write the full result (failures included) to this file")
     args = parser.parse_args(argv)
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks import provenance
+
+    print(provenance.line(provenance.environment()), flush=True)  # versions, CPU, threads, commit
     if args.show:
         values = random.Random(0)
         for index in range(args.show):

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
+from pathlib import Path
 
 from agentgrpo.sandbox import Sandbox
 
@@ -45,6 +47,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=150)
     args = parser.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks import provenance
+
+    print(provenance.line(provenance.environment()), flush=True)  # versions, CPU, threads, commit
     with Sandbox(workers=1) as box:
         for _ in range(20):  # warm: the comparison process is started, caches filled
             box.run(PROGRAM, TESTS)

@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 _CALL = re.compile(r"^(?:\[pid\s+\d+\]\s+)?([a-z0-9_]+)\((.*)")
@@ -105,6 +106,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--honest-kinds", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("command", nargs="*", help="the command to trace (default: the honest kinds)")
     args = parser.parse_args(argv)
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks import provenance
+
+    print(provenance.line(provenance.environment()), flush=True)  # versions, CPU, threads, commit
     if args.honest_kinds:
         return run_honest_kinds()
     if shutil.which("strace") is None:

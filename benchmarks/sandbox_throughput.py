@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from agentgrpo.sandbox import Sandbox
 
@@ -316,6 +317,11 @@ def _cpu_times() -> list[float]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks import provenance
+
+    env = provenance.environment()  # recorded with the results: versions, CPU, threads, commit
+    print(provenance.line(env), flush=True)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=240, help="number of programs (3 asserts each)")
     parser.add_argument("--workers", type=int, default=2, help="sandbox workers")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -53,3 +54,16 @@ def tiny_sft_dir():
     if not (SHIPPED_SFT / "config.json").exists():
         pytest.fail(f"the shipped tiny checkpoint is missing at {SHIPPED_SFT}; run `agentgrpo build-tiny`")
     return SHIPPED_SFT
+
+
+@pytest.fixture(autouse=True)
+def _no_watchdog_outlives_its_test():
+    """A training watchdog still armed after its test would end this pytest process with status 3 once its
+    step_timeout (default 30 min) passed, in the middle of a later test and with no summary (issue 35, item
+    6: a trainer whose train() raised never got on_train_end). Fail the test that leaves one; disarm it."""
+    yield
+    watchdog = sys.modules.get("agentgrpo.training.watchdog")
+    left = watchdog.running() if watchdog is not None else []
+    for dog in left:
+        dog.stop()
+    assert not left, f"{len(left)} training watchdog(s) still armed after this test (train() ended, they did not)"

@@ -88,12 +88,24 @@ def test_a_task_from_a_file_path_and_a_clear_error_when_missing(user_dir):
         load_config({"task": "./no_such_file.py:TASK", "model": "tiny-random", "max_steps": 2}, cuda_available=False)
 
 
-def test_tiny_with_another_task_is_refused_by_validate(user_dir, tmp_path, capsys):
-    args = ["--task", f"{user_dir}/my_task.py:MY_TASK", "--model", "tiny", "--max_steps", "2"]
-    assert main(["validate", *args]) == 2
-    assert "model: 'tiny' is SFT'd on the calculator task, not 'my-arithmetic'" in capsys.readouterr().err
-    assert main(["train", *args, "--runs_dir", str(tmp_path)]) == 2
-    assert list(tmp_path.iterdir()) == []  # refused before the run directory is created
+def test_tiny_with_another_task_or_a_plain_dataset_goes_the_path_s_way(user_dir, tmp_path, capsys):
+    """'tiny' is accepted wherever its path is (issue 35, item 4): a task from a file and a plain dataset
+    validate with it, with a warning that it was SFT'd on the calculator task only."""
+    import yaml
+
+    from agentgrpo.tiny.build import SHIPPED_SFT
+
+    for name, data in (("task", {"task": f"{user_dir}/my_task.py:MY_TASK", "max_steps": 2}),
+                       ("dataset", dataset_config(user_dir))):
+        said = {}
+        for model in ("tiny", str(SHIPPED_SFT)):
+            path = tmp_path / f"{name}.yaml"
+            path.write_text(yaml.safe_dump({**data, "model": model}))
+            status = main(["validate", "--config", str(path)])
+            said[model] = status, "".join(capsys.readouterr())
+        assert said["tiny"][0] == said[str(SHIPPED_SFT)][0] == 0, said
+        assert "warning: model: 'tiny' was SFT'd on the calculator task only" in said["tiny"][1]
+        assert "'tiny'" not in said[str(SHIPPED_SFT)][1]
 
 
 def test_validate_calls_each_tool_and_reports_one_that_raises(user_dir):

@@ -57,9 +57,16 @@ def test_mbpp_offline_names_the_offline_task(monkeypatch):
 
 
 def test_mbpp_unreachable_names_the_offline_task(monkeypatch):
+    import datasets
+
+    def unreachable(*args, **kwargs):
+        raise OSError("network unreachable")
+
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
+    monkeypatch.setattr("agentgrpo.tasks.hub._probe", lambda url: None)  # the Hub answers; the download fails
+    monkeypatch.setattr(datasets, "load_dataset", unreachable)
     monkeypatch.setattr(coding, "MBPP_DATASET", "agentgrpo-test/no-such-dataset")
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     coding._load_mbpp.cache_clear()
     with pytest.raises(UserError, match="cannot load agentgrpo-test/no-such-dataset.*use task 'coding'"):
         coding.mbpp_rows("train")

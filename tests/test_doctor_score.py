@@ -79,3 +79,22 @@ def test_a_labelled_file_that_is_absent_is_an_error(tmp_path):
     labels = load_labels(_corpus(tmp_path, dict(GOOD, **{"gone.jsonl": {"label": "healthy", "accept": []}})))
     with pytest.raises(UserError, match="1 labelled file\\(s\\) not in"):
         score_dir(tmp_path, labels)
+
+
+def test_a_run_unreadable_for_a_missing_extra_is_named_with_the_extra(tmp_path, monkeypatch, capsys):
+    """`benchmarks/public-runs` scores 19 of 19 with the `tensorboard` extra; on the default install one run
+    (a TensorBoard event file) cannot be read: the score says which run and which extra (issue 35, item 8)."""
+    import shutil
+    import sys
+    from pathlib import Path
+
+    public = Path(__file__).resolve().parents[1] / "benchmarks" / "public-runs"
+    name = "cas_wordle4070_entropy_collapse.tfevents"
+    shutil.copy(public / name, tmp_path / name)
+    labels = {name: json.loads((public / "labels.json").read_text(encoding="utf-8"))[name]}
+    (tmp_path / "labels.json").write_text(json.dumps({"_rule": "test", **labels}), encoding="utf-8")
+    monkeypatch.setitem(sys.modules, "tensorboard", None)  # the default install: no tensorboard
+    main(["doctor", "--score", str(tmp_path), "--labels", str(tmp_path / "labels.json")])
+    out = capsys.readouterr().out
+    assert f"unreadable 1/1: {name} (reading TensorBoard event files needs tensorboard: pip install" in out, out
+    assert "agentgrpo[tensorboard]" in out and "recall 0/1" in out

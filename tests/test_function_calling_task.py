@@ -47,6 +47,8 @@ def test_hub_task_offline_names_the_shipped_task(monkeypatch):
 def test_hub_unreachable_names_the_shipped_task(monkeypatch):
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
+    monkeypatch.setattr("agentgrpo.tasks.hub._probe", lambda url: None)  # the Hub answers; the download fails
     monkeypatch.setattr(function_calling, "HUB_DATASET", "agentgrpo-test/no-such-dataset")
     import huggingface_hub
 

@@ -30,6 +30,17 @@ def test_check_command_writes_json_and_rejects_k_below_2(tmp_path, capsys):
     assert "--k: 1 < 2" in capsys.readouterr().err
 
 
+def test_a_partial_check_exits_non_zero(tmp_path, capsys):
+    """A check whose model does not load samples nothing: its partial report must not exit 0 (issue 35)."""
+    missing = tmp_path / "no-model"
+    missing.mkdir()
+    out = tmp_path / "check.json"
+    assert main(["check", "calculator", "--model", str(missing), "--prompts", "2", "--k", "2", "--json", str(out)]) == 2
+    assert "PARTIAL REPORT" in capsys.readouterr().out
+    assert json.loads(out.read_text())["ok"] is None  # the report is still written
+    assert main(["check", "calculator", "--model", str(missing), "--strict", "--prompts", "2", "--k", "2"]) == 2
+
+
 def test_task_target_rejects_config_overrides(capsys):
     assert main(["audit", "calculator", "--set", "temperature=0.5"]) == 2
     assert "is a task, not a config" in capsys.readouterr().err

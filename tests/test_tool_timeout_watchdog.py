@@ -91,3 +91,62 @@ def test_the_watchdog_dumps_stacks_and_fails_a_hung_run(tiny_sft_dir, tmp_path):
     stacks = (tmp_path / STACKS).read_text()
     assert "hanging_task.py" in stacks and "in calculate" in stacks  # the stack names the hung tool
     assert time.monotonic() - start < 200
+
+
+@pytest.mark.timeout(300)
+def test_a_train_that_raises_disarms_its_watchdog(tiny_sft_dir, tmp_path):
+    """Issue 35, item 6: a ``train()`` that raised left its watchdog armed (TRL calls ``on_train_end`` only on
+    a normal end), and ``step_timeout`` seconds later it ended the whole process with status 3: the test
+    suite died mid-run, with no summary, about 30 minutes after a test that expected an error from
+    ``train()``. Here the process must outlive the step timeout after the error."""
+    script = textwrap.dedent(f"""
+        import time
+        from transformers import TrainerCallback
+        from agentgrpo.plan import load_config
+        from agentgrpo.tasks.calculator import TASK
+        from agentgrpo.training import watchdog
+        from agentgrpo.training.grpo import build_grpo_trainer
+
+        class Fails(TrainerCallback):
+            def on_step_begin(self, args, state, control, **kwargs):
+                assert len(watchdog.running()) == 1  # armed while training
+                raise RuntimeError("the planted error")
+
+        cfg = load_config(None, {[*SMALL, "--step_timeout", "1"]!r}, cuda_available=False)
+        trainer = build_grpo_trainer(cfg, TASK, {str(tiny_sft_dir)!r}, __import__("pathlib").Path({str(tmp_path)!r}),
+                                     callbacks=[Fails()])
+        try:
+            trainer.train()
+        except RuntimeError as exc:
+            print("raised:", exc, flush=True)
+        assert watchdog.running() == [], watchdog.running()
+        time.sleep(3)  # three step timeouts: an armed watchdog would end the process with status 3 here
+        print("outlived the step timeout", flush=True)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, (done.returncode, done.stderr[-3000:])
+    assert "raised: the planted error" in done.stdout and "outlived the step timeout" in done.stdout, done.stdout
+    assert not (tmp_path / STACKS).exists()
+
+
+def test_the_watchdog_watches_every_train_call_and_stops_at_once(tmp_path):
+    """A second ``train()`` on the same trainer (a heal's resume) is watched too (a stopped watchdog's event
+    stayed set, so the second thread ended at once and never fired), and ``stop`` returns only once the
+    thread has ended."""
+    from types import SimpleNamespace
+
+    from agentgrpo.training.watchdog import Watchdog, running
+
+    fired = []
+    dog = Watchdog(tmp_path, timeout=0.2, poll=0.02, exit=fired.append)
+    state = SimpleNamespace(global_step=0)
+    dog.on_train_begin(None, state, None)
+    assert running() == [dog]
+    dog.on_train_end(None, state, None)
+    assert running() == [] and fired == []
+    dog.on_train_begin(None, state, None)
+    deadline = time.monotonic() + 10
+    while not fired and time.monotonic() < deadline:
+        time.sleep(0.02)
+    dog.stop()
+    assert fired == [EXIT_STATUS] and running() == []

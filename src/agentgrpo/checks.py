@@ -5,7 +5,7 @@ every problem at once:
 
 - here: the essentials (model, length), agentgrpo's own ranges, run directories, ``stop_on``;
 - `agentgrpo.training.checks`: device, group arithmetic, dynamic sampling, TRL value ranges, trackers, LoRA,
-  the model (fits the task, can be found);
+  the model (can be found; 'tiny' on a task it was not SFT'd for is a warning);
 - `agentgrpo.training.reward_specs.check_reward_signatures`: rewards callable as TRL calls them;
 - `agentgrpo.tasks.checks`: SFT demonstrations, tools (sample calls, timed);
 - `agentgrpo.rewards.checks`: each reward called once on a sample completion (timed);
@@ -32,7 +32,7 @@ def check_plan(plan, cuda_available: bool, warnings: list[str] | None = None) ->
     from agentgrpo.training.reward_specs import check_reward_signatures
 
     problems = check_essentials(plan)
-    problems += training_checks.check_plan(plan, cuda_available)
+    problems += training_checks.check_plan(plan, cuda_available, warnings)
     problems += check_ranges(plan.run)
     problems += check_dirs(plan)
     if plan.task is not None:
@@ -56,7 +56,7 @@ def check_plan_deep(plan, warnings: list[str]) -> list[str]:
     from agentgrpo.training.checks import check_model
 
     task, timeout = plan.task, plan.run.tool_timeout
-    problems = [] if _model_said(plan) else check_model(plan.run.model, task)
+    problems = check_model(plan.run.model, task)
     if task is None:
         return problems
     problems += task_checks.check_tools(task, timeout, warnings)
@@ -72,13 +72,6 @@ def check_plan_deep(plan, warnings: list[str]) -> list[str]:
                 problems += check_rewards_vary(signature_ok, task, rows, mode, timeout=timeout, warnings=warnings,
                                                decider=plan.run.dynamic_sampling_reward)
     return problems
-
-
-def _model_said(plan) -> bool:
-    """The model problem was already reported by the shallow checks (say it once)."""
-    from agentgrpo.training.checks import check_model_fits_task
-
-    return bool(check_model_fits_task(plan))
 
 
 def _callable_rewards(plan):

@@ -165,15 +165,29 @@ PEFT_FIELDS = ("use_peft", "lora_r", "lora_alpha", "lora_dropout", "lora_target_
 
 
 def _grpo_fields() -> dict[str, dataclasses.Field]:
-    from agentgrpo.trl_config import grpo_config_class  # lazily: keeps `--help` fast
+    """GRPOConfig's fields: from the snapshot for the installed TRL (no torch import: a bad value is named at
+    once), else read from TRL's dataclass (`agentgrpo.trl_fields`)."""
+    from agentgrpo import trl_fields
 
-    return {f.name: f for f in dataclasses.fields(grpo_config_class()) if f.init}
+    return trl_fields.fields("grpo") or _trl_tables()[0]
 
 
 def _peft_fields() -> dict[str, dataclasses.Field]:
-    from agentgrpo.trl_config import model_config_class
+    from agentgrpo import trl_fields
 
-    return {f.name: f for f in dataclasses.fields(model_config_class()) if f.name in PEFT_FIELDS}
+    return trl_fields.fields("peft") or _trl_tables()[1]
+
+
+def _trl_tables() -> tuple[dict[str, dataclasses.Field], dict[str, dataclasses.Field]]:
+    """TRL's own GRPOConfig and LoRA fields, read from its dataclasses (imports TRL); remembered as a
+    snapshot for the next process."""
+    from agentgrpo import trl_fields
+    from agentgrpo.trl_config import grpo_config_class, model_config_class  # lazily: `--help` stays fast
+
+    grpo = {f.name: f for f in dataclasses.fields(grpo_config_class()) if f.init}
+    peft = {f.name: f for f in dataclasses.fields(model_config_class()) if f.name in PEFT_FIELDS}
+    trl_fields.remember(grpo, peft)
+    return grpo, peft
 
 
 def _ours() -> dict[str, dataclasses.Field]:
@@ -191,7 +205,9 @@ def trl_default(name: str) -> Any:
     >>> trl_default("num_generations"), trl_default("temperature")
     (8, 1.0)
     """
-    f = _grpo_fields()[name]
+    from agentgrpo import trl_fields
+
+    f = _grpo_fields()[name] if trl_fields.default_known(name) else _trl_tables()[0][name]
     return f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,20 +141,24 @@ class RunPlan:
 
 
 def load_config(path: str | os.PathLike | dict | None, overrides: list[str] | dict | None = None,
-                *, cuda_available: bool | None = None, deep: bool = False, objects: dict | None = None) -> RunPlan:
+                *, cuda_available: bool | None = None, deep: bool = False, objects: dict | None = None,
+                early: bool = False) -> RunPlan:
     """Read ``path`` (a YAML file, or a dict), apply ``overrides``, check everything, return the `RunPlan`
     (which reads like the options: ``.run``, ``.grpo``, ``.setting(name)``).
 
     Raises `ConfigError` listing every problem found. Loads no model. ``deep`` adds the checks that touch
     more than the config: the model is reachable (a Hub id while offline), every reward and tool answers a
     sample call (with the tool timeout), the dataset loads (`agentgrpo validate` and `train` run them).
+    ``early`` (train) raises the problems found without importing torch, transformers or TRL at once, before
+    the deep checks (which import them); without it (validate) every problem is reported together.
     ``objects`` are Python objects the API passes (``train_dataset``, ``peft_config``).
     """
-    return resolve_plan(path, overrides, cuda_available=cuda_available, deep=deep, objects=objects)
+    return resolve_plan(path, overrides, cuda_available=cuda_available, deep=deep, objects=objects, early=early)
 
 
 def resolve_plan(source: str | os.PathLike | dict | None, overrides: list[str] | dict | None = None, *,
-                 cuda_available: bool | None = None, deep: bool = False, objects: dict | None = None) -> RunPlan:
+                 cuda_available: bool | None = None, deep: bool = False, objects: dict | None = None,
+                 early: bool = False) -> RunPlan:
     """The `RunPlan` for a YAML file (or dict) plus ``overrides``; raises `ConfigError` listing every problem.
 
     Loads no model. ``deep`` adds the checks that call user code or look beyond the config: every reward
@@ -164,7 +169,7 @@ def resolve_plan(source: str | os.PathLike | dict | None, overrides: list[str] |
     file_data = dict(source) if isinstance(source, dict) else (read_yaml(source) if source else {})
     now, problems = _overrides(overrides)
     data, notes = _with_saved_plan(file_data, now)
-    cuda = _cuda(cuda_available)
+    cuda = cuda_available if cuda_available is not None else _cuda_guess()  # torch is asked only before TRL
     options, option_problems = resolve_options(data, cuda, objects)
     problems += option_problems
     warnings = list(notes)
@@ -175,14 +180,20 @@ def resolve_plan(source: str | os.PathLike | dict | None, overrides: list[str] |
     run_dir, resumed, checkpoint = _run_dir(options, task)
     if task is not None and not options.run.run_name and not options.run.output_dir:
         options = dataclasses.replace(options, run=dataclasses.replace(options.run, run_name=run_dir.name))
-    real_device = cuda == _cuda(None)
-    grpo_config, grpo_problems = None, []
-    if real_device and rewards is not None:
-        grpo_config, grpo_problems = _grpo_config(options, task, rewards, run_dir)
     plan = RunPlan(options=options, task=task, rewards=rewards, reward_specs=tuple(specs), run_dir=run_dir,
-                   resumed=resumed, checkpoint=checkpoint, grpo_config=grpo_config)
+                   resumed=resumed, checkpoint=checkpoint, grpo_config=None)
     problems += checks.check_plan(plan, cuda_available=cuda, warnings=warnings)
-    problems += [p for p in grpo_problems if not checks.already_said(p, problems)]
+    # Every problem above was found without importing torch, transformers or TRL (`agentgrpo.trl_fields`):
+    # bad input is named at once. Only a plan without problems pays for the imports: the real device, then
+    # TRL's own GRPOConfig checks.
+    if not problems and cuda_available is None and _cuda(None) != cuda:
+        return resolve_plan(source, overrides, cuda_available=not cuda, deep=deep, objects=objects, early=early)
+    if not problems and rewards is not None and (cuda_available is None or cuda == _cuda(None)):
+        grpo_config, grpo_problems = _grpo_config(options, task, rewards, run_dir)
+        problems += [p for p in grpo_problems if not checks.already_said(p, problems)]
+        plan = dataclasses.replace(plan, grpo_config=grpo_config)
+    if problems and early:
+        raise ConfigError(problems)
     if deep:
         problems += checks.check_plan_deep(plan, warnings)
     if problems:
@@ -309,6 +320,25 @@ def _grpo_config(options: ResolvedConfig, task, rewards, run_dir: Path):
         return options.grpo_args(run_dir / rundir.CHECKPOINTS, **_trainer_defaults(task, rewards, run_dir)), []
     except Exception as exc:  # TRL raises ValueError mostly; any failure here would crash the run later
         return None, [f"GRPOConfig: {type(exc).__name__}: {exc}"]
+
+
+def _cuda_guess() -> bool:
+    """Whether torch will find CUDA, guessed without importing it (`_cuda` confirms before the plan is used):
+    a CUDA build of torch (its version.py names a CUDA version) and an NVIDIA device node."""
+    import importlib.util
+
+    if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
+        return False
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return False
+    version = Path(next(iter(spec.submodule_search_locations))) / "version.py"
+    try:
+        text = version.read_text(encoding="utf-8")
+    except OSError:
+        return Path("/dev/nvidia0").exists()
+    builds_cuda = re.search(r"^cuda\b[^=]*=\s*['\"]", text, re.M) is not None
+    return builds_cuda and Path("/dev/nvidia0").exists()
 
 
 def _cuda(flag: bool | None) -> bool:

@@ -13,7 +13,8 @@ rates; a verdict (too hard / too easy / at the edge of ability) with a recommend
 expected useful groups per step. Token fidelity: each sampled conversation, re-rendered with the chat
 template, must give back the sampled token ids, and the template must be prefix-preserving across tool
 turns; the first mismatch is shown. Without a loadable model the report is partial (template check only).
-Exit status 0 when the task is at the edge of ability and fidelity holds, 1 otherwise (with --strict).
+Exit status: 2 for a partial report (the model could not be loaded: nothing was sampled) or bad input; with
+--strict, 1 unless the task is at the edge of ability and fidelity holds; else 0.
 """
 
 from __future__ import annotations
@@ -74,5 +75,7 @@ def run(args) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1, default=str))
         print(f"report: {args.json}")
+    if report.get("ok") is None:  # partial: the model did not load, nothing was sampled
+        return 2
     fidelity_ok = (report.get("fidelity") or {}).get("ok") is not False
     return 1 if args.strict and not (report.get("ok") and fidelity_ok) else 0

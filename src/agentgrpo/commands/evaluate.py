@@ -64,7 +64,7 @@ def _default(name: str):
 def run(args) -> int:
     from agentgrpo.errors import UserError
     from agentgrpo.evaluation.evaluate import evaluate
-    from agentgrpo.training.models import load_model, load_tokenizer, resolve_model
+    from agentgrpo.training.models import load_model, load_tokenizer, resolve_model, tiny_note
 
     if (args.eval_size is not None and args.eval_size < 1) or args.samples < 1:
         raise UserError("--eval_size and --samples must be >= 1")
@@ -73,6 +73,8 @@ def run(args) -> int:
     model, saved = _run_model(args.model)
     task, settings = _settings(args, saved)
     path = resolve_model(model, task)
+    if model == "tiny" and tiny_note(task.name):
+        print(f"warning: {tiny_note(task.name)}")
     print(f"eval: {path} on {task.name}, " + ", ".join(f"{k} {v}" for k, v in settings.items()
                                                        if k not in ("eval_size", "eval_modes", "seed")))
     if args.samples > 1:

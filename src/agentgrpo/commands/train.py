@@ -35,7 +35,7 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     from agentgrpo.plan import load_config
 
-    return run_resolved(load_config(config_path(args.config), collect_overrides(args), deep=True))
+    return run_resolved(load_config(config_path(args.config), collect_overrides(args), deep=True, early=True))
 
 
 def run_resolved(cfg) -> int:

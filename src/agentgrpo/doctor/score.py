@@ -130,7 +130,8 @@ def score_run(path: Path, label: Label) -> Scored:
     try:
         table = read_run(path).table
     except UserError as exc:
-        return Scored(label, UNREADABLE, [], [], None, None, str(exc).splitlines()[0][-160:])
+        why = str(exc).splitlines()[0].replace(f"{path}: ", "")  # e.g. a missing extra: tensorboard
+        return Scored(label, UNREADABLE, [], [], None, None, why[:200])
     report = diagnose(table)
     failures = [f.detector for f in report.failures]
     hits = [f for f in report.failures if f.detector in label.accept]
@@ -199,7 +200,7 @@ def totals(rows: list[Scored]) -> Totals:
         forbidden=[f"{r.label.file} ({', '.join(r.forbidden)})" for r in rows if r.forbidden],
         onset_errors=errors,
         late_onsets=[r.label.file for r in failing if r.onset_error is not None and r.onset_error > ONSET_BOUND],
-        unreadable=[r.label.file for r in rows if r.verdict == UNREADABLE],
+        unreadable=[f"{r.label.file} ({r.headline})" for r in rows if r.verdict == UNREADABLE],  # with the reason
         runs=len(rows),
     )
 

@@ -191,7 +191,7 @@ def signal_check(
     rows = _prompts(target, n_prompts, report["notes"])
     report["prompts"] = len(rows)
     try:
-        model, tokenizer, report["model"] = _load(target, model_path, model, tokenizer)
+        model, tokenizer, report["model"] = _load(target, model_path, model, tokenizer, report["notes"])
     except Exception as exc:  # a model that cannot be loaded: say why, keep what can be checked without it
         report.update(
             ok=None, error=f"model {model_path or target.model!r} could not be loaded: {type(exc).__name__}: {exc}"
@@ -242,10 +242,12 @@ def _prompts(target, n: int, notes: list[str]) -> list[dict]:
     return rows
 
 
-def _load(target, model_path, model, tokenizer):
-    from agentgrpo.training.models import load_model, load_tokenizer, resolve_model
+def _load(target, model_path, model, tokenizer, notes: list[str]):
+    from agentgrpo.training.models import load_model, load_tokenizer, resolve_model, tiny_note
 
     path = model_path or resolve_model(target.model, target.task)
+    if model_path is None and model is None and target.model == "tiny" and tiny_note(target.task.name):
+        notes.append(tiny_note(target.task.name))
     tokenizer = tokenizer if tokenizer is not None else load_tokenizer(path)
     model = model if model is not None else load_model(path)
     return model, tokenizer, str(path)

@@ -1,11 +1,12 @@
-"""``curves.png``: a run's main training curves in one picture (matplotlib, Agg), with the doctor's onsets."""
+"""``curves.png``: a run's main training curves in one picture (matplotlib, Agg), with the doctor's onsets; the
+dynamic sampling panel (informative groups, groups dropped, generation rounds) where the run logged it."""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
 
-MAIN = ("reward", "zero_std", "kl", "entropy", "length", "tools")
+MAIN = ("reward", "zero_std", "dynamic_sampling", "kl", "entropy", "length", "tools")  # one without data: left out
 
 
 def plot_run_curves(run_dir: str | Path, out_path: str | Path) -> Path | None:

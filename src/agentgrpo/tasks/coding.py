@@ -83,10 +83,13 @@ def _entry_point(test: str) -> str:
 
 def mbpp_rows(split: str = "train") -> tuple[dict, ...]:
     """MBPP's ``split`` through `datasets` (needs the Hub): visible = first test, hidden = the rest."""
-    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
-        raise UserError(f"task coding-mbpp: MBPP ({MBPP_DATASET}) cannot be downloaded with HF_HUB_OFFLINE set; "
-                        "use task 'coding' (the offline training set shipped with agentgrpo), or unset "
-                        "HF_HUB_OFFLINE on a machine that reaches the Hugging Face Hub.")
+    from agentgrpo.tasks.hub import unreachable
+
+    reason = unreachable()
+    if reason:
+        raise UserError(f"task coding-mbpp: unavailable offline ({reason}): MBPP ({MBPP_DATASET}) cannot be "
+                        "downloaded; use task 'coding' (the offline training set shipped with agentgrpo), or run "
+                        "where the Hugging Face Hub is reachable (HF_HUB_OFFLINE unset).")
     return _load_mbpp(split)
 
 

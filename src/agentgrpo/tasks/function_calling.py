@@ -30,7 +30,6 @@ import functools
 import gzip
 import hashlib
 import json
-import os
 import random
 from importlib import resources
 from pathlib import Path
@@ -89,10 +88,13 @@ def offline_rows() -> tuple[dict, ...]:
 
 def hub_rows() -> tuple[dict, ...]:
     """The same categories from the Hub (needs network); a clear error naming the offline task otherwise."""
-    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
-        raise UserError(f"task function-calling-hub: {HUB_DATASET} cannot be downloaded with HF_HUB_OFFLINE set; "
-                        "use task 'function-calling' (the same BFCL categories, shipped with agentgrpo), or unset "
-                        "HF_HUB_OFFLINE on a machine that reaches the Hugging Face Hub.")
+    from agentgrpo.tasks.hub import unreachable
+
+    reason = unreachable()
+    if reason:
+        raise UserError(f"task function-calling-hub: unavailable offline ({reason}): {HUB_DATASET} cannot be "
+                        "downloaded; use task 'function-calling' (the same BFCL categories, shipped with "
+                        "agentgrpo), or run where the Hugging Face Hub is reachable (HF_HUB_OFFLINE unset).")
     return _load_hub()
 
 

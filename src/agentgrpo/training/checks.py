@@ -50,7 +50,7 @@ def check_dynamic_sampling(plan) -> list[str]:
     """``dynamic_sampling`` / ``max_generation_rounds`` / ``refill_carry`` (the trainer's own check): the rounds
     are >= 1, refill, which draws further prompts, has a training set of at least one generation batch of
     prompts, and refill_carry comes with refill."""
-    from agentgrpo.training.dynamic_sampling import check_options
+    from agentgrpo.training.dynamic_sampling_options import check_options
 
     prompts = generation_batch_size(plan.setting, _world_size()) // (plan.setting("num_generations") or 1)
     names = list(plan.rewards.names) if getattr(plan, "rewards", None) is not None else None
@@ -111,9 +111,13 @@ def loss_types() -> list[str]:
     """The loss types this TRL version supports, read from GRPOConfig's own field help."""
     import dataclasses
 
-    from trl import GRPOConfig
+    from agentgrpo import trl_fields
 
-    help_text = next(f.metadata.get("help", "") for f in dataclasses.fields(GRPOConfig) if f.name == "loss_type")
+    help_text = trl_fields.help_text("loss_type")
+    if help_text is None:  # no snapshot for this TRL version: read the field itself
+        from trl import GRPOConfig
+
+        help_text = next(f.metadata.get("help", "") for f in dataclasses.fields(GRPOConfig) if f.name == "loss_type")
     match = re.search(r"Supported values are (.*?)\.\s", help_text)
     return re.findall(r"'(\w+)'", match.group(1)) if match else []
 
@@ -121,6 +125,8 @@ def loss_types() -> list[str]:
 def check_report_to(report_to, installed_here: bool = True) -> list[str]:
     """Each tracker's callback is created as the Trainer will create it (a missing package fails here);
     ``installed_here=False`` (the run trains elsewhere) checks the names only."""
+    if report_to in (None, "none", [], ["none"]):
+        return []  # no tracker: nothing to import
     from transformers.integrations.integration_utils import get_reporting_integration_callbacks
 
     try:
@@ -167,12 +173,13 @@ def check_peft(plan) -> list[str]:
     return []
 
 
-def check_model_fits_task(plan) -> list[str]:
-    """'tiny' is SFT'd for the calculator tasks only (said here, before the deep checks resolve the model)."""
-    from agentgrpo.training.models import tiny_misfit
+def warn_model_fit(plan, warnings: list[str]) -> None:
+    """'tiny' is SFT'd for the calculator tasks only: a warning for any other task, never a refusal."""
+    from agentgrpo.training.models import tiny_note
 
-    problem = tiny_misfit(plan.task.name) if plan.task is not None and plan.run.model == "tiny" else None
-    return [problem] if problem else []
+    note = tiny_note(plan.task.name) if plan.task is not None and plan.run.model == "tiny" else None
+    if note and note not in warnings:
+        warnings.append(note)
 
 
 def check_model(name: str, task) -> list[str]:
@@ -205,7 +212,8 @@ def _offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
 
 
-def check_plan(plan, cuda_available: bool) -> list[str]:
-    """Every training check of ``plan`` that loads nothing."""
+def check_plan(plan, cuda_available: bool, warnings: list[str] | None = None) -> list[str]:
+    """Every training check of ``plan`` that loads nothing (doubts go to ``warnings``)."""
+    warn_model_fit(plan, warnings if warnings is not None else [])
     return [*check_device(plan.grpo, cuda_available), *check_groups(plan), *check_dynamic_sampling(plan),
-            *check_ranges(plan), *check_trl_values(plan), *check_peft(plan), *check_model_fits_task(plan)]
+            *check_ranges(plan), *check_trl_values(plan), *check_peft(plan)]

@@ -12,7 +12,7 @@ from agentgrpo.training.progress import use_compact_progress
 from agentgrpo.training.recorder import Recorder
 from agentgrpo.training.reward_specs import make_reward_funcs
 from agentgrpo.training.tool_timeout import ToolTimeoutCounter, timed_environment_factory, timed_tools
-from agentgrpo.training.watchdog import Watchdog
+from agentgrpo.training.watchdog import Watchdog, stop_with_training
 
 
 def train_dataset(task: Task, size: int, seed: int) -> Dataset:
@@ -60,6 +60,8 @@ def build_grpo_trainer(cfg, task: Task, model_path: str, run_dir: Path, callback
         callbacks=[c for c in (*guards[:1], recorder, *guards[1:], *callbacks) if c is not None],
     )
     freeze_fixed_parameters(trainer.model)
+    if guards:
+        stop_with_training(trainer, guards[1])  # however train() ends: a raised error must not leave it armed
     if recorder is not None:
         recorder.attach(trainer)
     use_compact_progress(trainer)
