@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from agentgrpo.plan import load_config
 from agentgrpo.errors import ConfigError
+from agentgrpo.plan import load_config
 from agentgrpo.tasks import get_task, task_names
 from agentgrpo.tiny.build import SHIPPED_SFT, SHIPPED_SFT_TASKS
 from agentgrpo.training.checks import check_model

@@ -37,7 +37,8 @@ def html_tables(html: str) -> list[list[list[str]]]:
 
     >>> html_tables("<table><tr><th>Step</th><th>reward</th></tr><tr><td>1</td><td>&minus;0.5</td></tr></table>")
     [[['Step', 'reward'], ['1', '−0.5']]]
-    >>> html_tables("<table><thead><tr><th> a  b </th></tr></thead><tbody>\\n<tr><td><b>1</b></td></tr></tbody></table>")
+    >>> html_tables("<table><thead><tr><th> a  b </th></tr></thead><tbody>\\n"
+    ...             "<tr><td><b>1</b></td></tr></tbody></table>")
     [[['a b'], ['1']]]
     """
     tables = []
