@@ -56,7 +56,9 @@ def pick_run(folder: Path) -> Path:
             "report_to='mlflow')?"
         )
     shown = ", ".join(run_label(r) for r in with_metrics[:8])
-    raise UserError(f"{folder}: an MLflow store with {len(with_metrics)} runs with metrics ({shown}); pass one run's folder")
+    raise UserError(
+        f"{folder}: an MLflow store with {len(with_metrics)} runs with metrics ({shown}); pass one run's folder"
+    )
 
 
 def _metric_files(run: Path) -> list[Path]:
@@ -128,8 +130,10 @@ def read_sqlite_store(db: Path, run: str | None, label: str) -> tuple[list[dict]
                         f"{label}: an MLflow database without logged metrics: looked for rows in its metrics table "
                         "(mlflow.log_metric, or TRL with report_to='mlflow')"
                     )
-                raise UserError(f"{label}: this MLflow database holds {len(runs)} runs with metrics ({shown}); "
-                                f"name one: {db}#RUN (its id or name)")
+                raise UserError(
+                    f"{label}: this MLflow database holds {len(runs)} runs with metrics ({shown}); "
+                    f"name one: {db}#RUN (its id or name)"
+                )
             uuid, name = runs[0]
             rows = conn.execute(
                 "SELECT key, value, step, is_nan FROM metrics WHERE run_uuid = ? ORDER BY step, timestamp", (uuid,)

@@ -152,4 +152,3 @@ def _config_value(text: str):
     if isinstance(value, dict) and "value" in value:
         return value["value"]
     return value
-
