@@ -272,3 +272,21 @@ def test_committed_stores_written_by_the_libraries():
     if importlib.util.find_spec("wandb") is not None:
         run = read_run(data / "wandb")
         assert run.fmt == "wandb" and len(run.table) == 40 and run.table.meta["max_completion_length"] == 256
+
+
+def test_public_wandb_run_written_by_wandb_0_14():
+    """A public 2023 run file (wandb 0.14.2's Python writer): every row read; the last equals wandb-summary.json."""
+    if importlib.util.find_spec("wandb") is None:
+        pytest.skip("wandb not installed")
+    from pathlib import Path
+
+    run_dir = Path(__file__).parent / "data" / "trackers" / "public-wandb-2023" / "run-20230420_073822-clnzftry"
+    rows, _, fmt, _ = wandbrun.read_wandb(run_dir / "run-clnzftry.wandb")
+    summary = json.loads((run_dir / "files" / "wandb-summary.json").read_text())
+    assert fmt == "wandb" and len(rows) == summary["_step"] + 1
+    assert [r["_step"] for r in rows] == list(range(len(rows)))
+    assert {k: rows[-1][k] for k in ("loss", "lr", "epoch", "batch_id")} == {
+        k: summary[k] for k in ("loss", "lr", "epoch", "batch_id")
+    }
+    with pytest.raises(UserError, match=r"78 logged steps but no reward metric .*found: .*loss"):
+        read_run(run_dir)
