@@ -88,12 +88,14 @@ def read_wandb(path: Path) -> tuple[list[dict], list[str], str, dict]:
         raise UserError(f"{path}: not a W&B run file (starts with {data[:7]!r}, expected the ':W&B' header)")
     payloads, why = scan(data)
     notes = [f"{path.name}: {why}"] if why else []
-    rows: list[dict] = []
-    config: dict = {}
-    counts: dict[str, int] = {}
-    bad = 0
+    wanted = {_tag(pb.Record, name) for name in ("history", "config", "run")}
+    histories, config, counts, bad, skipped = [], {}, {}, 0, 0
+    record = pb.Record()
     for payload in payloads:
-        record = pb.Record()
+        tag = _first_tag(payload)
+        if tag is not None and tag not in wanted:  # another record type (summary, stats, output, ...)
+            skipped += 1
+            continue
         try:
             record.ParseFromString(payload)
         except Exception:  # protobuf's DecodeError; a record of a newer schema
@@ -102,34 +104,79 @@ def read_wandb(path: Path) -> tuple[list[dict], list[str], str, dict]:
         kind = record.WhichOneof("record_type") or "unknown"
         counts[kind] = counts.get(kind, 0) + 1
         if kind == "history":
-            row = {}
-            for item in record.history.item:
-                key, value = _key(item), _value(item.value_json)
-                if value is not None and (key == "_step" or not key.startswith("_")):  # not _runtime, _timestamp
-                    row[key] = value
-            if record.history.HasField("step") and "_step" not in row:
-                row["_step"] = record.history.step.num
-            if row:
-                rows.append(row)
+            step = record.history.step.num if record.history.HasField("step") else None
+            histories.append(([(_key(item), item.value_json) for item in record.history.item], step))
         elif kind in ("config", "run"):
             items = record.config.update if kind == "config" else record.run.config.update
             for item in items:
                 config[_key(item)] = _config_value(item.value_json)
+    rows = _rows(histories)
     if bad:
         notes.append(f"{path.name}: {bad} record(s) that wandb's schema could not decode skipped")
     if not any(len(r) > 1 for r in rows):
-        shown = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "no records"
+        shown = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if k != "history") or "no records"
         raise UserError(
             f"{path}: a W&B run file without logged metrics: looked for history records (the rows of wandb.log) "
-            f"and found none with a metric ({shown}). Was the run stopped before its first logging step? With "
-            "TRL, report_to='wandb' and logging_steps decide what is logged."
+            f"and found {counts.get('history', 0)} with a metric (also: {shown}; {skipped} other records). Was "
+            "the run stopped before its first logging step? With TRL, report_to='wandb' and logging_steps decide "
+            "what is logged."
         )
     notes.append(f"W&B run file {path.name}: {len(rows)} history rows")
     return rows, notes, "wandb", config
 
 
+def _rows(histories: list[tuple[list[tuple[str, str]], int | None]]) -> list[dict]:
+    """The logged rows: every item's JSON value decoded at once (one parse for the whole run; item by item
+    only when some value is not JSON), kept when it is a number (NaN/Infinity included); W&B's bookkeeping
+    keys (``_runtime``, ``_timestamp``) dropped, ``_step`` kept."""
+    texts = [value for items, _ in histories for _, value in items]
+    try:
+        values = json.loads("[" + ",".join(texts) + "]")
+    except (json.JSONDecodeError, ValueError):
+        values = [_value(text) for text in texts]
+    rows, i = [], 0
+    for items, step in histories:
+        row = {}
+        for key, _ in items:
+            value = values[i]
+            i += 1
+            if type(value) in (int, float) and (key == "_step" or not key.startswith("_")):
+                row[key] = value
+        if step is not None and "_step" not in row:
+            row["_step"] = step
+        if row:
+            rows.append(row)
+    return rows
+
+
+def _tag(message, field: str) -> int:
+    """The first byte of a length-delimited ``field`` of ``message`` on the wire (field numbers below 16)."""
+    number = message.DESCRIPTOR.fields_by_name[field].number
+    return number << 3 | 2 if number < 16 else -1
+
+
+def _first_tag(payload: bytes) -> int | None:
+    """The tag byte of a Record's oneof field, after its optional ``num`` (field 1, a varint): fields are
+    written in field-number order. None when the payload does not look like that (then it is parsed).
+
+    >>> _first_tag(bytes([0x08, 0x96, 0x01, 0x12, 0x00])), _first_tag(bytes([0x1A, 0x00])), _first_tag(b"")
+    (18, 26, None)
+    """
+    i = 0
+    if payload[:1] == b"\x08":
+        i = 1
+        while i < len(payload) and payload[i] & 0x80:
+            i += 1
+        i += 1
+    return payload[i] if i < len(payload) else None
+
+
 def _key(item) -> str:
-    return item.key or "/".join(item.nested_key)
+    key = item.key
+    if key:
+        return key
+    nested = item.nested_key
+    return nested[0] if len(nested) == 1 else "/".join(nested)
 
 
 def _value(text: str):
