@@ -88,12 +88,14 @@ def read_wandb(path: Path) -> tuple[list[dict], list[str], str, dict]:
         raise UserError(f"{path}: not a W&B run file (starts with {data[:7]!r}, expected the ':W&B' header)")
     payloads, why = scan(data)
     notes = [f"{path.name}: {why}"] if why else []
-    wanted = {_tag(pb.Record, name) for name in ("history", "config", "run")}
+    fields = pb.Record.DESCRIPTOR.fields_by_name
+    oneof = frozenset(f.number for f in pb.Record.DESCRIPTOR.oneofs_by_name["record_type"].fields)
+    wanted = {fields[name].number for name in ("history", "config", "run")}
     histories, config, counts, bad, skipped = [], {}, {}, 0, 0
     record = pb.Record()
     for payload in payloads:
-        tag = _first_tag(payload)
-        if tag is not None and tag not in wanted:  # another record type (summary, stats, output, ...)
+        kind_number = _record_kind(payload, oneof)
+        if kind_number is not None and kind_number not in wanted:  # another type (summary, stats, output, ...)
             skipped += 1
             continue
         try:
@@ -117,9 +119,9 @@ def read_wandb(path: Path) -> tuple[list[dict], list[str], str, dict]:
         shown = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if k != "history") or "no records"
         raise UserError(
             f"{path}: a W&B run file without logged metrics: looked for history records (the rows of wandb.log) "
-            f"and found {counts.get('history', 0)} with a metric (also: {shown}; {skipped} other records). Was "
-            "the run stopped before its first logging step? With TRL, report_to='wandb' and logging_steps decide "
-            "what is logged."
+            f"with a metric and found none ({counts.get('history', 0)} history records; also {shown}, and "
+            f"{skipped} records of other types). Was the run stopped before its first logging step? With TRL, "
+            "report_to='wandb' and logging_steps decide what is logged."
         )
     notes.append(f"W&B run file {path.name}: {len(rows)} history rows")
     return rows, notes, "wandb", config
@@ -149,26 +151,52 @@ def _rows(histories: list[tuple[list[tuple[str, str]], int | None]]) -> list[dic
     return rows
 
 
-def _tag(message, field: str) -> int:
-    """The first byte of a length-delimited ``field`` of ``message`` on the wire (field numbers below 16)."""
-    number = message.DESCRIPTOR.fields_by_name[field].number
-    return number << 3 | 2 if number < 16 else -1
+def _record_kind(payload: bytes, oneof: frozenset[int]) -> int | None:
+    """The field number of the Record's ``record_type`` (one of ``oneof``), read from the wire without
+    decoding: top-level fields are walked (varints, length-delimited, fixed) until one of the oneof's. None
+    when the payload ends first or holds a wire type not walked here (then it is decoded).
 
-
-def _first_tag(payload: bytes) -> int | None:
-    """The tag byte of a Record's oneof field, after its optional ``num`` (field 1, a varint): fields are
-    written in field-number order. None when the payload does not look like that (then it is parsed).
-
-    >>> _first_tag(bytes([0x08, 0x96, 0x01, 0x12, 0x00])), _first_tag(bytes([0x1A, 0x00])), _first_tag(b"")
-    (18, 26, None)
+    >>> _record_kind(bytes([0x08, 0x96, 0x01, 0x82, 0x01, 0x01, 0x00, 0x12, 0x00]), frozenset({2, 3}))
+    2
+    >>> _record_kind(bytes([0x1A, 0x00]), frozenset({2, 3})), _record_kind(b"", frozenset({2}))
+    (3, None)
     """
-    i = 0
-    if payload[:1] == b"\x08":
-        i = 1
-        while i < len(payload) and payload[i] & 0x80:
+    i, n = 0, len(payload)
+    while i < n:
+        tag = shift = 0
+        while True:
+            if i >= n:
+                return None
+            byte = payload[i]
             i += 1
-        i += 1
-    return payload[i] if i < len(payload) else None
+            tag |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                break
+        number, wire = tag >> 3, tag & 7
+        if number in oneof:
+            return number
+        if wire == 0:
+            while i < n and payload[i] & 0x80:
+                i += 1
+            i += 1
+        elif wire == 2:
+            length = shift = 0
+            while True:
+                if i >= n:
+                    return None
+                byte = payload[i]
+                i += 1
+                length |= (byte & 0x7F) << shift
+                shift += 7
+                if not byte & 0x80:
+                    break
+            i += length
+        elif wire in (1, 5):
+            i += 8 if wire == 1 else 4
+        else:
+            return None
+    return None
 
 
 def _key(item) -> str:
