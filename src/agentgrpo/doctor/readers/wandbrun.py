@@ -13,8 +13,11 @@ read up to its last whole record. ``history`` records are the logged rows (``_st
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import struct
+import sys
+import types
 import zlib
 from pathlib import Path
 
@@ -80,7 +83,7 @@ def scan(data: bytes) -> tuple[list[bytes], str]:
 def read_wandb(path: Path) -> tuple[list[dict], list[str], str, dict]:
     """(records, notes, format, config) of one ``.wandb`` file."""
     try:
-        from wandb.proto import wandb_internal_pb2 as pb
+        pb = _schema()
     except ImportError:
         raise UserError(f"{path}: reading a W&B run file (.wandb) needs wandb: {INSTALL_HINT}") from None
     data = path.read_bytes()
@@ -125,6 +128,32 @@ def read_wandb(path: Path) -> tuple[list[dict], list[str], str, dict]:
         )
     notes.append(f"W&B run file {path.name}: {len(rows)} history rows")
     return rows, notes, "wandb", config
+
+
+def _schema():
+    """wandb's protobuf module for run files (``wandb.proto.wandb_internal_pb2``).
+
+    Importing it the usual way first runs ``wandb/__init__.py`` (the whole SDK: about half a second, more
+    than the doctor's whole diagnosis). When wandb is not imported yet, its ``proto`` subpackage is loaded
+    under a bare stand-in for the ``wandb`` package that is removed again at once, so a later ``import
+    wandb`` runs the real package and finds these same proto modules (registered once in protobuf's pool).
+    """
+    if "wandb" in sys.modules:
+        from wandb.proto import wandb_internal_pb2
+
+        return wandb_internal_pb2
+    spec = importlib.util.find_spec("wandb")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("wandb")
+    stand_in = types.ModuleType("wandb")
+    stand_in.__path__ = list(spec.submodule_search_locations)
+    sys.modules["wandb"] = stand_in
+    try:
+        from wandb.proto import wandb_internal_pb2
+    finally:
+        if sys.modules.get("wandb") is stand_in:
+            del sys.modules["wandb"]
+    return wandb_internal_pb2
 
 
 def _rows(histories: list[tuple[list[tuple[str, str]], int | None]]) -> list[dict]:
