@@ -290,3 +290,52 @@ def test_public_wandb_run_written_by_wandb_0_14():
     }
     with pytest.raises(UserError, match=r"78 logged steps but no reward metric .*found: .*loss"):
         read_run(run_dir)
+
+
+# -- W&B "Export CSV" ------------------------------------------------------------------------------------
+
+
+def _export(tmp_path, runs: list[str], seed: int):
+    """A W&B panel export of ``runs``: ``Step``, then per run ``<run> - train/<metric>`` with its
+    ``__MIN``/``__MAX`` band; a run's cell blank where it did not log that step."""
+    rng = random.Random(seed)
+    values = {run: {s: (rng.uniform(-1, 2), rng.uniform(0, 0.2)) for s in range(1, STEPS + 1)} for run in runs}
+    for run in runs[1:]:
+        del values[run][rng.randint(1, STEPS)]  # a step this run did not log
+    header = ["Step"] + [
+        f"{run} - train/{m}{band}" for run in runs for m in ("reward", "kl") for band in ("", "__MIN", "__MAX")
+    ]
+    lines = [",".join(f'"{h}"' for h in header)]
+    for s in range(1, STEPS + 1):
+        cells = [str(s)]
+        for run in runs:
+            for j in range(2):
+                cell = "" if s not in values[run] else repr(values[run][s][j])
+                cells += [cell, cell, cell]
+        lines.append(",".join(cells))
+    path = tmp_path / f"wandb_export_{seed}.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path, values
+
+
+@pytest.mark.parametrize("seed,runs", [(0, ["run-a"]), (1, ["grpo lr=1e-6", "grpo lr=3e-6"]), (2, ["x", "y", "z"])])
+def test_wandb_csv_export_one_run_at_a_time(tmp_path, seed, runs):
+    path, values = _export(tmp_path, runs, seed)
+    if len(runs) > 1:
+        with pytest.raises(UserError, match=rf"metrics of {len(runs)} runs .*#RUN"):
+            read_run(path)
+    for run in runs:
+        table = read_run(path if len(runs) == 1 else f"{path}#{run}").table
+        steps = sorted(values[run])
+        assert table.steps.tolist() == steps
+        assert np.allclose(table["reward"], [values[run][s][0] for s in steps])
+        assert np.allclose(table["kl"], [values[run][s][1] for s in steps])
+        assert not any("__" in name for name in table.names())
+    with pytest.raises(UserError, match="no run 'nope'"):
+        read_run(f"{path}#nope")
+
+
+def test_csv_with_dashes_in_metric_names_is_one_run(tmp_path):
+    path = tmp_path / "log.csv"
+    path.write_text("step,reward,train - loss,eval - acc\n" + "".join(f"{s},{s / 10},0.5,0.1\n" for s in range(1, 9)))
+    assert read_run(path).table.steps.tolist() == list(range(1, 9))

@@ -48,6 +48,9 @@ def read_run(path: str | Path, mapping: Mapping[str, str] | None = None) -> Run:
             return _tracker_run(mlflowstore.read_sqlite_store(db, run_name, spec), db, mapping)
         return _run_from(trackio.read_trackio(db, run_name, spec), db, mapping)
     path = Path(path)
+    if not path.exists() and "#" in spec and Path(spec.rsplit("#", 1)[0]).is_file():
+        file, run_name = spec.rsplit("#", 1)  # one run of a tracker's CSV export: export.csv#RUN
+        return _read_file(Path(file), mapping, run_name)
     if not path.exists():
         raise UserError(f"{path}: no such file or directory")
     if path.is_dir():
@@ -120,7 +123,7 @@ def _checkpoint_step(p: Path) -> int:
     return int(match.group(1)) if match else -1
 
 
-def _read_file(path: Path, mapping) -> Run:
+def _read_file(path: Path, mapping, run_name: str | None = None) -> Run:
     if path.is_dir():  # an MLflow run folder, or a folder of TensorBoard event files
         if mlflowstore.is_run(path):
             return _tracker_run(mlflowstore.read_file_store(path), path, mapping)
@@ -151,6 +154,9 @@ def _read_file(path: Path, mapping) -> Run:
     if not text or text.isspace():  # (no stripped copy of a 100 MB text)
         raise UserError(f"{path}: no text in it ({how or 'empty'}); no training step was logged")
     records, notes, fmt = formats.parse_file(path.with_suffix("") if kind == "gzip" else path, text)
+    if fmt == "csv" or run_name is not None:
+        records, run_notes = tidy.one_export_run(records, path, run_name)
+        notes += run_notes
     return _run_from((records, ([how] if how else []) + notes, fmt), path, mapping)
 
 
