@@ -102,6 +102,8 @@ def _find_log(path: Path) -> Path:
         )
     if mlflowstore.find_runs(path):
         return mlflowstore.pick_run(path)
+    if (path / "mlflow.db").is_file() and mlflowstore.is_mlflow_db(path / "mlflow.db"):
+        return path / "mlflow.db"  # MLflow >= 3.7's default store, sqlite:///mlflow.db
     events = tensorboard.event_files(path)
     folders = sorted({p.parent for p in events})
     if len(folders) == 1:
@@ -113,8 +115,8 @@ def _find_log(path: Path) -> Path:
     raise UserError(
         f"{path}: no training log in this directory (found: {found}). Expected metrics.jsonl (agentgrpo), "
         "trainer_state.json or checkpoint-*/trainer_state.json (TRL), one .csv export, a W&B run "
-        "(wandb/run-*/run-*.wandb), an MLflow store (mlruns/<experiment>/<run>/metrics/), or TensorBoard event "
-        "files; or pass the log file itself."
+        "(wandb/run-*/run-*.wandb), an MLflow store (mlruns/<experiment>/<run>/metrics/ or mlflow.db), or "
+        "TensorBoard event files; or pass the log file itself."
     )
 
 
