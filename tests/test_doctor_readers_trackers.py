@@ -340,3 +340,34 @@ def test_csv_with_dashes_in_metric_names_is_one_run(tmp_path):
     path = tmp_path / "log.csv"
     path.write_text("step,reward,train - loss,eval - acc\n" + "".join(f"{s},{s / 10},0.5,0.1\n" for s in range(1, 9)))
     assert read_run(path).table.steps.tolist() == list(range(1, 9))
+
+
+def test_mlflow_file_store_old_lines_and_bad_lines_are_counted(tmp_path):
+    """MLflow < 1.0 wrote `timestamp value` (no step: step 0); a line that is not a metric line is counted in a
+    note, never silently dropped; values are read as written."""
+    run = tmp_path / "mlruns" / "1" / "r1"
+    (run / "metrics").mkdir(parents=True)
+    (run / "meta.yaml").write_text("run_id: r1\n")
+    rng = random.Random(5)
+    rewards = [rng.uniform(-1, 1) for _ in range(12)]
+    (run / "metrics" / "reward").write_text("".join(f"{1000 + s} {r!r} {s}\n" for s, r in enumerate(rewards, 1)))
+    (run / "metrics" / "kl").write_text("".join(f"{1000 + s} 0.01 {s}\n" for s in range(1, 13)) + "garbage here\n")
+    (run / "metrics" / "old_style").write_text("1000 0.5\n")
+    got = read_run(tmp_path)
+    assert got.table.steps.tolist() == list(range(0, 13))
+    assert np.allclose(got.table["reward"][1:], rewards)
+    assert any("1 unreadable metric line" in note for note in got.notes)
+
+
+def test_cli_reads_a_wandb_run_folder(capsys):
+    """`agentgrpo doctor wandb/` on the committed run written by wandb: read, diagnosed, exit status 0."""
+    if importlib.util.find_spec("wandb") is None:
+        pytest.skip("wandb not installed")
+    from pathlib import Path
+
+    from agentgrpo.cli import main
+
+    folder = Path(__file__).parent / "data" / "trackers" / "wandb"
+    assert main(["doctor", str(folder), "--no-report"]) == 0
+    out = capsys.readouterr().out
+    assert "read 40 logged steps (1–40) from wandb" in out
