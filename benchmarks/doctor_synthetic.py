@@ -491,7 +491,9 @@ def objective_immaterial(n: int, seed: int, onset_frac: float):
     start = int(onset_frac * n)
     rise = ease(sim.t, start, 0.3 * n)
     proxy = sim.bernoulli(0.2 + 0.5 * rise)
-    true = np.broadcast_to((0.001 + 0.004 * rise)[:, None, None], proxy.shape) * (1 + 0.05 * sim.rng.normal(size=proxy.shape))
+    true = np.broadcast_to((0.001 + 0.004 * rise)[:, None, None], proxy.shape) * (
+        1 + 0.05 * sim.rng.normal(size=proxy.shape)
+    )
     comps = {"compilable": proxy, "correctness": true}
     weights = {"compilable": 1.0, "correctness": 1.0}
     curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), 0.002 + 0.03 * sim.t / n)
@@ -522,7 +524,13 @@ def kl_creep_takeoff(n: int, seed: int, onset_frac: float):
     kl = creep * np.exp(np.minimum(np.maximum(sim.t - start, 0) / (0.05 * n), 12.0))
     p = 0.2 + 0.4 * ease(sim.t, 0, start) - 0.3 * ease(sim.t, start + 0.1 * n, 0.1 * n)
     curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), kl)
-    return "kl", start + 1, assemble(sim, {"correct": sim.bernoulli(np.clip(p, 0.02, 1))}, {"correct": 1.0}, **curves), [], "failure"
+    return (
+        "kl",
+        start + 1,
+        assemble(sim, {"correct": sim.bernoulli(np.clip(p, 0.02, 1))}, {"correct": 1.0}, **curves),
+        [],
+        "failure",
+    )
 
 
 def fixed_output(n: int, seed: int, onset_frac: float):
@@ -536,7 +544,13 @@ def fixed_output(n: int, seed: int, onset_frac: float):
     curves.pop("entropy")
     for key in ("completions__mean_length", "completions__max_length", "completions__min_length"):
         curves[key] = np.where(fixed, 4.0, curves[key])
-    return "collapse", start + 1, assemble(sim, {"correct": sim.bernoulli(p)}, {"correct": 1.0}, **curves), [], "failure"
+    return (
+        "collapse",
+        start + 1,
+        assemble(sim, {"correct": sim.bernoulli(p)}, {"correct": 1.0}, **curves),
+        [],
+        "failure",
+    )
 
 
 def objective_unnamed_floor(n: int, seed: int, onset_frac: float):
@@ -586,6 +600,156 @@ def fixed_output_mean_only(n: int, seed: int, onset_frac: float):
     return "collapse", start + 1, assemble(sim, {"correct": rewards}, {"correct": 1.0}, **curves), [], "failure"
 
 
+# ---- issue 36: kinds of miss a peer got right ------------------------------------------------------------
+
+
+def kl_renamed(n: int, seed: int, onset_frac: float):
+    """The KL blow-up with KL logged as ``kl_avg`` (a spelling no alias lists): found by its name pattern."""
+    expect, onset, records, rewards, level = kl_blowup(n, seed, onset_frac)
+    for r in records:
+        r["kl_avg"] = r.pop("kl")
+        r["kl_coef"] = 0.04  # a setting named like it: constant, never read as the measurement
+    return expect, onset, records, rewards, level
+
+
+def never_finite_column(n: int, seed: int, onset_frac: float):
+    """Healthy, but a metric that was never computed is logged as NaN on every row (grad_norm here)."""
+    expect, onset, records, rewards, level = healthy(n, seed, onset_frac)
+    for r in records:
+        r["grad_norm"] = float("nan")
+    return None, None, records, rewards, "failure"
+
+
+def entropy_frozen(n: int, seed: int, onset_frac: float):
+    """The reward never moves; from the onset the entropy falls to a tenth of a percent of its start (1.0 ->
+    0.001) and stays frozen there; nothing else logged changes: the policy became deterministic."""
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    entropy = 10.0 ** (-3.0 * ease(sim.t, start, 0.08 * n))
+    comps = {"correct": sim.bernoulli(np.full(n, 0.3))}
+    curves = _base(sim, entropy, np.full(n, 200.0), 0.002 + 0.01 * sim.t / n)
+    return "collapse", start + 1, assemble(sim, comps, {"correct": 1.0}, **curves), [], "failure"
+
+
+def kl_drift_flat(n: int, seed: int, onset_frac: float):
+    """KL already 0.3 early drifts steadily to about 2.7 from the onset (9x: under the blow-up factor) while
+    the reward stays flat: the policy left the reference and bought nothing with it."""
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    kl = 0.3 + 2.4 * np.clip((sim.t - start) / (n - start), 0, 1)
+    comps = {"correct": sim.bernoulli(np.full(n, 0.3))}
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), kl)
+    curves["kl"] = kl * np.exp(sim.rng.normal(0, 0.05, n))
+    return "kl", start + 1, assemble(sim, comps, {"correct": 1.0}, **curves), [], "failure"
+
+
+def kl_steady_learning(n: int, seed: int, onset_frac: float):
+    """Healthy: KL grows steadily (0.005 -> 1.6, quadratically: 80x its early level, no take-off of its log)
+    while the true objective (a shadow reward) rises with the trained one: drift bought with reward."""
+    sim = Sim(n, seed)
+    p = 0.15 + 0.6 * ease(sim.t, 0.05 * n, 0.8 * n)
+    comps = {"correct": sim.bernoulli(p), "heldout_correct": sim.bernoulli(0.9 * p)}
+    weights = {"correct": 1.0, "heldout_correct": 0.0}
+    kl = 0.005 + 1.6 * (sim.t / n) ** 2
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), kl)
+    curves["kl"] = kl * np.exp(sim.rng.normal(0, 0.05, n))
+    return None, None, assemble(sim, comps, weights, **curves), _cfg(weights), "failure"
+
+
+def zero_variance_majority_stall(n: int, seed: int, onset_frac: float):
+    """The reward never moves and most groups (about 70%: prompts the model always fails) have one reward for
+    every sample: a stall whose cause is the missing signal, named beside it."""
+    sim = Sim(n, seed, spread=0.3)
+    rewards = sim.bernoulli(np.full(n, 0.4))
+    rewards[sim.rng.random((n, sim.prompts)) < 0.7] = 0.0
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), 0.002 + 0.01 * sim.t / n)
+    return "zero_variance", 1, assemble(sim, {"correct": rewards}, {"correct": 1.0}, **curves), [], "failure"
+
+
+def length_at_cap_means_only(n: int, seed: int, onset_frac: float):
+    """Only the mean length is logged (no clipped share, no shortest/longest): from the onset it climbs to the
+    cap (512) and sits there, most step means within a token of it, while the reward does not improve."""
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    cap = 512.0
+    target = 200.0 + 400.0 * ease(sim.t, start, 0.1 * n)
+    samples = np.clip(sim.rng.normal(target[:, None], 0.1 * target[:, None], (n, 64)), 1, cap)
+    comps = {"correct": sim.bernoulli(np.full(n, 0.3))}
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), 0.002 + 0.01 * sim.t / n, cap=cap)
+    for key in ("completions__clipped_ratio", "completions__max_length", "completions__min_length"):
+        curves.pop(key)
+    curves["completions__mean_length"] = samples.mean(axis=1)
+    return "length", start + 1, assemble(sim, comps, {"correct": 1.0}, **curves), [], "failure"
+
+
+def length_plateau_means_only(n: int, seed: int, onset_frac: float):
+    """Healthy, only the mean length logged: completions grow 150 -> 400 tokens while the reward learns, then
+    hold there, far below any cap (step means vary by a few percent): no truncation."""
+    sim = Sim(n, seed)
+    p = 0.15 + 0.45 * ease(sim.t, 0.05 * n, 0.6 * n)
+    target = 150.0 + 250.0 * ease(sim.t, 0.05 * n, 0.5 * n)
+    samples = np.clip(sim.rng.normal(target[:, None], 0.3 * target[:, None], (n, 64)), 1, 4096)
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), 0.002 + 0.02 * sim.t / n, cap=4096)
+    for key in ("completions__clipped_ratio", "completions__max_length", "completions__min_length"):
+        curves.pop(key)
+    curves["completions__mean_length"] = samples.mean(axis=1)
+    return None, None, assemble(sim, {"correct": sim.bernoulli(p)}, {"correct": 1.0}, **curves), [], "failure"
+
+
+def degenerate_repetition(n: int, seed: int, onset_frac: float):
+    """A puzzle task logged by a custom loop (reward, mean length and the spread of lengths in the batch; no
+    entropy, no reward_std, no shortest/longest): from the onset the policy writes one degenerate answer
+    (the same tokens repeated) whatever the prompt: the batch's length spread falls to 0 while the mean
+    length still moves from step to step, and the reward drops."""
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    fixed = sim.t >= start
+    p = np.where(fixed, 0.05, 0.2 + 0.2 * ease(sim.t, 0, start))
+    rewards = sim.bernoulli(p).mean(axis=(1, 2))
+    length = np.where(fixed, sim.rng.integers(280, 320, n), sim.noisy(np.full(n, 150.0), 0.05))
+    spread = np.where(fixed, 0.0, sim.noisy(np.full(n, 45.0), 0.1))
+    records = [
+        {
+            "step": i + 1,
+            "reward": float(rewards[i]),
+            "loss": float(sim.rng.normal(0, 0.01)),
+            "kl": float(0.002 + 0.03 * i / n),
+            "completions/mean_length": float(length[i]),
+            "completions/std_length": float(spread[i]),
+        }
+        for i in range(n)
+    ]
+    return "collapse", start + 1, records, [], "failure"
+
+
+def kl_creep_then_climb(n: int, seed: int, onset_frac: float):
+    """KL creeps linearly from the first step (0.01 -> 0.3 at the onset), then climbs 15x faster, also
+    linearly (to about 5): in log10 the climb is no faster than the creep, in KL's own units it is: the
+    blow-up began at the take-off, not where the creep began."""
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    creep = 0.01 + 0.29 * np.minimum(sim.t, start) / max(start, 1)
+    kl = creep + 4.7 * np.maximum(sim.t - start, 0) / max(n - start, 1)
+    p = 0.2 + 0.3 * ease(sim.t, 0, start) - 0.3 * ease(sim.t, start + 0.1 * n, 0.1 * n)
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), kl)
+    curves["kl"] = kl * np.exp(sim.rng.normal(0, 0.05, n))
+    rec = assemble(sim, {"correct": sim.bernoulli(np.clip(p, 0.02, 1))}, {"correct": 1.0}, **curves)
+    return "kl", start + 1, rec, [], "failure"
+
+
+def kl_linear_creep_takeoff(n: int, seed: int, onset_frac: float):
+    """KL creeps linearly from the first step (0.01 -> 0.08) and takes off exponentially at the onset while the
+    reward falls after it: the blow-up began at the take-off."""
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    creep = 0.01 + 0.07 * sim.t / n
+    kl = creep * np.exp(np.minimum(np.maximum(sim.t - start, 0) / (0.04 * n), 10.0))
+    p = 0.2 + 0.3 * ease(sim.t, 0, start) - 0.3 * ease(sim.t, start + 0.1 * n, 0.1 * n)
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), kl)
+    rec = assemble(sim, {"correct": sim.bernoulli(np.clip(p, 0.02, 1))}, {"correct": 1.0}, **curves)
+    return "kl", start + 1, rec, [], "failure"
+
+
 def _cfg(weights: dict[str, float]) -> list[dict]:
     return [{"name": k, "weight": v} for k, v in weights.items()]
 
@@ -627,11 +791,27 @@ SCENARIOS: dict[str, Callable] = {
     "task_always_paid": task_always_paid,
     "fixed_output_mean_only": fixed_output_mean_only,
 }
+# Issue 36's kinds of miss: a flat reward beside the planted failure is also a stall (named with it), so
+# these are kept apart from the suite above (whose cases allow no other failure); `make` builds both.
+ISSUE36: dict[str, Callable] = {
+    "kl_renamed": kl_renamed,
+    "never_finite_column": never_finite_column,
+    "entropy_frozen": entropy_frozen,
+    "kl_drift_flat": kl_drift_flat,
+    "kl_steady_learning": kl_steady_learning,
+    "zero_variance_majority_stall": zero_variance_majority_stall,
+    "length_at_cap_means_only": length_at_cap_means_only,
+    "degenerate_repetition": degenerate_repetition,
+    "length_plateau_means_only": length_plateau_means_only,
+    "kl_linear_creep_takeoff": kl_linear_creep_takeoff,
+    "kl_creep_then_climb": kl_creep_then_climb,
+}
 
 
 def make(scenario: str, n: int, seed: int = 0, onset_frac: float = 0.4) -> Case:
     """One case. ``n`` logged steps (one per step), change planted at ``onset_frac`` of the run."""
-    expect, onset, records, rewards, level = SCENARIOS[scenario](n, seed * 1000 + int(onset_frac * 100), onset_frac)
+    build = SCENARIOS.get(scenario) or ISSUE36[scenario]
+    expect, onset, records, rewards, level = build(n, seed * 1000 + int(onset_frac * 100), onset_frac)
     return Case(f"{scenario}-n{n}-s{seed}-o{int(onset_frac * 100)}", expect, onset, records, rewards, level, n)
 
 

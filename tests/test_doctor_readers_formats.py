@@ -252,13 +252,18 @@ def test_console_wrapped_dicts_bare_nan_and_traceback(tmp_path):
 
 def test_text_step_lines(tmp_path):
     lines = ["starting run", "model.safetensors: 100% 1.14G/1.14G [00:08<00:00, 133MB/s]"]
-    lines += [f"[run]  {s}/40 | loss={-0.1 * s:.4f} | reward={0.02 * s:.3f} | kl=nan" for s in range(1, 41)]
+    lines += [
+        f"[run]  {s}/40 | loss={-0.1 * s:.4f} | reward={0.02 * s:.3f} | kl={'nan' if s > 20 else 0.01} | ent=nan"
+        for s in range(1, 41)
+    ]
     path = tmp_path / "train.log"
     path.write_text("\n".join(lines), encoding="utf-8")
     run = read_run(path)
     assert run.fmt == "text step lines" and run.table.steps.tolist() == list(range(1, 41))
     assert np.isclose(run.table["reward"][-1], 0.8)
-    assert run.table.meta["nan_steps"]["kl"][:2] == [1, 2]
+    assert run.table.meta["nan_steps"]["kl"][:2] == [21, 22]
+    # NaN on every line: never computed (issue 36), not logged
+    assert "ent" not in run.table.columns and any("never computed: ent" in n for n in run.notes)
 
 
 def test_csv_with_blank_cells(tmp_path):

@@ -6,7 +6,9 @@ TRL trainer_state.json of any TRL version, a JSON array of step records, a CSV e
 (.ipynb: the training table or printed dicts in its outputs), console text with printed metric dicts or step
 lines, a TensorBoard event file, or a trackio run (trackio://PROJECT/RUN, or PROJECT.db[#RUN]). A log cut
 short (a run killed mid-write) is read up to its last complete record. Other trainers' names (Tinker, verl,
-custom loops) are mapped to TRL's; --map reward=KEY names the log's key for a metric (repeatable).
+custom loops) are mapped to TRL's; a quantity under another name (kl_avg) is found by its name and values
+and the summary says which column it read; --metric kl=KEY (or --map) names the log's key for a metric
+(repeatable).
 
 Detectors: kl (KL blow-up), collapse, hacking (needs a shadow reward for a failure verdict), length
 (length gaming, truncation), tools (tool misuse), stall, convergence (converged / saturated). docs/doctor.md
@@ -25,6 +27,7 @@ Exit status: 0 healthy, converged, saturated or warnings only; 1 when a failure 
   agentgrpo doctor train.ipynb
   agentgrpo doctor trackio://my-project/run-1
   agentgrpo doctor my_loop.jsonl --map reward=score --map completions/mean_length=gen_tokens
+  agentgrpo doctor my_loop.jsonl --metric kl=kl_avg
   agentgrpo doctor --score tests/data/real-runs --labels tests/data/real-runs/labels.json --strict
 """
 
@@ -48,11 +51,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--map",
+        "--metric",
+        dest="map",
         action="append",
         default=[],
         metavar="NAME=KEY",
         help="read the log's KEY as the metric NAME (reward, reward_std, kl, entropy, completions/mean_length, "
-        "...); repeatable",
+        "...), e.g. --metric kl=kl_avg; overrides the names the doctor finds by itself; repeatable",
     )
     parser.add_argument("--out", help="folder for report.html (and PNGs); default beside the run")
     parser.add_argument("--json", action="store_true", help="print the diagnosis as JSON instead of text")

@@ -32,6 +32,9 @@ EXPLAINED_BY = {
 # run's length (tool misuse or truncation that began well before or after a collapse is a failure of its
 # own; a policy that collapses to one token repeated to the cap truncates with it).
 TOGETHER = {("tools", "collapse"), ("length", "collapse")}
+# A failure in this state is named beside the others and explains none of them (most, not nearly all, groups
+# without a signal: the stall is a failure of its own too).
+BESIDE = "majority"
 
 HEALTHY, WARNED, CONVERGED, SATURATED, FAILED = "healthy", "warning", "converged", "saturated", "failure"
 UNJUDGED = "too_short"  # the reward was logged, but on too few steps to judge anything
@@ -152,7 +155,7 @@ def _explain(findings: list[Finding], span: float, table: MetricTable | None = N
     near = th.CONSEQUENCE_NEAR * max(span, 1.0)
 
     def explains(cause: str, f: Finding) -> bool:
-        if cause not in failed:
+        if cause not in failed or failed[cause].state == BESIDE:
             return False
         a, b = f.onset, failed[cause].onset
         if a is not None and b is not None and b > a + near:

@@ -21,6 +21,8 @@ ENTROPY = "entropy"
 LENGTH = "completions/mean_length"
 MIN_LENGTH = "completions/min_length"
 MAX_LENGTH = "completions/max_length"
+STD_LENGTH = "completions/std_length"  # the spread of completion lengths within a step's batch
+SAME_ANSWER = "completions/same_across_prompts"  # share of prompts given the step's most common completion
 CLIPPED = "completions/clipped_ratio"
 TERM_LENGTH = "completions/mean_terminated_length"
 GRAD_NORM = "grad_norm"
@@ -108,6 +110,15 @@ ALIASES: dict[str, tuple[str, ...]] = {
     ),
     MAX_LENGTH: ("response_length/max", "max_gen_tokens", "completions/max_len", "max_completion_tokens"),
     MIN_LENGTH: ("response_length/min", "min_gen_tokens", "completions/min_len"),
+    STD_LENGTH: (
+        "response_length/std",
+        "completions/length_std",
+        "completion_length_std",
+        "std_completion_length",
+        "response_len_std",
+        "gen_len_std",
+        "seq_len_std",
+    ),
     CLIPPED: (
         "response_length/clip_ratio",
         "truncated_frac",

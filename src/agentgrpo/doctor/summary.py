@@ -16,6 +16,9 @@ def text(run, report, width: int = 100) -> str:
         f"  read {report.steps} logged steps ({report.first_step}–{report.last_step}) from {run.fmt}"
         + (f"; shadow rewards: {', '.join(run.table.meta['shadow'])}" if run.table.meta.get("shadow") else ""),
     ]
+    sources = {k: v for k, v in run.table.meta.get("sources", {}).items() if not k.startswith("rewards/")}
+    if sources:
+        lines.append("  columns read: " + ", ".join(f"{k} <- {v}" for k, v in sorted(sources.items())))
     lines += [f"  note: {n}" for n in run.notes]
     lines += ["", report.headline, ""]
     wrap = textwrap.TextWrapper(width=width, initial_indent="", subsequent_indent="          ")

@@ -108,6 +108,7 @@ class MetricTable:
         if len(steps) > 1 and np.any(steps[1:] == steps[:-1]):
             steps, columns = _merge_duplicates(steps, columns)
         table = cls(steps, {}, dict(meta or {}))
+        table.meta["sources"] = {n: keys[0] for n, keys in by_name.items() if n != "step" and keys[0] != n}
         index = {int(s): i for i, s in enumerate(steps)} if nan_at else {}
         nan_at = {
             name: [s for s in at if s in index and np.isnan(columns[name][index[s]])] for name, at in nan_at.items()

@@ -27,6 +27,8 @@ ZERO_STD_RISE = 0.3  # frac_reward_zero_std rises by at least 0.3 ...
 ZERO_STD_COLLAPSED = 0.7  # ... to at least 0.7 (late mean)
 LENGTH_COLLAPSE = 0.3  # mean completion length falls below 30% of its early level
 FIXED_OUTPUT = 0.5  # share of late batches whose shortest and longest completion have one length: one output
+ENTROPY_FROZEN = 0.01  # late entropy below 1% of its own start (a significant fall): sampling is deterministic,
+#                        a collapse on its own unless the reward converged (issue 36)
 ENTROPY_EXPLOSION = 3.0  # late entropy above 3x its early level (a significant rise): sampling degenerated
 
 # --- regression (learned, then crashed) -------------------------------------------------------------------
@@ -34,6 +36,8 @@ REGRESSION_LOST = 0.5  # the reward gave back at least half of what it had gaine
 
 
 # --- stall ------------------------------------------------------------------------------------------------
+NO_SIGNAL_MAJORITY = 0.5  # share of identical groups (early, late, whole run) from which, beside a reward that
+#                           did not learn, the missing signal is named as the stall's cause (issue 36)
 NO_SIGNAL_ZERO_STD = 0.8  # frac_reward_zero_std (mean) from which a run "has no learning signal": late in a
 #                           flat run (stall), or early, late and over the whole run (the signal detector)
 
@@ -45,6 +49,8 @@ CLIPPED_GAMING = 0.3  # late truncated share that makes rising length a failure 
 TRUNCATION_HIGH = 0.5  # late truncated share above which a plateau is not called converged
 TRUNCATION_SOME = 0.2  # late truncated share (mean) that earns a truncation warning (a minority)
 TRUNCATION_FAIL = 0.5  # late truncated share (median) from which MOST completions never end: a failure
+PIN_BAND = 0.01  # without a clipped share: a step mean within 1% of the run's longest mean sits at a cap (an
+#                  uncapped mean of a batch varies by several % from step to step; issue 36)
 CAP_MIN_TOKENS = 32  # a mean length pinned at a ceiling below this is degenerate output, not a length cap
 TERMINATED_NONE = 0.02  # mean terminated length below 2% of mean length: (almost) no completion ended
 LENGTH_TOOL_CORR = 0.5  # step-to-step changes of length and tool calls correlate: length follows the calls
@@ -57,6 +63,10 @@ KL_BLOWUP = 1.0  # per-token KL (median of 3 consecutive logs) a blow-up must re
 KL_SMOOTH = 3  # points in the rolling median that keeps single spikes from counting
 KL_GROWTH = 10.0  # ... and it must be this many times the run's baseline (min of early level and median)
 KL_HIGH = 0.5  # early KL at or above this that does not grow: "high but flat" (a warning with context)
+KL_DRIFT = 2.0  # KL that rose significantly to at least KL_BLOWUP and this many times its early level while the
+#                 reward did not learn: drift bought with nothing, a failure (issue 36: materiality)
+KL_STEADY_MAX = KL_GROWTH * KL_BLOWUP  # steady growth (no take-off, no spikes) that stays below this while the
+#   objective learned is drift bought with reward: a warning, not a blow-up
 SPIKE = 10.0  # a spike: a logged value at least 10x the series' median (KL with grad_norm spikes)
 SPIKES_MIN = 2  # coincident KL + grad_norm spikes that make a blow-up without a sustained level
 KL_SPIKE_HUGE = KL_GROWTH**KL_SMOOTH  # ONE logged KL at least this many times the run's scale (its median;

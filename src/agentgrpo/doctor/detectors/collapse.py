@@ -8,7 +8,11 @@ whose entropy fell because it *converged* (reward at the top of its range, group
 as converged here, not collapsed. A fixed output is the exception: when most late batches have one
 completion length for every prompt (shortest = longest, below the cap), the policy emits one output whatever
 it is asked; that is a collapse on its own, at its plateau or not, with or without an entropy metric; without shortest
-and longest lengths, a mean length repeated exactly on most late logs with ``reward_std`` = 0 says the same.
+and longest lengths, a batch whose spread of lengths (``completions/std_length``) is 0, or a mean length repeated
+exactly on most late logs with ``reward_std`` = 0, says the same; so do the sampled completions
+(``completions.jsonl``) when most of a step's prompts got one and the same completion.
+Entropy is judged as a fraction of its own start: one that fell to ``ENTROPY_FROZEN`` (1%) of it and stays there
+is a policy that samples (nearly) deterministically, a collapse on its own unless the reward converged.
 """
 
 from __future__ import annotations
@@ -43,6 +47,18 @@ def _fall(sig: Curves, metric: str, ratio: float):
     if before <= 0 or curve.late > ratio * before:
         return None
     return r, moved(metric, r)
+
+
+def _frozen(sig: Curves):
+    """(ramp, evidence) when entropy fell significantly to below ``ENTROPY_FROZEN`` of its own start and stays
+    there (its late level): sampling became (nearly) deterministic, whatever else was logged."""
+    found = _fall(sig, names.ENTROPY, th.ENTROPY_FROZEN)
+    if found is None:
+        return None
+    ramp, text = found
+    curve = sig.curve(names.ENTROPY)
+    start = max(curve.early, ramp.before)
+    return ramp, f"{text}: {curve.late / start:.2%} of its start, frozen near zero"
 
 
 def _explosion(sig: Curves):
@@ -84,6 +100,50 @@ def _uniform(sig: Curves):
     text = (
         f"every completion in the batch has the same length ({num(length)} tokens) on {late:.0%} of late "
         f"logs ({early:.0%} early): one fixed output"
+    )
+    return ramp, text
+
+
+def _no_spread(sig: Curves):
+    """(ramp, evidence) when the batch's spread of completion lengths (``completions/std_length``) is zero
+    on most late logs (at most half a token, or 1% of the mean) and those batches were not truncated at a
+    cap: completions of different prompts never all share one length by chance, so every prompt got the
+    same (degenerate) answer, whatever the mean length does from step to step."""
+    spread, mean = sig.table.columns.get(names.STD_LENGTH), sig.table.columns.get(names.LENGTH)
+    if spread is None:
+        return None
+    ok = np.isfinite(spread)
+    if ok.sum() < th.MIN_POINTS:
+        return None
+    level = np.nan_to_num(mean[ok], nan=0.0) if mean is not None else np.zeros(int(ok.sum()))
+    same = spread[ok] <= np.maximum(0.5, 0.01 * level)
+    clipped = sig.table.columns.get(names.CLIPPED)
+    if clipped is not None:
+        same &= ~(np.nan_to_num(clipped[ok], nan=0.0) >= 0.5)
+    found = _fixed_output_ramp(sig.table.steps[ok], same)
+    if found is None:
+        return None
+    ramp, _ = found
+    text = (
+        f"the spread of completion lengths in the batch is 0 on {ramp.after:.0%} of late logs "
+        f"({ramp.before:.0%} early): every prompt got one and the same answer"
+    )
+    return ramp, text
+
+
+def _one_answer(sig: Curves):
+    """(ramp, evidence) when the sampled completions (``completions.jsonl``) show most of a step's prompts
+    answered with one and the same completion on most late steps: one fixed output, whatever was asked."""
+    x, share = sig.table.series(names.SAME_ANSWER)
+    if len(share) < th.MIN_POINTS:
+        return None
+    found = _fixed_output_ramp(x, share >= th.FIXED_OUTPUT)
+    if found is None:
+        return None
+    ramp, _ = found
+    text = (
+        f"most prompts got the same sampled completion on {ramp.after:.0%} of late steps ({ramp.before:.0%} "
+        "early; completions.jsonl): one fixed output"
     )
     return ramp, text
 
@@ -148,13 +208,14 @@ def detect(sig: Curves) -> Finding:
     if facts is None:
         return sig.unjudged(NAME)
     entropy = _fall(sig, names.ENTROPY, th.ENTROPY_DROP)
+    frozen = _frozen(sig)
     explosion = _explosion(sig)
     supports = {
         names.FRAC_ZERO_STD: _zero_std_rise(sig),
         names.REWARD_STD: _fall(sig, names.REWARD_STD, th.DIVERSITY_DROP),
         DISTINCT: _fall(sig, DISTINCT, th.DIVERSITY_DROP),
         names.LENGTH: _fall(sig, names.LENGTH, th.LENGTH_COLLAPSE),
-        names.MIN_LENGTH: _uniform(sig) or _repeated(sig),
+        names.MIN_LENGTH: _uniform(sig) or _one_answer(sig) or _no_spread(sig) or _repeated(sig),
     }
     present = [v for v in supports.values() if v]
     has_entropy = sig.curve(names.ENTROPY) is not None
@@ -163,6 +224,8 @@ def detect(sig: Curves) -> Finding:
         entropy, collapsed = explosion, True
     elif fixed:
         collapsed = True
+    elif frozen:
+        entropy, collapsed = frozen, True
     elif has_entropy:
         collapsed = bool(entropy and present)
     else:  # no entropy logged: groups that stop differing, or two other signs, or one with a falling reward

@@ -12,10 +12,18 @@ differs between recipes, so a fixed limit alone says nothing. A blow-up is eithe
   scale; reported with its step and size, and the loss and grad_norm at that step against their medians.
 
 The onset is the change of regime: where the rate of growth of log KL increased (a hinge fit) before the
-first crossing, so a KL that creeps from the first step and takes off later is dated at the take-off; else
-the start of the rise (a flat-ramp-flat fit), else the first crossing; for spikes, the first spike.
+first crossing, so a KL that creeps from the first step and takes off later is dated at the take-off; a
+linear creep from near zero (whose log rises fast at first, then slows) is dated where its growth in KL's
+own units sped up; else the start of the rise (a flat-ramp-flat fit), else the first crossing; for spikes,
+the first spike.
 
 KL that is high from the start but flat is a warning with context, not a blow-up, and explains nothing else.
+
+KL is also judged against what the reward did with it (materiality, issue 36): KL that rose significantly to
+a high level (``KL_BLOWUP``, and ``KL_DRIFT`` times its early level) while the reward did not learn is drift
+bought with nothing, a failure below the blow-up factor too; growth that is steady (no take-off of its log,
+no spikes, below ``KL_STEADY_MAX``) while the reward, and every shadow objective, learned and did not fall
+is drift bought with reward: a warning (state ``drift``), not a blow-up.
 """
 
 from __future__ import annotations
@@ -25,7 +33,8 @@ import numpy as np
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.curves import Curves
-from agentgrpo.doctor.detectors.text import num
+from agentgrpo.doctor.detectors.regression import crash
+from agentgrpo.doctor.detectors.text import moved, num
 from agentgrpo.doctor.finding import FAILURE, OK, WARNING, Finding, confidence, not_judged
 from agentgrpo.doctor.modes import Mode
 
@@ -100,16 +109,73 @@ def _at_step(sig: Curves, metric: str, step: int) -> str | None:
 
 
 def takeoff(x: np.ndarray, y: np.ndarray) -> float | None:
-    """Where the growth of log10(y) sped up (a significant hinge), else where its rise began (a ramp)."""
+    """Where the growth sped up: in log10(y) (a significant hinge whose change at least doubles the slope);
+    else, when the log's growth slowed (t <= -T_FLAT: a linear creep from near zero rises fast in log units
+    at first), where the growth of y in its own units sped up (the same test); else where the rise of the
+    log began (a ramp)."""
     pos = y > 0  # a KL of exactly 0 (before the first update) has no logarithm to fit
     if pos.sum() < 6:
         return None
     lx, ly = x[pos], np.log10(y[pos])
     h = stats.hinge(lx, ly)
-    if h is not None and h.change > 0 and h.t >= th.T_CHANGE and h.change > abs(h.before):
+    if _speeds_up(h):
         return h.at
+    if h is not None and h.t <= -th.T_FLAT:
+        linear = stats.hinge(lx, y[pos])
+        if _speeds_up(linear):
+            return linear.at
     rise = stats.ramp(lx, ly, +1)
     return rise.onset if rise is not None and rise.t >= th.T_CHANGE else None
+
+
+def _speeds_up(h) -> bool:
+    return h is not None and h.change > 0 and h.t >= th.T_CHANGE and h.change > abs(h.before)
+
+
+def sped_up(x: np.ndarray, y: np.ndarray) -> bool:
+    """The growth rate of log10(y) increased significantly somewhere (a take-off): a hinge with a positive,
+    significant change that at least doubles the slope before it."""
+    pos = y > 0
+    return pos.sum() >= 6 and _speeds_up(stats.hinge(x[pos], np.log10(y[pos])))
+
+
+def bought_with_reward(sig: Curves, x: np.ndarray, y: np.ndarray, peak: float) -> str | None:
+    """Evidence that KL's growth is steady drift the reward paid for: the reward (and every shadow objective)
+    learned and did not fall or crash, KL never took off and stays below ``KL_STEADY_MAX``; else None."""
+    facts = sig.reward
+    if facts is None or not facts.learned or facts.fell or peak >= th.KL_STEADY_MAX or sped_up(x, y):
+        return None
+    if crash(sig) is not None:
+        return None
+    for shadow in sig.shadows:
+        curve = sig.curve(f"rewards/{shadow}/mean")
+        rise = curve.ramp(+1) if curve is not None else None
+        if rise is None or rise.t < th.T_CHANGE or curve.late <= curve.early:
+            return None
+    objective = f"the reward and the shadow objective ({', '.join(sig.shadows)})" if sig.shadows else "the reward"
+    rf = facts.curve
+    return (
+        f"KL grew steadily (no take-off, peak {num(peak)} < {num(th.KL_STEADY_MAX)}) while {objective} learned "
+        f"({num(rf.early)} early -> {num(rf.late)} late): drift bought with reward, not a blow-up"
+    )
+
+
+def drift_unbought(sig: Curves, curve) -> tuple[stats.Ramp, str] | None:
+    """(ramp, evidence) when KL rose significantly to at least ``KL_BLOWUP`` and ``KL_DRIFT`` times its early
+    level while the reward did not learn: the policy left the reference and bought nothing with it."""
+    facts = sig.reward
+    if facts is None or facts.learned:
+        return None
+    r = curve.ramp(+1)
+    if r is None or r.t < th.T_CHANGE or curve.late < th.KL_BLOWUP:
+        return None
+    if curve.late < th.KL_DRIFT * max(curve.early, r.before, 1e-12):
+        return None
+    rf = facts.curve
+    return r, (
+        f"{moved(names.KL, r)} ({curve.late / max(curve.early, 1e-12):.1f}x its early level) while the reward did "
+        f"not learn ({num(rf.early)} early, {num(rf.late)} late): KL drift bought with nothing"
+    )
 
 
 def detect(sig: Curves) -> Finding:
@@ -130,7 +196,32 @@ def detect(sig: Curves) -> Finding:
     grown = smooth[peak] >= th.KL_BLOWUP and smooth[peak] >= th.KL_GROWTH * base
     spikes = _spikes(sig, base)
     huge = huge_spikes(sig)
+    if grown and len(spikes) < th.SPIKES_MIN and not huge:
+        bought = bought_with_reward(sig, x, y, float(smooth[peak]))
+        if bought:
+            return Finding(
+                detector=NAME,
+                status=WARNING,
+                verdict=f"KL drift bought with reward: up to {num(smooth[peak])}, steadily",
+                confidence=0.6,
+                evidence=[quoted, bought],
+                fix="watch KL; raise beta if the held-out objective stops following the reward",
+                metrics=[names.KL],
+                state="drift",
+            )
     if not grown and len(spikes) < th.SPIKES_MIN and not huge:
+        drift = drift_unbought(sig, curve)
+        if drift:
+            return Finding(
+                detector=NAME,
+                status=FAILURE,
+                verdict=f"KL drift: up to {num(curve.late)} while the reward did not learn",
+                confidence=confidence(drift[0].t, th.T_CHANGE, []),
+                onset=int(round(drift[0].onset)),
+                evidence=[quoted, drift[1]],
+                fix=FIX,
+                metrics=[names.KL],
+            )
         if curve.early >= th.KL_HIGH:
             return Finding(
                 detector=NAME,

@@ -195,8 +195,9 @@ def _never_end(sig: Curves, length, clipped) -> Finding | None:
     elif term is None and clipped is None and (pinned := _pinned_at_ceiling(sig)) is not None:
         share, ceiling, onset = pinned
         evidence.append(
-            f"mean length exactly {num(ceiling)}, the longest logged, on {pct(share)} of late steps: every "
-            "completion of such a step ran to the same length, a cap (no truncation metric is logged)"
+            f"mean length within {th.PIN_BAND:.0%} of {num(ceiling)}, the longest logged, on {pct(share)} of late "
+            "steps: the step means pile up against a ceiling, completions running to a cap (no truncation metric "
+            "is logged)"
         )
     else:
         return None
@@ -224,28 +225,33 @@ def _never_end(sig: Curves, length, clipped) -> Finding | None:
 
 
 def _pinned_at_ceiling(sig: Curves) -> tuple[float, float, int] | None:
-    """(share of late steps, ceiling, first step at it) when the mean length equals its own maximum on at
-    least ``TRUNCATION_FAIL`` of the late steps. A step's mean equals the cap only when every completion of
-    the step ran to the cap, and a mean that is not capped does not repeat one value exactly, step after
-    step; so a run that logs neither a clipped share nor a terminated length still shows its truncation. A
-    ceiling below ``CAP_MIN_TOKENS`` is degenerate output (the collapse detector's), not a cap; with the cap
-    known (the run's config), the ceiling must be that cap; a length that never leaves one value is a constant
-    column, not evidence."""
+    """(share of late steps, ceiling, onset) when, on at least ``TRUNCATION_FAIL`` of the late steps, the mean
+    length sits within ``PIN_BAND`` of its own maximum: the distribution of the step means is piled against
+    a hard ceiling. A batch mean that is not capped varies from step to step by several percent (its
+    completions differ), so its maximum is an outlier most steps stay well below; a mean held within 1% of
+    it, step after step, is completions running to one limit, a cap, even when a few end before it. So a run
+    that logs neither a clipped share nor a terminated length still shows its truncation. A ceiling below
+    ``CAP_MIN_TOKENS`` is degenerate output (the collapse detector's), not a cap; with the cap known (the
+    run's config), the ceiling must be that cap; a length that never leaves one value is a constant column,
+    not evidence. The onset: where the share of pinned steps rose, else the first pinned step."""
     steps, length = sig.table.series(names.LENGTH)
     if len(length) < th.MIN_POINTS:
         return None
     ceiling = float(length.max())
     cap = sig.table.meta.get("max_completion_length")
-    if ceiling < th.CAP_MIN_TOKENS or (cap and abs(ceiling - cap) > 0.5):
+    if ceiling < th.CAP_MIN_TOKENS or (cap and abs(ceiling - cap) > max(0.5, th.PIN_BAND * cap)):
         return None
-    pinned = np.abs(length - ceiling) <= 1e-6 * ceiling
-    if pinned.all():  # one value on every logged step: a constant (a placeholder, a logged setting), no evidence
+    if float(np.ptp(length)) == 0:  # one value on every logged step: a constant (a placeholder, a setting)
         return None
+    pinned = length >= (1 - th.PIN_BAND) * ceiling
     late = pinned[-max(1, int(round(len(pinned) * th.EDGE_FRAC))) :]
     share = float(late.mean())
     if share < th.TRUNCATION_FAIL:
         return None
-    return share, ceiling, int(steps[int(np.argmax(pinned))])
+    x, flags = stats.bin_means(steps, pinned.astype(float))
+    r = stats.ramp(x, flags, +1)
+    onset = r.onset if r is not None and r.t >= th.T_CHANGE else float(steps[int(np.argmax(pinned))])
+    return share, ceiling, int(round(onset))
 
 
 def _truncation_onset(clipped) -> int | None:

@@ -54,6 +54,23 @@ def group_spread(sig: Curves) -> tuple[float, str]:
     return 0.0, "reward_std"
 
 
+def stalled(sig: Curves) -> bool:
+    """The stall's rule on its own: the reward did not learn, is not falling (trend ``t > -T_TREND``), and any
+    rise it shows is not a material, significant one (the "inconclusive" case). Shared with the detectors
+    that name a stall's cause."""
+    facts = sig.reward
+    if facts is None or facts.learned:
+        return False
+    trend = facts.curve.trend
+    if trend.t <= -th.T_TREND:
+        return False
+    within, _ = group_spread(sig)
+    immaterial = within > 0 and trend.change < th.MATERIAL_GROUP * within
+    return not (
+        trend.t >= th.T_FLAT and trend.change >= th.MATERIAL_RISE * stats.noise(facts.curve.y) and not immaterial
+    )
+
+
 def detect(sig: Curves) -> Finding:
     facts = sig.reward
     if facts is None:

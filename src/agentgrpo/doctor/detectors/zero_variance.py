@@ -6,6 +6,11 @@ logged, the share of steps whose batch ``reward_std`` is 0; without either, a re
 every logged step, which no batch of differing samples gives) at or above ``NO_SIGNAL_ZERO_STD`` in the first
 and in the last ``EDGE_FRAC`` of the run and over the whole run is a failure: the run never had anything to
 learn from. (A run that learned first and then saturated is the convergence detector's "saturated" warning.)
+
+Beside a stall: when a majority (``NO_SIGNAL_MAJORITY``) of groups carry no signal early, late and over the
+run and the reward stalled (the stall detector's own rule), the missing signal is the actionable cause and is
+named as a failure too (state ``majority``): the minority that carries a signal did not make the run learn
+either, so the stall stays a failure of its own beside it (not reported as this finding's consequence).
 """
 
 from __future__ import annotations
@@ -15,9 +20,12 @@ import numpy as np
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.curves import Curves
+from agentgrpo.doctor.detectors.stall import stalled
 from agentgrpo.doctor.detectors.text import num, pct
 from agentgrpo.doctor.finding import FAILURE, OK, Finding, confidence
 from agentgrpo.doctor.modes import Mode
+
+MAJORITY = "majority"  # state: most (not nearly all) groups are silent, beside a reward that did not learn
 
 NAME = Mode.ZERO_VARIANCE
 FIX = (
@@ -50,7 +58,20 @@ def detect(sig: Curves) -> Finding:
     early, late = (float(np.mean(w)) for w in stats.windows(share, th.EDGE_FRAC))
     whole = float(np.mean(share))
     evidence = [f"{how}: {pct(early)} early, {pct(late)} late, {pct(whole)} over the run"]
-    if min(early, late, whole) < th.NO_SIGNAL_ZERO_STD:
+    lowest = min(early, late, whole)
+    if lowest < th.NO_SIGNAL_ZERO_STD:
+        if lowest >= th.NO_SIGNAL_MAJORITY and stalled(sig):
+            return Finding(
+                detector=NAME,
+                status=FAILURE,
+                verdict=f"most groups carry no learning signal ({pct(whole)}): the cause of the stall",
+                confidence=confidence(2.0 * lowest / th.NO_SIGNAL_MAJORITY, 2.0, []),
+                onset=int(x[0]),
+                evidence=evidence + ["the reward is flat: the groups that differ were too few to move it"],
+                fix=FIX,
+                metrics=[names.FRAC_ZERO_STD, names.REWARD_STD],
+                state=MAJORITY,
+            )
         return Finding(detector=NAME, status=OK, verdict="groups carry a learning signal", evidence=evidence)
     onset = int(x[0])
     grad = sig.curve(names.GRAD_NORM)

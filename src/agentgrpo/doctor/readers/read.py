@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from agentgrpo.doctor import names
-from agentgrpo.doctor.readers import formats, mlflowstore, rundir, tensorboard, tidy, trackio, wandbrun
+from agentgrpo.doctor.readers import discover, formats, mlflowstore, rundir, tensorboard, tidy, trackio, wandbrun
 from agentgrpo.doctor.table import MetricTable, TextBlock
 from agentgrpo.errors import UserError
 
@@ -70,14 +70,15 @@ def _read_dir(path: Path, mapping) -> Run:
     cap = rundir.length_cap(run.config)
     if cap is not None:
         run.table.meta["max_completion_length"] = cap
-    distinct = rundir.distinct_fraction(path / "completions.jsonl")
-    if distinct:
-        index = {int(s): i for i, s in enumerate(run.table.steps)}
-        col = np.full(len(run.table), np.nan)
-        for step, frac in distinct.items():
-            if step in index:
-                col[index[step]] = frac
-        run.table.columns["completions/distinct_frac"] = col
+    signals = rundir.sample_signals(path / "completions.jsonl")
+    index = {int(s): i for i, s in enumerate(run.table.steps)}
+    for name, per_step in zip(("completions/distinct_frac", names.SAME_ANSWER), signals):
+        if per_step:
+            col = np.full(len(run.table), np.nan)
+            for step, frac in per_step.items():
+                if step in index:
+                    col[index[step]] = frac
+            run.table.columns[name] = col
     return run
 
 
@@ -277,6 +278,8 @@ def records_to_table(
 def _finish(table: MetricTable, notes: list[str]) -> None:
     """What follows the table's construction on every path: non-finite values noted, placeholders dropped,
     ratios derived, a total logged as a component dropped, the reward summed from components if missing."""
+    tidy.drop_never_finite(table, notes)
+    discover.discover(table, notes)
     _note_non_finite(table, notes)
     tidy.drop_placeholders(table, notes)
     tidy.derive(table, notes)
@@ -429,8 +432,11 @@ def _apply_weights(run: Run) -> None:
     resolved = {}
     for name, weight in weights.items():
         short = name.rsplit(":", 1)[-1]  # `module:function` / `file.py:function`: TRL logs the function's name
-        comp = next((c for c in (name, short) if c in comps), None) or lookup.get(name.lower()) or lookup.get(
-            short.lower())
+        comp = (
+            next((c for c in (name, short) if c in comps), None)
+            or lookup.get(name.lower())
+            or lookup.get(short.lower())
+        )
         if comp is None:
             run.notes.append(f"config reward {name!r} has no rewards/{name}/mean column in the log")
         else:

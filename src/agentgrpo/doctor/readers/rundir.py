@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 from agentgrpo.doctor.readers.jsontext import read_jsonl
@@ -105,24 +105,36 @@ def distinct_fraction(path: Path, max_bytes: int = 50_000_000) -> dict[int, floa
     Within each prompt's samples when a prompt has several (a GRPO group), else across the step's samples.
     Only steps with at least 2 comparable samples; {} when the file is absent or over ``max_bytes``.
     """
+    return sample_signals(path, max_bytes)[0]
+
+
+def sample_signals(path: Path, max_bytes: int = 50_000_000) -> tuple[dict[int, float], dict[int, float]]:
+    """Per step of ``completions.jsonl``: (the fraction of distinct completions, see `distinct_fraction`;
+    the share of the step's prompts whose most common completion is the step's most common one, on steps
+    with at least 2 different prompts: 1.0 when every prompt got the same answer, one fixed output).
+    ({}, {}) when the file is absent or over ``max_bytes``."""
     if not path.is_file() or path.stat().st_size > max_bytes:
-        return {}
+        return {}, {}
     records, _ = read_jsonl(path.read_text(encoding="utf-8", errors="replace"))
     groups: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
         if not isinstance(r.get("step"), (int, float)) or "completion" not in r:
             continue
         groups[int(r["step"])][_text(r.get("prompt"))].append(_text(r["completion"]))
-    out = {}
+    distinct, same = {}, {}
     for step, by_prompt in groups.items():
         sets = [c for c in by_prompt.values() if len(c) >= 2]
         if sets:
-            out[step] = sum(len(set(c)) / len(c) for c in sets) / len(sets)
+            distinct[step] = sum(len(set(c)) / len(c) for c in sets) / len(sets)
         else:
             flat = [c for cs in by_prompt.values() for c in cs]
             if len(flat) >= 2:
-                out[step] = len(set(flat)) / len(flat)
-    return out
+                distinct[step] = len(set(flat)) / len(flat)
+        if len(by_prompt) >= 2:
+            answers = [Counter(c).most_common(1)[0][0] for c in by_prompt.values()]
+            top = Counter(answers).most_common(1)[0][1]
+            same[step] = top / len(answers)
+    return distinct, same
 
 
 def _text(value) -> str:

@@ -5,6 +5,8 @@
 * A column that is exactly 0 on every step for a quantity that cannot be 0 while sampling (``entropy``,
   ``kl``, the mean completion length) is a placeholder, not a measurement: it is dropped, so the
   detectors see it as missing.
+* A column that is NaN on every row that has it (never one finite or infinite value) was never computed:
+  it is "not logged" (dropped with a note), not a numerical instability from its first step.
 * Other trainers' counts give TRL's ratios: ``truncated_count / rollout_count`` is the clipped ratio,
   Tinker's ``frac_all_good + frac_all_bad`` the share of zero-variance groups.
 """
@@ -136,6 +138,24 @@ def _lt(a, b) -> bool:
 
 def _fmt(step) -> str:
     return str(int(step)) if step is not None and float(step).is_integer() else str(step)
+
+
+def drop_never_finite(table: MetricTable, notes: list[str]) -> None:
+    """Remove columns logged only as NaN (no finite or infinite value anywhere): a metric never computed.
+
+    A NaN after finite values is a measurement that broke (the instability detector's evidence); NaN on
+    every row says nothing about the run, only that the logger wrote a slot it never filled.
+    """
+    nan_steps = table.meta.get("nan_steps", {})
+    never = [k for k in nan_steps if k in table.columns and np.isnan(table.columns[k]).all()]
+    for name in never:
+        del table.columns[name]
+        del nan_steps[name]
+    if never:
+        shown = ", ".join(never[:6]) + (f" (+{len(never) - 6} more)" if len(never) > 6 else "")
+        notes.append(f"NaN on every row, never computed: {shown}; treated as not logged (not a numerical instability)")
+    if not nan_steps:
+        table.meta.pop("nan_steps", None)
 
 
 def drop_placeholders(table: MetricTable, notes: list[str]) -> None:

@@ -1,0 +1,156 @@
+"""Quantities logged under names no alias lists, found by name pattern and value behaviour.
+
+A custom loop logs KL as ``kl_avg``, entropy as ``policy_ent_mean``, the completion length as
+``gen_len_tokens``: the doctor must not read such a run as "KL not logged". For each quantity the detectors
+use that the log does not have under a known name, a column qualifies when
+
+* **its name** holds the quantity's word (``kl``; ``entropy``/``ent``; ``grad`` + ``norm``; a length word
+  with a completion word; ``zero`` + ``std``/``var``) and otherwise only words that describe an aggregate or
+  where it was computed (``avg``, ``mean``, ``policy``, ``actor``, ``per_token``, ...), never one that makes
+  it another quantity (``coef``, ``beta``, ``target``, ``max``, ``min``, ``std`` (except where the quantity
+  is a spread), ``prompt``, ``clip``, ...); and
+* **its values** behave as that quantity does: at least ``MIN_POINTS`` finite values, not one constant (a
+  logged setting such as ``kl_coef``), and in the quantity's range (KL, entropy, a norm: a median >= 0 and
+  no value below a small negative tolerance, as KL estimators allow; a length: >= 1; a share: in [0, 1]).
+
+The best-named candidate (fewest extra words) is read as the quantity; ``table.meta["sources"]`` and a note
+say which column was used, so the report names it. ``--metric NAME=KEY`` (``--map``) overrides it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from agentgrpo.doctor import names
+from agentgrpo.doctor import thresholds as th
+from agentgrpo.doctor.table import MetricTable
+
+# words that say how or where a value was aggregated: they do not change what it measures
+NEUTRAL = frozenset(
+    {
+        "mean", "avg", "average", "median", "value", "batch", "step", "per", "token", "tok", "tokens", "seq",
+        "sample", "samples", "policy", "actor", "train", "training", "objective", "ref", "reference", "approx",
+        "approximate", "est", "estimate", "rollout", "rollouts", "metrics", "metric", "ppo", "grpo", "pi",
+        "old", "new", "all", "total", "overall", "global", "agg", "stats", "stat", "curr", "current",
+    }
+)  # fmt: skip
+LENGTH_WORDS = frozenset({"length", "len", "tokens", "ntokens", "num_tokens"})
+OUTPUT_WORDS = frozenset(
+    {"completion", "completions", "response", "responses", "gen", "generation", "output", "answer"}
+)
+SPREAD_WORDS = frozenset({"std", "stddev", "var", "variance"})
+
+
+def tokens(name: str) -> list[str]:
+    """Lower-case words of a column name.
+
+    >>> tokens("actor/KL_avg"), tokens("policy.entropyMean")
+    (['actor', 'kl', 'avg'], ['policy', 'entropy', 'mean'])
+    """
+    name = re.sub(r"([a-z])([A-Z])", r"\1_\2", name)
+    return [t for t in re.split(r"[^a-z0-9]+", name.lower()) if t]
+
+
+def _rest(words: list[str], used: set[str], allowed: frozenset = NEUTRAL) -> list[str] | None:
+    """The words beyond ``used``; None when one of them is not an aggregate word (it may make the column
+    another quantity: ``coef``, ``max``, ``prompt``, ...)."""
+    rest = [w for w in words if w not in used]
+    return None if any(w not in allowed and not w.isdigit() for w in rest) else rest
+
+
+def _kl(words):
+    return _rest(words, {"kl"}) if "kl" in words else None
+
+
+def _entropy(words):
+    hit = {"entropy", "ent"} & set(words)
+    return _rest(words, hit) if hit else None
+
+
+def _grad_norm(words):
+    if "gradnorm" in words:
+        return _rest(words, {"gradnorm"})
+    if {"grad", "norm"} <= set(words) or {"gradient", "norm"} <= set(words):
+        return _rest(words, {"grad", "gradient", "norm"})
+    return None
+
+
+def _length(words, spread: bool = False):
+    length, output = LENGTH_WORDS & set(words), OUTPUT_WORDS & set(words)
+    if not length or not output:
+        return None
+    spreads = SPREAD_WORDS & set(words)
+    if bool(spreads) != spread:
+        return None
+    return _rest(words, length | output | spreads, NEUTRAL - {"tokens", "total", "all"})
+
+
+def _length_spread(words):
+    return _length(words, spread=True)
+
+
+def _zero_std(words):
+    hit = {"zero"} & set(words)
+    spread = SPREAD_WORDS & set(words)
+    if not hit or not spread:
+        return None
+    return _rest(words, hit | spread | {"frac", "ratio", "share", "fraction", "groups", "group", "reward", "rewards"})
+
+
+def _nonnegative(y: np.ndarray) -> bool:
+    tol = 0.05 * max(float(np.max(np.abs(y))), 1e-12)
+    return float(np.median(y)) >= 0 and float(np.min(y)) >= -tol
+
+
+# quantity -> (name test, value test, what the note says about its values)
+RULES = {
+    names.KL: (_kl, _nonnegative, "non-negative"),
+    names.ENTROPY: (_entropy, _nonnegative, "non-negative"),
+    names.GRAD_NORM: (_grad_norm, _nonnegative, "non-negative"),
+    names.LENGTH: (_length, lambda y: float(np.min(y)) >= 1, "at least 1 token"),
+    names.STD_LENGTH: (_length_spread, _nonnegative, "non-negative"),
+    names.FRAC_ZERO_STD: (_zero_std, lambda y: float(np.min(y)) >= 0 and float(np.max(y)) <= 1, "in [0, 1]"),
+}
+
+
+def candidates(table: MetricTable, quantity: str) -> list[tuple[int, str]]:
+    """(extra words, column) of each column that qualifies as ``quantity``, best first."""
+    by_name, by_values, _ = RULES[quantity]
+    out = []
+    for column in table.columns:
+        if names.is_metric(column) or column.startswith("eval/"):
+            continue
+        rest = by_name(tokens(column))
+        if rest is None:
+            continue
+        _, y = table.series(column)
+        y = y[np.isfinite(y)]
+        if len(y) < th.MIN_POINTS or float(np.ptp(y)) == 0 or not by_values(y):
+            continue
+        out.append((len(rest), column))
+    return sorted(out)
+
+
+def discover(table: MetricTable, notes: list[str]) -> None:
+    """Read each quantity the log lacks under a known name from the best qualifying column (renamed to the
+    canonical name; ``meta["sources"]`` and a note record which one)."""
+    sources = table.meta.setdefault("sources", {})
+    for quantity, (_, _, behaviour) in RULES.items():
+        if quantity in table.columns:
+            continue
+        found = candidates(table, quantity)
+        if not found:
+            continue
+        column = found[0][1]
+        table.columns[quantity] = table.columns.pop(column)
+        nan_steps = table.meta.get("nan_steps", {})
+        if column in nan_steps:
+            nan_steps[quantity] = nan_steps.pop(column)
+        sources[quantity] = column
+        others = f"; also qualified: {', '.join(c for _, c in found[1:4])}" if len(found) > 1 else ""
+        notes.append(
+            f"{quantity} read from {column!r} (found by its name and values: {behaviour}, not constant){others}; "
+            f"override with --metric {quantity}=KEY"
+        )
