@@ -5,7 +5,8 @@
 Builds a TRL 1.x-style trainer_state.json (every GRPO metric TRL logs, one record per step, indent=2 as
 the Trainer writes it; about 110 MB at 100,000 steps), the same records as our metrics.jsonl, as a console
 log (the Trainer's printed dicts behind a tqdm bar) and as a Jupyter notebook (the progress callback's HTML
-table), then times the CLI, ``python -m agentgrpo.cli doctor FILE --out DIR`` in a fresh process
+table), with ``--trackers`` also as a W&B run logged offline by wandb and an MLflow file store, then times
+the CLI, ``python -m agentgrpo.cli doctor FILE --out DIR`` in a fresh process
 (interpreter start, imports, reading, diagnosis, report.html), on each: wall seconds and the process's CPU
 seconds (user + system; on a shared machine the wall time also counts waiting for a core), best of
 ``--repeat``, with the ratios of the wall and of the CPU time to the budget (on a loaded machine the CPU
@@ -16,6 +17,7 @@ inside this process. The load average is printed: the budget is about a quiet ma
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import io
 import json
 import os
@@ -107,6 +109,60 @@ def build_jsonl(path: Path, state: Path) -> Path:
     return path
 
 
+WANDB_SCRIPT = """
+import json, sys, wandb
+records = json.load(open(sys.argv[1]))["log_history"]
+run = wandb.init(mode="offline", project="doctor-speed", dir=sys.argv[2], config={"max_completion_length": 300})
+for r in records:
+    wandb.log({"train/" + k: v for k, v in r.items() if k != "step"} | {"train/global_step": r["step"]}, step=r["step"])
+run.finish()
+"""
+
+
+def build_wandb(path: Path, state: Path) -> Path | None:
+    """The records of ``state`` logged offline by wandb itself as TRL's WandbCallback names them (``train/``),
+    one ``wandb.log`` per step; the run's folder, or None when wandb is not installed (a minute or more at
+    100,000 steps: wandb's own logging)."""
+    if importlib.util.find_spec("wandb") is None:
+        print("  (wandb not installed: no W&B run timed; pip install 'agentgrpo[wandb]')")
+        return None
+    path.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, WANDB_MODE="offline", WANDB_SILENT="true", WANDB_DISABLE_GIT="true")
+    subprocess.run([sys.executable, "-c", WANDB_SCRIPT, str(state), str(path)], check=True, env=env)
+    return next(path.glob("wandb/offline-run-*"))
+
+
+def build_mlflow(path: Path, state: Path) -> Path:
+    """The records of ``state`` as an MLflow file store (``mlruns/0/<run>/metrics/<name>``, one
+    ``timestamp value step`` line per value, ``params/max_completion_length``), written here: mlflow's file
+    store takes minutes for 100,000 steps of ``log_metrics`` (the reader is checked against mlflow itself in
+    tests/test_doctor_readers_trackers.py)."""
+    records = json.loads(state.read_text(encoding="utf-8"))["log_history"]
+    run = path / "mlruns" / "0" / "speedrun"
+    (run / "params").mkdir(parents=True, exist_ok=True)
+    (run / "meta.yaml").write_text("run_id: speedrun\nexperiment_id: '0'\n", encoding="utf-8")
+    (run / "params" / "max_completion_length").write_text("300", encoding="utf-8")
+    lines: dict[str, list[str]] = {}
+    for r in records:
+        for k, v in r.items():
+            if k != "step":
+                lines.setdefault(k, []).append(f"{1700000000000 + r['step']} {v} {r['step']}")
+    for k, rows in lines.items():
+        file = run / "metrics" / k
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return run
+
+
+def build_wandb_reused(tmp: Path) -> Path | None:
+    """A W&B run folder a previous ``--dir`` run built, if any."""
+    return next((tmp / "wandb-run").glob("wandb/offline-run-*"), None) if (tmp / "wandb-run").is_dir() else None
+
+
+def _size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() else path.stat().st_size
+
+
 def in_process(path: Path, out: Path) -> float:
     from agentgrpo.commands import doctor
 
@@ -182,6 +238,9 @@ def main() -> int:
     )
     parser.add_argument("--dir", help="build the logs in DIR, reusing those already there (else a temporary folder)")
     parser.add_argument("--only", help="time only the logs whose file name contains this")
+    parser.add_argument(
+        "--trackers", action="store_true", help="also a W&B run written offline by wandb and an MLflow file store"
+    )
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory() as scratch:
@@ -194,7 +253,14 @@ def main() -> int:
             tmp / name if reuse and (tmp / name).exists() else build(tmp / name, state)
             for name, build in builders.items()
         ]
-        logs = [log for log in logs if not args.only or args.only in log.name]
+        if args.trackers:  # a W&B run folder and an MLflow run folder of the same records
+            for name, build in (("wandb-run", build_wandb), ("mlflow-store", build_mlflow)):
+                if not (args.only and args.only not in name):
+                    found = build_wandb_reused(tmp) if name == "wandb-run" and reuse else None
+                    built = found or build(tmp / name, state)
+                    if built is not None:
+                        logs.append(built)
+        logs = [log for log in logs if not args.only or args.only in str(log.relative_to(tmp))]
         worst = 0.0
         cli(logs[0], tmp / "warm-up")  # bytecode written once, files in the page cache
         np_wall, np_cpu = startup("import numpy", max(args.repeat, 3))
@@ -207,7 +273,7 @@ def main() -> int:
             wall, cpu = min(runs)
             worst = max(worst, wall)
             line = (
-                f"  CLI `agentgrpo doctor {log.name}` ({log.stat().st_size / 1e6:.0f} MB): {wall:6.2f} s wall, "
+                f"  CLI `agentgrpo doctor {log.name}` ({_size(log) / 1e6:.0f} MB): {wall:6.2f} s wall, "
                 f"{cpu:6.2f} s CPU   {wall / args.budget:5.2f} x the {args.budget:g} s budget (wall), "
                 f"{cpu / args.budget:5.2f} x (CPU); {wall / np_wall:4.1f} x the baseline (wall), "
                 f"{cpu / np_cpu:4.1f} x (CPU)"

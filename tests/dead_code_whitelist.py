@@ -72,6 +72,7 @@ _.memory_mb
 _.compare_mb  # Limits fields are read by name from the dict the job and the comparison process receive
 _.allowed_names  # the allow-list as names: tests/test_sandbox_allowlist.py (docs table), benchmarks/sandbox_syscalls.py
 _.running  # training/watchdog.py: the watchdogs armed now, read by tests/conftest.py (none may outlive a test)
+_.__path__  # doctor/readers/wandbrun.py: the import system reads a stand-in package's __path__
 _.file_size_mb
 _.max_processes
 _.max_open_files

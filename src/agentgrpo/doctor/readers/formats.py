@@ -20,13 +20,16 @@ from agentgrpo.rundir import TRAINER_STATE
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 TFEVENTS_MARK = b"brain.Event:"
+WANDB_MAGIC = b":W&B"
 GZIP_MAGIC = b"\x1f\x8b"
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
 def kind_of(path: Path, head: bytes) -> str:
-    """``tensorboard``, ``trackio`` (a SQLite store), ``gzip``, ``utf-16``, ``binary`` (unknown) or ``text``,
-    from the first bytes."""
+    """``tensorboard``, ``wandb`` (a W&B run file), ``trackio`` (a SQLite store: trackio's or MLflow's),
+    ``gzip``, ``utf-16``, ``binary`` (unknown) or ``text``, from the first bytes."""
+    if head.startswith(WANDB_MAGIC):
+        return "wandb"
     if head.startswith(SQLITE_MAGIC):
         return "trackio"
     if head.startswith(GZIP_MAGIC):

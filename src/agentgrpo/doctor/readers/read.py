@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from agentgrpo.doctor import names
-from agentgrpo.doctor.readers import discover, formats, rundir, tensorboard, tidy, trackio
+from agentgrpo.doctor.readers import discover, formats, mlflowstore, rundir, tensorboard, tidy, trackio, wandbrun
 from agentgrpo.doctor.table import MetricTable, TextBlock
 from agentgrpo.errors import UserError
 from agentgrpo.rundir import COMPLETIONS, CONFIG, EVAL, METRICS, TRAINER_STATE
@@ -45,8 +45,13 @@ def read_run(path: str | Path, mapping: Mapping[str, str] | None = None) -> Run:
     spec = str(path)
     if trackio.is_spec(spec):
         db, run_name = trackio.resolve(spec)
+        if db.is_file() and mlflowstore.is_mlflow_db(db):
+            return _tracker_run(mlflowstore.read_sqlite_store(db, run_name, spec), db, mapping)
         return _run_from(trackio.read_trackio(db, run_name, spec), db, mapping)
     path = Path(path)
+    if not path.exists() and "#" in spec and Path(spec.rsplit("#", 1)[0]).is_file():
+        file, run_name = spec.rsplit("#", 1)  # one run of a tracker's CSV export: export.csv#RUN
+        return _read_file(Path(file), mapping, run_name)
     if not path.exists():
         raise UserError(f"{path}: no such file or directory")
     if path.is_dir():
@@ -60,10 +65,10 @@ def _read_dir(path: Path, mapping) -> Run:
     run.source = path
     config, notes = rundir.read_config(path / CONFIG)
     evaluation, eval_notes = rundir.read_eval(path / EVAL)
-    run.config, run.eval = config, evaluation
+    run.config, run.eval = config or run.config, evaluation  # a tracker's own config when there is no config.yaml
     run.notes += notes + eval_notes
     _apply_weights(run)
-    cap = rundir.length_cap(config)
+    cap = rundir.length_cap(run.config)
     if cap is not None:
         run.table.meta["max_completion_length"] = cap
     signals = rundir.sample_signals(path / COMPLETIONS)
@@ -88,6 +93,19 @@ def _find_log(path: Path) -> Path:
     csvs = sorted(path.glob("*.csv"))
     if len(csvs) == 1:
         return csvs[0]
+    wandb_files = wandbrun.run_files(path)
+    if len(wandb_files) == 1:
+        return wandb_files[0]
+    if len(wandb_files) > 1:
+        shown = ", ".join(str(f.parent.relative_to(path)) for f in wandb_files[:8])
+        raise UserError(
+            f"{path}: W&B run files of {len(wandb_files)} runs ({shown}); pass one run's folder "
+            "(wandb/latest-run is the last one)"
+        )
+    if mlflowstore.find_runs(path):
+        return mlflowstore.pick_run(path)
+    if (path / "mlflow.db").is_file() and mlflowstore.is_mlflow_db(path / "mlflow.db"):
+        return path / "mlflow.db"  # MLflow >= 3.7's default store, sqlite:///mlflow.db
     events = tensorboard.event_files(path)
     folders = sorted({p.parent for p in events})
     if len(folders) == 1:
@@ -98,8 +116,9 @@ def _find_log(path: Path) -> Path:
     found = ", ".join(sorted(p.name for p in path.iterdir())[:12]) or "nothing"
     raise UserError(
         f"{path}: no training log in this directory (found: {found}). Expected metrics.jsonl (agentgrpo), "
-        "trainer_state.json or checkpoint-*/trainer_state.json (TRL), one .csv export, or TensorBoard event "
-        "files; or pass the log file itself."
+        "trainer_state.json or checkpoint-*/trainer_state.json (TRL), one .csv export, a W&B run "
+        "(wandb/run-*/run-*.wandb), an MLflow store (mlruns/<experiment>/<run>/metrics/ or mlflow.db), or "
+        "TensorBoard event files; or pass the log file itself."
     )
 
 
@@ -108,8 +127,10 @@ def _checkpoint_step(p: Path) -> int:
     return int(match.group(1)) if match else -1
 
 
-def _read_file(path: Path, mapping) -> Run:
-    if path.is_dir():  # a folder of TensorBoard event files
+def _read_file(path: Path, mapping, run_name: str | None = None) -> Run:
+    if path.is_dir():  # an MLflow run folder, or a folder of TensorBoard event files
+        if mlflowstore.is_run(path):
+            return _tracker_run(mlflowstore.read_file_store(path), path, mapping)
         return _run_from(tensorboard.read_tensorboard(path), path, mapping)
     try:
         with path.open("rb") as handle:
@@ -121,18 +142,25 @@ def _read_file(path: Path, mapping) -> Run:
     kind = formats.kind_of(path, head)
     if kind == "tensorboard":
         return _run_from(tensorboard.read_tensorboard(path), path, mapping)
-    if kind == "trackio":
+    if kind == "wandb":
+        return _tracker_run(wandbrun.read_wandb(path), path, mapping)
+    if kind == "trackio":  # a SQLite file: MLflow's store or trackio's
+        if mlflowstore.is_mlflow_db(path):
+            return _tracker_run(mlflowstore.read_sqlite_store(path, None, str(path)), path, mapping)
         return _run_from(trackio.read_trackio(path, None, str(path)), path, mapping)
     if kind == "binary":
         raise UserError(
             f"{path}: a binary file of an unknown kind (starts with {head[:12]!r}). The doctor reads text logs "
-            "(trainer_state.json, metrics.jsonl, JSON, CSV, console output, .ipynb), TensorBoard event files "
-            "and trackio databases."
+            "(trainer_state.json, metrics.jsonl, JSON, CSV, console output, .ipynb), TensorBoard event files, "
+            "W&B run files (.wandb), and trackio and MLflow databases."
         )
     text, how = formats.decode(path.read_bytes(), kind)
     if not text or text.isspace():  # (no stripped copy of a 100 MB text)
         raise UserError(f"{path}: no text in it ({how or 'empty'}); no training step was logged")
     records, notes, fmt = formats.parse_file(path.with_suffix("") if kind == "gzip" else path, text)
+    if fmt == "csv" or run_name is not None:
+        records, run_notes = tidy.one_export_run(records, path, run_name)
+        notes += run_notes
     return _run_from((records, ([how] if how else []) + notes, fmt), path, mapping)
 
 
@@ -140,6 +168,17 @@ def _run_from(parsed: tuple[list[dict], list[str], str], source: Path, mapping) 
     records, notes, fmt = parsed
     table = records_to_table(records, source, fmt, mapping)
     return Run(table, source, fmt, notes=notes + table.meta.pop("notes", []))
+
+
+def _tracker_run(parsed: tuple[list[dict], list[str], str, dict], source: Path, mapping) -> Run:
+    """A `Run` from a tracker's (records, notes, format, config): its config gives the length cap."""
+    records, notes, fmt, config = parsed
+    run = _run_from((records, notes, fmt), source, mapping)
+    run.config = config
+    cap = rundir.length_cap(config)
+    if cap is not None:
+        run.table.meta["max_completion_length"] = cap
+    return run
 
 
 def parse_mapping(items: list[str]) -> dict[str, str]:

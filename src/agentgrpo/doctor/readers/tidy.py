@@ -17,6 +17,7 @@ import numpy as np
 
 from agentgrpo.doctor import names
 from agentgrpo.doctor.table import MetricTable, to_float
+from agentgrpo.errors import UserError
 
 PLACEHOLDER_CANDIDATES = (names.ENTROPY, names.KL, names.LENGTH)
 _MAX_RESTARTS = 3  # more restarts than this is disorder, not resumes
@@ -186,3 +187,42 @@ def derive(table: MetricTable, notes: list[str]) -> None:
     elif not table.has(names.FRAC_ZERO_STD) and table.has("env/all/frac_mixed"):
         table.columns[names.FRAC_ZERO_STD] = 1.0 - table["env/all/frac_mixed"]
         notes.append(f"{names.FRAC_ZERO_STD} = 1 - frac_mixed")
+
+
+def one_export_run(records: list[dict], source, run: str | None) -> tuple[list[dict], list[str]]:
+    """The columns of one run of a tracker's CSV export (W&B: ``"<run> - train/reward"``, one set per run
+    shown when it was exported). Several runs and no ``run`` chosen is an error naming them (their metrics
+    would otherwise be read as one run's); ``run`` keeps its columns and those without a run prefix (the step).
+
+    >>> one_export_run([{"Step": 1, "a - reward": 0.1, "b - reward": 0.2}], "x.csv", "b")[0]
+    [{'Step': 1, 'b - reward': 0.2}]
+    >>> one_export_run([{"step": 1, "train - loss": 0.1, "eval - acc": 0.2}], "x.csv", None)[1]
+    []
+    """
+    if not records:
+        return records, []
+    pairs = [tuple(p.strip() for p in str(k).rsplit(" - ", 1)) for k in records[0] if " - " in str(k)]
+    runs = sorted({prefix for prefix, _ in pairs})
+    by_metric: dict[str, set[str]] = {}
+    for prefix, metric in pairs:
+        by_metric.setdefault(metric.removesuffix("__MIN").removesuffix("__MAX"), set()).add(prefix)
+    if run is None:
+        if len(runs) <= 1 or max(map(len, by_metric.values())) < 2:  # one run, or " - " inside metric names
+            return records, []
+        raise UserError(
+            f"{source}: a tracker export with the metrics of {len(runs)} runs ({', '.join(runs[:12])}); the doctor "
+            f"reads one run: pass {source}#RUN (e.g. {source}#{runs[0]}), or export one run's columns"
+        )
+    if run not in runs:
+        raise UserError(f"{source}: no run {run!r} in this export (runs: {', '.join(runs[:12]) or 'none'})")
+
+    def keep(key) -> bool:
+        key = str(key)
+        return " - " not in key or key.rsplit(" - ", 1)[0].strip() == run
+
+    kept = [{k: v for k, v in r.items() if keep(k)} for r in records]
+    logged = [r for r in kept if any(" - " in str(k) and v not in ("", None) for k, v in r.items())]
+    return logged, [
+        f"CSV export of {len(runs)} runs ({', '.join(runs[:12])}): read run {run!r} "
+        f"({len(kept) - len(logged)} rows where it logged nothing dropped)"
+    ]
