@@ -14,6 +14,10 @@ os.environ.setdefault("WANDB_DISABLED", "true")
 
 import pytest  # noqa: E402
 
+# tests/data holds fixtures (logs, stores, the scripts that wrote them), never tests: not collected, and their
+# scripts are not imported by --doctest-modules.
+collect_ignore_glob = ["data/*"]
+
 
 def pytest_collection_modifyitems(config, items):
     """GPU tests skip cleanly on machines without CUDA."""
