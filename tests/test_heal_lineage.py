@@ -346,8 +346,10 @@ def test_ties_keep_the_last_model(tmp_path_factory):
     rows = rollback._jsonl(sim.run / "metrics.jsonl")
     (sim.run / "metrics.jsonl").write_text("".join(json.dumps({**r, SHADOW: 0.5}) + "\n" for r in rows))
     last_content = sim.content(sim.run / "final")
+    (sim.run / "final" / "ROLLED_BACK_FROM").write_text("checkpoint-4\n")  # stale: left by an earlier choice
     record = final.finish(sim.run, sim.config)
     assert record["checkpoint_step"] is None and set(record["scores"].values()) == {0.5}
+    assert not (sim.run / "final" / "ROLLED_BACK_FROM").exists()
     assert len(record["scores"]) > 2 and sim.content(sim.run / "final") == last_content
     assert "final/ is its last model: the highest shadow correct_answer, 0.500" in record["reason"]
 

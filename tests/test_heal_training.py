@@ -92,7 +92,8 @@ def test_train_heals_from_the_checkpoint_before_the_onset_with_the_remedy(tmp_pa
         assert lineage[step - 1]["learning_rate"] == pytest.approx(abandoned[step - 1]["learning_rate"] * new / 0.001,
                                                                     rel=1e-6)
     assert (run / "segments/1/checkpoints/checkpoint-3").is_dir()  # kept, out of checkpoints/
-    assert sorted(p.name for p in (run / "checkpoints").glob("checkpoint-*")) == [f"checkpoint-{i}" for i in range(0, 6)]
+    assert sorted(p.name for p in (run / "checkpoints").glob("checkpoint-*")) == [f"checkpoint-{i}"
+                                                                                   for i in range(0, 6)]
     assert (run / "final" / "config.json").is_file() and (run / "segments/1/final").is_dir()
     # healed, then finished: its final model is chosen among checkpoints 0-4 and its last model (checkpoint-5 is
     # that model) by held-out success (no shadow reward), and heal.jsonl says so

@@ -114,6 +114,8 @@ def finish(run_dir: str | Path, config: Mapping, *, last_step: int | None = None
     run_dir = Path(run_dir)
     if not healed(run_dir) or not (run_dir / FINAL).is_dir():
         return None
+    # final/ holds the last model, just saved: a note left by an earlier choice (a finished run resumed) is stale
+    (run_dir / FINAL / rollback.NOTE).unlink(missing_ok=True)
     logged = [r for r in rollback._jsonl(run_dir / METRICS) if isinstance(r.get("step"), int | float)]
     if last_step is None:
         if not logged:

@@ -28,6 +28,7 @@ from agentgrpo.rundir import CHECKPOINTS, COMPLETIONS, CONFIG, FINAL, LIVE_DOCTO
 KEPT_LOGS = (METRICS, COMPLETIONS, LIVE_DOCTOR)
 # Trainer state a checkpoint holds besides the model (left out of final/ when a stop makes it the model).
 TRAINER_FILES = ("optimizer.pt", "scheduler.pt", TRAINER_STATE, "training_args.bin", "scaler.pt")
+NOTE = "ROLLED_BACK_FROM"  # in final/ when it is a checkpoint's model: that checkpoint's name
 
 
 def checkpoints(folder: str | Path, complete_only: bool = True) -> list[tuple[int, Path]]:
@@ -300,7 +301,7 @@ def _model_from_checkpoint(checkpoint: Path, final: Path) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(checkpoint, tmp, ignore=lambda _d, names: [n for n in names if n in TRAINER_FILES
                                                                or n.startswith("rng_state")])
-    (tmp / "ROLLED_BACK_FROM").write_text(f"{checkpoint.name}\n", encoding="utf-8")
+    (tmp / NOTE).write_text(f"{checkpoint.name}\n", encoding="utf-8")
     os.replace(tmp, final)
 
 
