@@ -26,7 +26,8 @@ from agentgrpo.heal.remedies import COLLAPSE_LR
 SRC = Path(__file__).resolve().parent.parent / "src"
 FAST = ["--model", "tiny", "--per_device_train_batch_size", "8", "--max_completion_length", "24",
         "--eval_before", "false", "--eval_after", "false", "--preflight", "false", "--save_steps", "1",
-        "--disable_tqdm", "true", "--max_steps", "5", "--on_failure", "heal", "--doctor_every", "1"]
+        "--disable_tqdm", "true", "--max_steps", "5", "--on_failure", "heal", "--doctor_every", "1",
+        "--eval_size", "8"]  # eval_size: the held-out evals a healed run spends choosing its final model
 
 
 class PlantedFailure(TrainerCallback):
@@ -91,8 +92,17 @@ def test_train_heals_from_the_checkpoint_before_the_onset_with_the_remedy(tmp_pa
         assert lineage[step - 1]["learning_rate"] == pytest.approx(abandoned[step - 1]["learning_rate"] * new / 0.001,
                                                                     rel=1e-6)
     assert (run / "segments/1/checkpoints/checkpoint-3").is_dir()  # kept, out of checkpoints/
-    assert sorted(p.name for p in (run / "checkpoints").glob("checkpoint-*")) == [f"checkpoint-{i}" for i in range(0, 6)]
+    assert sorted(p.name for p in (run / "checkpoints").glob("checkpoint-*")) == [f"checkpoint-{i}"
+                                                                                   for i in range(0, 6)]
     assert (run / "final" / "config.json").is_file() and (run / "segments/1/final").is_dir()
+    # healed, then finished: its final model is chosen among checkpoints 0-4 and its last model (checkpoint-5 is
+    # that model) by held-out success (no shadow reward), and heal.jsonl says so
+    choice = history.final_choice(run)
+    assert choice["finished"] == 5 and choice["chosen_by"] == "held-out success"
+    assert sorted(choice["scores"]) == sorted(["the last model", *(f"checkpoint-{i}" for i in range(5))])
+    chosen = choice["checkpoint_step"]
+    assert (chosen is None) == (not (run / "segments/last").exists())
+    assert chosen is None or (run / "final" / "ROLLED_BACK_FROM").read_text().strip() == f"checkpoint-{chosen}"
 
 
 def test_a_failure_before_the_first_checkpoint_rolls_back_to_the_start(tmp_path, monkeypatch):

@@ -7,6 +7,7 @@ last checkpoint before the onset, apply that mode's remedy (`remedies.REMEDIES`)
 - `judge`: the doctor on a healed run: the final segment, with a stall there read against the lineage;
 - `rollback`: the choice of checkpoint and the file moves of one heal (atomic, idempotent: a heal killed
   half-way completes on ``--resume``);
+- `final`: a healed run that finished ends with the best model of its lineage (checkpoints and its last model);
 - `loop`: the training loop of `agentgrpo train` with heals; `agentgrpo.training.heal_callbacks` holds the
   callbacks (and the one-line resume) for a user's own TRL script.
 """

@@ -8,6 +8,8 @@
         completions.jsonl   its sampled completions
         checkpoints/        its checkpoints after the rollback step (never resumed from)
         final/              the model it ended with (a stop: the run's final/ is the rollback checkpoint)
+      segments/last/final/  the last model of a healed run that finished, when an earlier checkpoint of its
+                            lineage was better and became final/ (`agentgrpo.heal.final`; heal.jsonl records it)
 
 metrics.jsonl itself always holds the lineage of the model the run ends with: the rows up to each rollback
 step, then the segment that followed.
@@ -45,6 +47,23 @@ def read(run_dir: str | Path) -> list[dict[str, Any]]:
         if isinstance(value, dict) and "heal" in value:
             records.append(value)
     return records
+
+
+def final_choice(run_dir: str | Path) -> dict[str, Any] | None:
+    """How a healed run that ran to its end chose its final model (the record `agentgrpo.heal.final` writes,
+    keyed ``finished``), when no heal came after it; else None."""
+    path = Path(run_dir) / HEAL_LOG
+    last = None
+    for line in (path.read_text(encoding="utf-8").splitlines() if path.is_file() else []):
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict) and "heal" in value:
+            last = None
+        elif isinstance(value, dict) and "finished" in value:
+            last = value
+    return last
 
 
 def heals(run_dir: str | Path) -> list[dict[str, Any]]:
@@ -115,6 +134,9 @@ def lines(run_dir: str | Path) -> list[str]:
         status = "" if h.get("status") == DONE else " (unfinished: completes on --resume)"
         out.append(f"heal {h['heal']}: step {h.get('step')}: {h.get('mode')} (onset step {h.get('onset')}); "
                    f"{where}; {then}{status}")
+    choice = final_choice(run_dir)
+    if choice is not None:
+        out.append(f"final model: the run finished at step {choice['finished']}; {choice.get('reason', '')}")
     return out
 
 
@@ -144,6 +166,9 @@ def segments(run_dir: str | Path) -> list[dict[str, Any]]:
         own = [r for r in rows if r["step"] > start]
         why = (f"heal {pending_heal['heal']} unfinished (completes on --resume)" if pending_heal is not None
                else f"ran to its end (step {int(own[-1]['step'])})" if own else "logged no step")
+        choice = final_choice(run_dir) if pending_heal is None else None
+        if choice is not None:
+            why += f"; {choice.get('reason', '')}"
         out.append(_segment(len(out) + 1, start, rows, None, why))
     return out
 

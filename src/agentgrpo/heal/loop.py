@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentgrpo.heal import history, rollback
+from agentgrpo.heal.final import finish
 from agentgrpo.heal.judge import live_judge
 
 
@@ -44,7 +45,12 @@ def train_healing(cfg, model_path: str, run_dir: Path, checkpoint, callbacks=(),
         trainer.add_callback(StartCheckpoint(trainer))  # the start is always a rollback point
         final = train(trainer, run_dir, resume=resume, save_merged=plan.run.save_merged)
         finding, step = _stopping_failure(doctors)
-        if finding is None:
+        if finding is None:  # it finished: a healed run ends with the best model of its lineage
+            choice = finish(run_dir, plan.to_dict(), last_step=int(trainer.state.global_step),
+                            score=held_out_success(plan, model_path),
+                            merge=_merge if plan.run.save_merged else None)
+            if choice is not None:
+                say(history.lines(run_dir)[-1])
             return final
         record = rollback.decide(run_dir, finding, step=step, config=plan.to_dict(), setting=plan.setting,
                                  heal_rewards=plan.run.heal_rewards, heal_max=plan.run.heal_max,
@@ -60,7 +66,7 @@ def train_healing(cfg, model_path: str, run_dir: Path, checkpoint, callbacks=(),
 def held_out_success(plan, tokenizer_path: str) -> Callable[[Path], float]:
     """``score(checkpoint)``: the checkpoint's held-out success, as the run's eval measures it (its eval
     settings and problems; the mean over its eval modes): how a stop without a shadow reward chooses the
-    model the run ends with."""
+    model the run ends with (a stop, or a healed run that finished: `agentgrpo.heal.final`)."""
     def score(checkpoint: Path) -> float:
         from agentgrpo.evaluation.evaluate import evaluate
         from agentgrpo.training.models import load_model, load_tokenizer
@@ -77,6 +83,12 @@ def held_out_success(plan, tokenizer_path: str) -> Callable[[Path], float]:
         return value
 
     return score
+
+
+def _merge(adapter_dir: Path, out_dir: Path) -> None:
+    from agentgrpo.training.models import merge_adapter
+
+    merge_adapter(adapter_dir, out_dir)
 
 
 def _nothing(*_args) -> int:

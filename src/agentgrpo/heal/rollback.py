@@ -28,6 +28,7 @@ from agentgrpo.rundir import CHECKPOINTS, COMPLETIONS, CONFIG, FINAL, LIVE_DOCTO
 KEPT_LOGS = (METRICS, COMPLETIONS, LIVE_DOCTOR)
 # Trainer state a checkpoint holds besides the model (left out of final/ when a stop makes it the model).
 TRAINER_FILES = ("optimizer.pt", "scheduler.pt", TRAINER_STATE, "training_args.bin", "scaler.pt")
+NOTE = "ROLLED_BACK_FROM"  # in final/ when it is a checkpoint's model: that checkpoint's name
 
 
 def checkpoints(folder: str | Path, complete_only: bool = True) -> list[tuple[int, Path]]:
@@ -210,19 +211,9 @@ def best_by_shadow(folder: str | Path, onset: int, logged: list[Mapping],
     """
     if not shadows:
         return None
-    keys = [f"rewards/{name}/mean" for name in shadows]
-    values: dict[int, float] = {}
-    for row in logged:
-        got = [row.get(k) for k in keys]
-        if all(isinstance(v, int | float) and v == v for v in got):
-            values[int(row["step"])] = sum(got) / len(got)
     if pool is None:
         pool = [c for c in checkpoints(folder) if c[0] + 1 + ONSET_MARGIN < onset or (c[0] == 0 and onset >= 1)]
-    scored = []
-    for step, path in pool:
-        window = [values[s] for s in range(step - SHADOW_WINDOW, step + SHADOW_WINDOW + 1) if s in values]
-        if window:
-            scored.append((sum(window) / len(window), step, path))
+    scored = shadow_scored(logged, shadows, pool)
     if not scored:
         return None
     score, step, path = max(scored, key=lambda x: (x[0], x[1]))
@@ -231,6 +222,23 @@ def best_by_shadow(folder: str | Path, onset: int, logged: list[Mapping],
            f"{step - SHADOW_WINDOW}-{step + SHADOW_WINDOW}); the latest candidate, "
            f"checkpoint-{last[1]}: {last[0]:.3f}")
     return step, path, why
+
+
+def shadow_scored(logged: list[Mapping], shadows: list[str], pool: list[tuple[int, Path]]) -> list[tuple]:
+    """(value, step, path) of each of ``pool`` with a logged shadow value: the mean, over the logged steps s-1 to
+    s+1 (`SHADOW_WINDOW`), of the mean of the shadow rewards ``rewards/<name>/mean``; in ``pool``'s order."""
+    keys = [f"rewards/{name}/mean" for name in shadows]
+    values: dict[int, float] = {}
+    for row in logged:
+        got = [row.get(k) for k in keys]
+        if keys and all(isinstance(v, int | float) and v == v for v in got):
+            values[int(row["step"])] = sum(got) / len(got)
+    scored = []
+    for step, path in pool:
+        window = [values[s] for s in range(step - SHADOW_WINDOW, step + SHADOW_WINDOW + 1) if s in values]
+        if window:
+            scored.append((sum(window) / len(window), step, path))
+    return scored
 
 
 def _relative(path: Path, run_dir) -> str:
@@ -293,7 +301,7 @@ def _model_from_checkpoint(checkpoint: Path, final: Path) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(checkpoint, tmp, ignore=lambda _d, names: [n for n in names if n in TRAINER_FILES
                                                                or n.startswith("rng_state")])
-    (tmp / "ROLLED_BACK_FROM").write_text(f"{checkpoint.name}\n", encoding="utf-8")
+    (tmp / NOTE).write_text(f"{checkpoint.name}\n", encoding="utf-8")
     os.replace(tmp, final)
 
 
