@@ -88,10 +88,7 @@ def _uniform(sig: Curves):
     if ok.sum() < th.MIN_POINTS:
         return None
     same = (hi[ok] - lo[ok]) <= 0.5
-    clipped = sig.table.columns.get(names.CLIPPED)
-    if clipped is not None:
-        same &= ~(np.nan_to_num(clipped[ok], nan=0.0) >= 0.5)
-    found = _fixed_output_ramp(sig.table.steps[ok], same)
+    found = _fixed_output_ramp(sig.table.steps[ok], _not_truncated(sig, ok, same))
     if found is None:
         return None
     ramp, bins = found
@@ -117,10 +114,7 @@ def _no_spread(sig: Curves):
         return None
     level = np.nan_to_num(mean[ok], nan=0.0) if mean is not None else np.zeros(int(ok.sum()))
     same = spread[ok] <= np.maximum(0.5, 0.01 * level)
-    clipped = sig.table.columns.get(names.CLIPPED)
-    if clipped is not None:
-        same &= ~(np.nan_to_num(clipped[ok], nan=0.0) >= 0.5)
-    found = _fixed_output_ramp(sig.table.steps[ok], same)
+    found = _fixed_output_ramp(sig.table.steps[ok], _not_truncated(sig, ok, same))
     if found is None:
         return None
     ramp, _ = found
@@ -177,6 +171,15 @@ def _repeated(sig: Curves):
         f"logs ({early:.0%} early): one fixed output"
     )
     return ramp, text
+
+
+def _not_truncated(sig: Curves, ok, same):
+    """``same`` without the logs where most completions were clipped at the cap (`names.CLIPPED`, when logged):
+    completions cut at one length share it because of the cap, not because they are one answer."""
+    clipped = sig.table.columns.get(names.CLIPPED)
+    if clipped is None:
+        return same
+    return same & ~(np.nan_to_num(clipped[ok], nan=0.0) >= 0.5)
 
 
 def _fixed_output_ramp(steps, same):
