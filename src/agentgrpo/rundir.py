@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import time
-import uuid
 from itertools import repeat
 from pathlib import Path
 from typing import Any
@@ -114,6 +113,8 @@ def write_atomic(path: str | Path, text: str) -> None:
     """Replace ``path`` with ``text`` (written to a new temporary file in the same folder, fsynced, renamed):
     a kill leaves the old file or the new, never half of one. The file gets the permissions a plain write
     gives a new file (the umask's)."""
+    import uuid  # here: the doctor reads runs without writing one
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:12]}.tmp"
