@@ -161,7 +161,10 @@ def parse_jsonl(text: str) -> tuple[list[dict[str, Any]], list[str]]:
     lines = text.splitlines()
     last = len(lines)
     filled = list(filter(str.strip, lines))
-    whole = fastjson.loads_lines(filled)  # the common case, every line whole: one decode
+    try:  # the common case, every line whole: one decode
+        whole = fastjson.loads_lines(filled)
+    except ValueError:  # not only a JSONDecodeError: e.g. an integer past Python's digit limit
+        whole = None
     if whole is not None and all(map(isinstance, whole, repeat(dict))):
         return whole, []
     for number, line in enumerate(lines, start=1):
@@ -169,7 +172,7 @@ def parse_jsonl(text: str) -> tuple[list[dict[str, Any]], list[str]]:
             continue
         try:
             value = fastjson.loads(line)
-        except json.JSONDecodeError:
+        except ValueError:  # a JSONDecodeError, or a value Python will not build
             bad.append(number)
             continue
         if isinstance(value, dict):
