@@ -69,15 +69,17 @@ e = "checkpoints"
 
 
 # The one reader of each kind of run-directory file, in agentgrpo.rundir: JSON Lines (`parse_jsonl`, `read_jsonl`),
-# config.yaml (`read_config`, `write_config`, `config_text`), eval.json (`read_eval`, `write_eval`), the checkpoints
-# (`checkpoints`). A module that reads another kind of file line by line (a dataset, a tracker's files) is not a
-# run-directory reader: each is named here with what it reads.
+# config.yaml (`read_config`, `write_config`, `config_text`), JSON (`read_json`; eval.json: `read_eval`, `write_eval`),
+# the checkpoints (`checkpoints`). A module that reads another kind of file line by line (a dataset, a tracker's
+# files) is not a run-directory reader: each is named here with what it reads.
 OTHER_FILES = {
     "tasks/dataset.py": "a task's JSONL dataset",
     "tasks/coding.py": "the coding task's problem set",
     "tasks/function_calling.py": "BFCL's question and answer files",
 }
 JSONL_NAMES = {"METRICS", "COMPLETIONS", "HEAL_LOG", "LIVE_DOCTOR"}
+JSON_NAMES = {"EVAL", "PREFLIGHT", "SUMMARY", "COST"}
+# (not read_json: the doctor's formats.read_json reads a JSON log of any trainer)
 READERS = {"read_jsonl", "parse_jsonl", "read_config", "write_config", "read_eval", "write_eval", "checkpoints",
            "last_checkpoint"}
 _YAML_CALLS = {"safe_load", "load", "safe_dump", "dump", "full_load", "unsafe_load"}
@@ -122,7 +124,8 @@ def _decodes_lines(node: ast.AST) -> bool:
 
 def second_readers(source: str) -> list[tuple[int, str, str]]:
     """(line, function, what) of each function that reads a kind of run-directory file itself: decodes JSON
-    line by line or a JSONL log it names; loads or dumps YAML beside ``CONFIG``; decodes JSON beside ``EVAL``;
+    line by line or a JSONL log it names; loads or dumps YAML beside ``CONFIG``; decodes JSON beside a JSON file's
+    name (``EVAL``, ``PREFLIGHT``, ``SUMMARY``, ``COST``);
     scans checkpoint-N folders (a ``checkpoint-*`` glob or ``checkpoint-(\\d+)`` pattern, rundir's
     ``CHECKPOINT_PREFIX``)."""
     found = []
@@ -136,8 +139,8 @@ def second_readers(source: str) -> list[tuple[int, str, str]]:
             found.append((func.lineno, func.name, "JSON Lines"))
         if "CONFIG" in named and {f"yaml.{c}" for c in _YAML_CALLS} & calls:
             found.append((func.lineno, func.name, "config.yaml"))
-        if "EVAL" in named and {"json.loads", "json.load"} & calls:
-            found.append((func.lineno, func.name, "eval.json"))
+        if named & JSON_NAMES and {"json.loads", "json.load"} & calls:
+            found.append((func.lineno, func.name, "JSON"))
         patterns = [n.value for n in ast.walk(func) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
         if "CHECKPOINT_PREFIX" in named or any(  # a glob or a regex: one word (prose that names one is not)
                 p.lstrip("^*/").startswith("checkpoint") and not any(c.isspace() for c in p)
@@ -160,7 +163,7 @@ def test_each_kind_of_run_directory_file_has_one_reader():
 
 def test_rundir_holds_each_reader():
     hits = {what for _line, _name, what in second_readers(Path(rundir.__file__).read_text())}
-    assert hits == {"JSON Lines", "config.yaml", "eval.json", "checkpoints", "a reader of rundir's name"}, hits
+    assert hits == {"JSON Lines", "config.yaml", "checkpoints", "a reader of rundir's name"}, hits
 
 
 def test_planted_second_readers_are_found():
@@ -212,6 +215,6 @@ def fine(run_dir):
 '''
     assert second_readers(source) == [
         (6, "rows", "JSON Lines"), (12, "heals", "JSON Lines"), (15, "metrics", "JSON Lines"),
-        (18, "config", "config.yaml"), (21, "save", "config.yaml"), (24, "evals", "eval.json"),
+        (18, "config", "config.yaml"), (21, "save", "config.yaml"), (24, "evals", "JSON"),
         (27, "last", "checkpoints"), (30, "step", "checkpoints"), (34, "lines", "JSON Lines"),
         (40, "read_config", "a reader of rundir's name")]

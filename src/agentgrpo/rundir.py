@@ -238,18 +238,25 @@ def write_eval(run_dir: Path, stage: str, results: dict[str, Any]) -> Path:
     return path
 
 
+def read_json(path: str | Path) -> Any:
+    """A JSON file of the run directory (eval.json, preflight.json, summary.json), None when it is absent: the
+    one reader of them. Bad JSON raises ValueError (a JSONDecodeError, a UnicodeDecodeError)."""
+    path = Path(path)
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
 def read_eval(run_dir: str | Path, notes: list[str] | None = None) -> dict[str, Any]:
-    """The run's eval.json ({} when there is none): the one reader of it. With ``notes``, a file that is
-    unreadable or not a mapping gives {} and a note appended there; without, bad JSON raises."""
+    """The run's eval.json ({} when there is none). With ``notes``, a file that is unreadable or not a mapping
+    gives {} and a note appended there; without, bad JSON raises."""
     path = Path(run_dir) / EVAL
-    if not path.is_file():
-        return {}
     if notes is None:
-        return json.loads(path.read_text())
+        return read_json(path) or {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         notes.append(f"{path.name}: unreadable JSON ({exc}); evaluation results not used")
+        return {}
+    if data is None:
         return {}
     if not isinstance(data, dict):
         notes.append(f"{path.name}: expected a mapping of stage -> mode -> results; ignored")

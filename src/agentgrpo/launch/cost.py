@@ -7,7 +7,6 @@ the minutes spent installing packages and downloading the model before training 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ def _config(run_dir: Path) -> dict[str, Any]:
 
 def _summary(run_dir: Path) -> dict[str, Any]:
     try:
-        return json.loads((run_dir / rundir.SUMMARY).read_text())
+        return rundir.read_json(run_dir / rundir.SUMMARY) or {}
     except (OSError, ValueError):
         return {}
 
