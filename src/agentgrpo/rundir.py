@@ -15,8 +15,8 @@
       cost.json           a Hugging Face job's cost
 
 Each file's name is defined here and only here, and so is the one reader of each kind of file: JSON Lines
-(`read_jsonl`, `parse_jsonl`), config.yaml (`read_config`, `write_config`), the checkpoints (`checkpoints`);
-tests/test_rundir_names.py checks both.
+(`read_jsonl`, `parse_jsonl`), JSON (`read_json`; eval.json: `read_eval`), config.yaml (`read_config`,
+`write_config`), the checkpoints (`checkpoints`); tests/test_rundir_names.py checks both.
 """
 
 from __future__ import annotations
