@@ -8,11 +8,12 @@ import re
 
 import pytest
 
-from agentgrpo.doctor.readers import console, fastjson, textlog
+from agentgrpo import fastjson
+from agentgrpo.doctor.readers import console, textlog
 from agentgrpo.doctor.readers.console import find_dicts, find_dicts_by_line, line_count
-from agentgrpo.doctor.readers.jsontext import read_jsonl
 from agentgrpo.doctor.readers.steplines import read_step_lines
 from agentgrpo.doctor.readers.texttable import read_text_tables
+from agentgrpo.rundir import parse_jsonl
 
 
 def _value(rng: random.Random) -> str:
@@ -109,7 +110,7 @@ def test_jsonl_in_one_decode_matches_line_by_line(seed):
     if rng.random() < 0.3:
         text = text.replace("\n", "\n\n", 1)  # a blank line: the fast path declines, the reader still reads
     fast = fastjson.loads_jsonl_text(text)
-    records, _ = read_jsonl(text)
+    records, _ = parse_jsonl(text)
     if fast is not None:
         assert fast == records
     assert textlog.parse_text(text)[0] == records

@@ -14,6 +14,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agentgrpo import rundir
 from agentgrpo.heal import history, rollback
 from agentgrpo.launch.cost import run_cost
 
@@ -54,7 +55,7 @@ class Sim:
     def train(self, steps: int) -> list[dict]:
         """Log ``steps`` more steps from the current start (appending to metrics.jsonl, as the recorder does)."""
         start = self.start()
-        lineage = [r for r in rollback._jsonl(self.run / "metrics.jsonl") if r["step"] <= start]
+        lineage = [r for r in rundir.read_jsonl(self.run / "metrics.jsonl") if r["step"] <= start]
         tokens = lineage[-1]["num_tokens"] if lineage else 0.0
         rows = []
         for step in range(start + 1, start + steps + 1):
@@ -76,7 +77,7 @@ class Sim:
 
     def heal(self, mode: str, onset: int, heal_max: int, score=None) -> dict:
         config = yaml.safe_load((self.run / "config.yaml").read_text())
-        step = max(r["step"] for r in rollback._jsonl(self.run / "metrics.jsonl"))
+        step = max(r["step"] for r in rundir.read_jsonl(self.run / "metrics.jsonl"))
         record = rollback.decide(self.run, {"detector": mode, "onset": onset, "verdict": "generated",
                                             "evidence": []}, step=step, config=config,
                                  setting=_setting(config), heal_rewards=None, heal_max=heal_max, score=score)
@@ -204,7 +205,7 @@ def test_the_doctor_reads_a_healed_run_whose_lineage_logged_nothing(tmp_path, ca
         sim = Sim(tmp_path, save_steps=50, seed=3)
         sim.train(24)
         stop = sim.heal("stall", onset=20, heal_max=0)  # only checkpoint-0 was saved
-        assert stop["checkpoint_step"] == 0 and not rollback._jsonl(sim.run / "metrics.jsonl")
+        assert stop["checkpoint_step"] == 0 and not rundir.read_jsonl(sim.run / "metrics.jsonl")
     else:
         sim = Sim(tmp_path, save_steps=5, seed=3)
         sim.train(30)
@@ -212,7 +213,7 @@ def test_the_doctor_reads_a_healed_run_whose_lineage_logged_nothing(tmp_path, ca
         sim.train(24)  # steps 26-49
         stop = sim.heal("collapse", onset=27, heal_max=1)  # relapse: back before checkpoint-25
         assert stop["action"] == "stop" and stop["checkpoint_step"] == 20
-        assert max(r["step"] for r in rollback._jsonl(sim.run / "metrics.jsonl")) == 20
+        assert max(r["step"] for r in rundir.read_jsonl(sim.run / "metrics.jsonl")) == 20
     out_dir = tmp_path / "report"
     status = main(["doctor", str(sim.run), "--json", "--out", str(out_dir)])
     report = json.loads(capsys.readouterr().out)
@@ -267,7 +268,7 @@ class Lineage(Sim):
         if self.shadow:  # a random shadow curve, coarse so that windows tie
             for row in rows:
                 row[SHADOW] = self.rng.choice([0.0, 0.5, 1.0])
-            kept = [r for r in rollback._jsonl(self.run / "metrics.jsonl") if r["step"] <= rows[0]["step"] - 1]
+            kept = [r for r in rundir.read_jsonl(self.run / "metrics.jsonl") if r["step"] <= rows[0]["step"] - 1]
             (self.run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [*kept, *rows]))
         self.made += 1
         (self.run / "final" / "model.safetensors").write_text(f"last model {self.made}")
@@ -343,7 +344,7 @@ def test_ties_keep_the_last_model(tmp_path_factory):
     from agentgrpo.heal import final
 
     sim = _healed_then_finished(tmp_path_factory, 5, 2, [9, 12], shadow=True)
-    rows = rollback._jsonl(sim.run / "metrics.jsonl")
+    rows = rundir.read_jsonl(sim.run / "metrics.jsonl")
     (sim.run / "metrics.jsonl").write_text("".join(json.dumps({**r, SHADOW: 0.5}) + "\n" for r in rows))
     last_content = sim.content(sim.run / "final")
     (sim.run / "final" / "ROLLED_BACK_FROM").write_text("checkpoint-4\n")  # stale: left by an earlier choice
@@ -415,7 +416,7 @@ def _checkpoint_wins(tmp_path) -> Lineage:
     sim.train(8)
     assert sim.heal("collapse", onset=6, heal_max=2)["checkpoint_step"] == 0
     sim.train(20)
-    rows = rollback._jsonl(sim.run / "metrics.jsonl")
+    rows = rundir.read_jsonl(sim.run / "metrics.jsonl")
     curve = {s: (0.93 if 9 <= s <= 11 else 0.88 if s >= 19 else 0.5) for s in range(1, 21)}
     (sim.run / "metrics.jsonl").write_text("".join(json.dumps({**r, SHADOW: curve[r["step"]]}) + "\n" for r in rows))
     return sim

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
 import time
+
+import pytest
+import yaml
 
 from agentgrpo import rundir
 
@@ -19,6 +23,82 @@ def test_read_jsonl_stops_at_a_partial_last_line(tmp_path):
     with open(path, "a") as f:
         f.write('{"step": 3, "rew')  # killed mid-write
     assert [r["step"] for r in rundir.read_jsonl(path)] == [1, 2]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_read_jsonl_reads_what_json_reads_line_by_line(tmp_path, seed):
+    """The one JSONL reader against plain `json` on generated logs: whole records, blank lines, a line that is
+    not an object, a corrupt line, a cut last line; every JSON object line is read, in order, nothing else."""
+    rng = random.Random(seed)
+    lines = []
+    for step in range(rng.randint(0, 40)):
+        record = {"step": step, "reward": round(rng.uniform(-1, 1), 4), "nested": {"a": [rng.random(), None]},
+                  "text": rng.choice(["", "x", "ünï", "a\\nb"])}
+        lines.append(json.dumps(record))
+        if rng.random() < 0.1:
+            lines.append(rng.choice(["", "   ", "[1, 2]", "3", '{"step": ', "not json", '{"n": ' + "9" * 5000 + "}"]))
+    if lines and rng.random() < 0.5:
+        lines[-1] = lines[-1][: rng.randint(1, len(lines[-1]))]  # killed mid-write
+    path = tmp_path / "metrics.jsonl"
+    path.write_text("\n".join(lines) + rng.choice(["", "\n"]), encoding="utf-8")
+    expected = []
+    for line in lines:
+        try:
+            value = json.loads(line)
+        except ValueError:  # JSONDecodeError, or an integer past Python's digit limit
+            continue
+        if isinstance(value, dict):
+            expected.append(value)
+    assert rundir.read_jsonl(path) == expected
+    assert rundir.read_jsonl(tmp_path / "absent.jsonl") == []
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_checkpoints_are_the_complete_checkpoint_folders_by_step(tmp_path, seed):
+    """The one checkpoint scanner against a plain listing: checkpoint-N folders (N digits), by step;
+    complete ones hold trainer_state.json; files and other names are not checkpoints."""
+    rng = random.Random(seed)
+    made = {}
+    for _ in range(rng.randint(0, 12)):
+        name = rng.choice([f"checkpoint-{rng.randint(0, 500)}", "checkpoint-x", "checkpoint-", "ckpt-3",
+                           f"checkpoint-{rng.randint(0, 9)}-old", "final"])
+        folder = tmp_path / name
+        if folder.is_file() or (rng.random() < 0.15 and not folder.exists()):
+            folder.write_text("a file")
+            continue
+        folder.mkdir(exist_ok=True)
+        complete = rng.random() < 0.7
+        if complete:
+            (folder / rundir.TRAINER_STATE).write_text("{}")
+        made[name] = made.get(name, False) or complete
+    steps = {name: int(name.split("-", 1)[1]) for name in made
+             if name.startswith("checkpoint-") and name.split("-", 1)[1].isdigit()}
+    assert rundir.checkpoints(tmp_path) == sorted((steps[n], tmp_path / n) for n in steps if made[n])
+    assert rundir.checkpoints(tmp_path, complete_only=False) == sorted((steps[n], tmp_path / n) for n in steps)
+    run = tmp_path / "run"
+    (run / rundir.CHECKPOINTS).mkdir(parents=True)
+    for n in steps:
+        (run / rundir.CHECKPOINTS / n).mkdir()
+    last = max(steps.items(), key=lambda kv: kv[1], default=None)
+    assert rundir.last_checkpoint(run) == (run / rundir.CHECKPOINTS / last[0] if last else None)
+
+
+def test_config_is_read_as_written_and_a_bad_one_is_noted(tmp_path):
+    config = {"task": "calculator", "rewards": [{"name": "correct_answer", "weight": 0}], "learning_rate": 1e-6,
+              "max_completion_length": 64}
+    rundir.write_config(tmp_path, config)
+    assert rundir.read_config(tmp_path) == config == rundir.read_config(tmp_path, notes=[])
+    assert [p.name for p in tmp_path.iterdir()] == [rundir.CONFIG]  # no temporary file left
+    assert rundir.read_config(tmp_path / "absent") == {}
+    (tmp_path / rundir.CONFIG).write_text("- a list\n")
+    notes = []
+    assert rundir.read_config(tmp_path, notes) == {}
+    assert notes == [f"{rundir.CONFIG}: not a mapping; reward weights unknown"]
+    (tmp_path / rundir.CONFIG).write_text("a: [unclosed\n")
+    notes = []
+    assert rundir.read_config(tmp_path, notes) == {} and "unreadable" in notes[0]
+    with pytest.raises(yaml.YAMLError):
+        rundir.read_config(tmp_path)
 
 
 def _kill_after(cmd: list[str], metrics, steps: int, env: dict, poll: float) -> None:

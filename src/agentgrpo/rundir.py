@@ -14,15 +14,21 @@
       heal.jsonl          each heal, planned then done; segments/<n>/ keeps what a rollback set aside
       cost.json           a Hugging Face job's cost
 
-Each file's name is defined here and only here (tests/test_rundir_names.py checks it).
+Each file's name is defined here and only here, and so is the one reader of each kind of file: JSON Lines
+(`read_jsonl`, `parse_jsonl`), JSON (`read_json`; eval.json: `read_eval`), config.yaml (`read_config`,
+`write_config`), the checkpoints (`checkpoints`); tests/test_rundir_names.py checks both.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
+from itertools import repeat
 from pathlib import Path
 from typing import Any
+
+from agentgrpo import fastjson
 
 METRICS = "metrics.jsonl"
 COMPLETIONS = "completions.jsonl"
@@ -39,6 +45,7 @@ HEAL_LOG = "heal.jsonl"
 SEGMENTS = "segments"
 COST = "cost.json"
 TRAINER_STATE = "trainer_state.json"  # in each checkpoint-N (TRL's name)
+CHECKPOINT_PREFIX = "checkpoint-"  # TRL's checkpoint-N folders
 
 
 def new_run_dir(runs_dir: str | Path, run_name: str | None, task: str, *, resume: bool = False) -> Path:
@@ -64,20 +71,62 @@ def open_run_dir(path: Path, *, resume: bool = False) -> Path:
     return path
 
 
-def read_config(run_dir: Path) -> dict[str, Any]:
-    """The run's config.yaml ({} when there is none)."""
+def read_config(run_dir: str | Path, notes: list[str] | None = None) -> dict[str, Any]:
+    """The run's config.yaml ({} when there is none): the one reader of it.
+
+    With ``notes`` (the doctor, a report: a run read as it is), a file that is unreadable or not a mapping
+    gives {} and a note appended there; without, an unreadable file raises YAML's error.
+    """
+    path = Path(run_dir) / CONFIG
+    if not path.is_file():
+        return {}
     import yaml  # here: the doctor reads this module's names without loading YAML
 
-    path = Path(run_dir) / CONFIG
-    return (yaml.safe_load(path.read_text()) or {}) if path.exists() else {}
+    if notes is None:
+        return yaml.safe_load(path.read_text()) or {}
+    try:
+        config = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
+    except Exception as exc:
+        notes.append(f"{path.name}: unreadable ({type(exc).__name__}: {exc}); reward weights unknown")
+        return {}
+    if not isinstance(config, dict):
+        notes.append(f"{path.name}: not a mapping; reward weights unknown")
+        return {}
+    return config
 
 
-def write_config(run_dir: Path, config: dict[str, Any]) -> Path:
+def config_text(config: dict[str, Any]) -> str:
+    """config.yaml's text for ``config`` (a job bundle carries the same file)."""
     import yaml
 
+    return yaml.safe_dump(config, sort_keys=False)
+
+
+def write_config(run_dir: str | Path, config: dict[str, Any]) -> Path:
+    """Write the run's config.yaml, atomically (a heal rewrites it: a kill leaves the old file or the new)."""
     path = Path(run_dir) / CONFIG
-    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    write_atomic(path, config_text(config))
     return path
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Replace ``path`` with ``text`` (written to a new temporary file in the same folder, fsynced, renamed):
+    a kill leaves the old file or the new, never half of one. The file gets the permissions a plain write
+    gives a new file (the umask's)."""
+    import uuid  # here: the doctor reads runs without writing one
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:12]}.tmp"
+    try:
+        with open(tmp, "x", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def append_jsonl(path: Path, record: dict[str, Any]) -> None:
@@ -87,17 +136,60 @@ def append_jsonl(path: Path, record: dict[str, Any]) -> None:
         f.flush()
 
 
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Records up to the last complete line (a run killed mid-write leaves a partial last line)."""
-    records = []
-    if not Path(path).exists():
-        return records
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON Lines file of the run directory ([] when it is absent): `parse_jsonl`."""
+    path = Path(path)
+    if not path.is_file():
+        return []
+    return parse_jsonl(path.read_text(encoding="utf-8", errors="replace"))[0]
+
+
+def parse_jsonl(text: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """The JSON objects of a JSON Lines text, and notes on the lines that could not be read: the one JSONL
+    decoder (the run directory's logs, the doctor's logs, the live doctor's tail).
+
+    A broken last line is what a run killed mid-write leaves; it is dropped with a note. A line that is not a
+    JSON object is skipped and counted. Values are decoded by `agentgrpo.fastjson` (one decode for the whole
+    text when every line is whole; a bare NaN comes back as the string "NaN").
+
+    >>> recs, notes = parse_jsonl('{"step": 1}\\n{"step": 2}\\n{"step": 3, "rew')
+    >>> [r["step"] for r in recs], notes
+    ([1, 2], ['last line is incomplete (a run stopped mid-write?): read the 2 complete records before it'])
+    """
+    records: list[dict] = []
+    bad: list[int] = []
+    lines = text.splitlines()
+    last = len(lines)
+    filled = list(filter(str.strip, lines))
+    try:  # the common case, every line whole: one decode
+        whole = fastjson.loads_lines(filled)
+    except ValueError:  # not only a JSONDecodeError: e.g. an integer past Python's digit limit
+        whole = None
+    if whole is not None and all(map(isinstance, whole, repeat(dict))):
+        return whole, []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
         try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
-            break
-    return records
+            value = fastjson.loads(line)
+        except ValueError:  # a JSONDecodeError, or a value Python will not build
+            bad.append(number)
+            continue
+        if isinstance(value, dict):
+            records.append(value)
+        else:
+            bad.append(number)
+    notes = []
+    if bad and bad[-1] == last:
+        bad.pop()
+        notes.append(
+            "last line is incomplete (a run stopped mid-write?): "
+            f"read the {len(records)} complete records before it"
+        )
+    if bad:
+        shown = ", ".join(map(str, bad[:5])) + (" ..." if len(bad) > 5 else "")
+        notes.append(f"skipped {len(bad)} unreadable line(s): {shown}")
+    return records, notes
 
 
 GENERATED_TOKENS = "dynamic_sampling/generated_tokens"  # logged under dynamic_sampling: every round, refills too
@@ -140,20 +232,54 @@ def generated_tokens(rows: list[dict[str, Any]], completions_per_step: int) -> i
 def write_eval(run_dir: Path, stage: str, results: dict[str, Any]) -> Path:
     """Merge ``{stage: results}`` into eval.json."""
     path = Path(run_dir) / EVAL
-    data = json.loads(path.read_text()) if path.exists() else {}
+    data = read_eval(run_dir)
     data[stage] = results
     path.write_text(json.dumps(data, indent=1, default=_jsonable))
     return path
 
 
-def read_eval(run_dir: Path) -> dict[str, Any]:
+def read_json(path: str | Path) -> Any:
+    """A JSON file of the run directory (eval.json, preflight.json, summary.json), None when it is absent: the
+    one reader of them. Bad JSON raises ValueError (a JSONDecodeError, a UnicodeDecodeError)."""
+    path = Path(path)
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def read_eval(run_dir: str | Path, notes: list[str] | None = None) -> dict[str, Any]:
+    """The run's eval.json ({} when there is none). With ``notes``, a file that is unreadable or not a mapping
+    gives {} and a note appended there; without, bad JSON raises."""
     path = Path(run_dir) / EVAL
-    return json.loads(path.read_text()) if path.exists() else {}
+    if notes is None:
+        return read_json(path) or {}
+    try:
+        data = read_json(path)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        notes.append(f"{path.name}: unreadable JSON ({exc}); evaluation results not used")
+        return {}
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        notes.append(f"{path.name}: expected a mapping of stage -> mode -> results; ignored")
+        return {}
+    return data
 
 
-def last_checkpoint(run_dir: Path) -> Path | None:
-    ckpts = sorted((Path(run_dir) / CHECKPOINTS).glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
-    return ckpts[-1] if ckpts else None
+def checkpoints(folder: str | Path, complete_only: bool = True) -> list[tuple[int, Path]]:
+    """(step, path) of the checkpoint-N directories in ``folder`` (a run's checkpoints/, a TRL output_dir), by
+    step: the one checkpoint scanner. ``complete_only``: those with trainer_state.json (a checkpoint cut short
+    while saving is never resumed from)."""
+    out = []
+    for path in Path(folder).glob(CHECKPOINT_PREFIX + "*"):
+        tail = path.name[len(CHECKPOINT_PREFIX):]
+        if path.is_dir() and tail.isdigit() and (not complete_only or (path / TRAINER_STATE).is_file()):
+            out.append((int(tail), path))
+    return sorted(out)
+
+
+def last_checkpoint(run_dir: str | Path) -> Path | None:
+    """The run's checkpoint with the highest step (complete or not), or None."""
+    saved = checkpoints(Path(run_dir) / CHECKPOINTS, complete_only=False)
+    return saved[-1][1] if saved else None
 
 
 def _jsonable(value: Any) -> Any:

@@ -215,9 +215,9 @@ class LiveDoctorCallback(TrainerCallback):
         weights = self._weights
         if self.run_dir is not None:
             from agentgrpo.doctor.readers import rundir
-            from agentgrpo.rundir import CONFIG
+            from agentgrpo.rundir import read_config
 
-            config = rundir.read_config(self.run_dir / CONFIG)[0]
+            config = read_config(self.run_dir, notes=[])
             if weights is None:
                 weights = rundir.reward_weights(config)
             cap = rundir.length_cap(config)

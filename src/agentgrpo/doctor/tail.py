@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentgrpo.doctor.readers import fastjson
+from agentgrpo.rundir import parse_jsonl
 
 
 class JsonlTail:
@@ -54,15 +54,6 @@ class JsonlTail:
         cut = data.rfind(b"\n") + 1
         complete, self._partial = data[:cut], data[cut:]
         self.offset += len(complete)
-        records = []
-        for line in complete.decode("utf-8", errors="replace").splitlines():
-            if not line.strip():
-                continue
-            try:
-                value = fastjson.loads(line)
-            except ValueError:
-                continue  # a corrupt line: skipped, as the full reader skips it
-            if isinstance(value, dict):
-                records.append(value)
+        records = parse_jsonl(complete.decode("utf-8", errors="replace"))[0]  # a corrupt line is skipped
         self.records_parsed += len(records)
         return records

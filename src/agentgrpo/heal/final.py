@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgrpo.heal import history, rollback
-from agentgrpo.rundir import CHECKPOINTS, FINAL, MERGED, METRICS, SEGMENTS
+from agentgrpo.rundir import CHECKPOINTS, FINAL, MERGED, METRICS, SEGMENTS, checkpoints, read_jsonl
 
 LAST = "last"  # segments/last/: the last model of a finished run whose final/ is an earlier checkpoint
 
@@ -36,7 +36,7 @@ def choose(run_dir: str | Path, last_step: int, logged: list[Mapping], shadows: 
            score: Callable[[Path], float] | None) -> dict[str, Any]:
     """The record of the final model's choice (not yet acted on): ``checkpoint_step`` None keeps the last model."""
     run_dir = Path(run_dir)
-    pool = [c for c in rollback.checkpoints(run_dir / CHECKPOINTS) if c[0] < last_step]  # checkpoint-L is final/
+    pool = [c for c in checkpoints(run_dir / CHECKPOINTS) if c[0] < last_step]  # checkpoint-L is final/
     last = (last_step, run_dir / FINAL)
     record: dict[str, Any] = {"finished": int(last_step), "time": time.time(), "checkpoint": None,
                               "checkpoint_step": None, "chosen_by": None, "scores": {}}
@@ -116,7 +116,7 @@ def finish(run_dir: str | Path, config: Mapping, *, last_step: int | None = None
         return None
     # final/ holds the last model, just saved: a note left by an earlier choice (a finished run resumed) is stale
     (run_dir / FINAL / rollback.NOTE).unlink(missing_ok=True)
-    logged = [r for r in rollback._jsonl(run_dir / METRICS) if isinstance(r.get("step"), int | float)]
+    logged = [r for r in read_jsonl(run_dir / METRICS) if isinstance(r.get("step"), int | float)]
     if last_step is None:
         if not logged:
             return None

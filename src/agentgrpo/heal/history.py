@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from agentgrpo.rundir import HEAL_LOG, METRICS, SEGMENTS
+from agentgrpo.rundir import HEAL_LOG, METRICS, SEGMENTS, read_jsonl
 
 PLANNED, DONE = "planned", "done"
 
@@ -35,33 +34,17 @@ def segment_dir(run_dir: str | Path, heal: int) -> Path:
 
 def read(run_dir: str | Path) -> list[dict[str, Any]]:
     """Every heal.jsonl record (a partial last line, from a kill mid-write, is left out)."""
-    path = Path(run_dir) / HEAL_LOG
-    if not path.is_file():
-        return []
-    records = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, dict) and "heal" in value:
-            records.append(value)
-    return records
+    return [value for value in read_jsonl(Path(run_dir) / HEAL_LOG) if "heal" in value]
 
 
 def final_choice(run_dir: str | Path) -> dict[str, Any] | None:
     """How a healed run that ran to its end chose its final model (the record `agentgrpo.heal.final` writes,
     keyed ``finished``), when no heal came after it; else None."""
-    path = Path(run_dir) / HEAL_LOG
     last = None
-    for line in (path.read_text(encoding="utf-8").splitlines() if path.is_file() else []):
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, dict) and "heal" in value:
+    for value in read_jsonl(Path(run_dir) / HEAL_LOG):
+        if "heal" in value:
             last = None
-        elif isinstance(value, dict) and "finished" in value:
+        elif "finished" in value:
             last = value
     return last
 
@@ -89,23 +72,6 @@ def append(run_dir: str | Path, record: dict[str, Any]) -> None:
         os.fsync(fh.fileno())
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` in one step (a temporary file renamed over it): a kill leaves the old
-    content or the new, never half of one."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def rollbacks(run_dir: str | Path) -> list[dict[str, Any]]:
     """The finished heals, each with the abandoned segment's metrics after its rollback step:
     ``{"heal", "mode", "onset", "checkpoint_step", "action", "abandoned": [records]}``."""
@@ -113,7 +79,7 @@ def rollbacks(run_dir: str | Path) -> list[dict[str, Any]]:
     for h in heals(run_dir):
         if h.get("status") != DONE or h.get("checkpoint_step") is None:
             continue
-        rows = _jsonl(segment_dir(run_dir, int(h["heal"])) / METRICS)
+        rows = read_jsonl(segment_dir(run_dir, int(h["heal"])) / METRICS)
         cut = h["checkpoint_step"]
         out.append({**h, "abandoned": [r for r in rows if isinstance(r.get("step"), int | float) and r["step"] > cut]})
     return out
@@ -174,7 +140,7 @@ def segments(run_dir: str | Path) -> list[dict[str, Any]]:
 
 
 def _rows(path: Path) -> list[dict]:
-    rows = [r for r in _jsonl(path) if isinstance(r.get("step"), int | float)]
+    rows = [r for r in read_jsonl(path) if isinstance(r.get("step"), int | float)]
     return sorted(rows, key=lambda r: r["step"])
 
 
@@ -233,20 +199,6 @@ def short(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(str(v.get("name", v)) if isinstance(v, dict) else str(v) for v in value) + "]"
     return str(value)
-
-
-def _jsonl(path: Path) -> list[dict]:
-    if not path.is_file():
-        return []
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError:
-            break
-        if isinstance(value, dict):
-            out.append(value)
-    return out
 
 
 def final_segment_start(run_dir: str | Path) -> int | None:

@@ -26,7 +26,7 @@ from agentgrpo.doctor.diagnose import Report, diagnose
 from agentgrpo.doctor.finding import CONVERGED, FAILURE, OK, SATURATED, STATUS_ORDER, Finding
 from agentgrpo.doctor.table import MetricTable
 from agentgrpo.heal import history
-from agentgrpo.rundir import CONFIG, EVAL, METRICS
+from agentgrpo.rundir import METRICS, read_config, read_eval
 
 MATCH = 1e-3  # the recomputed reward must match the segment's logged one to this (absolute, per step)
 
@@ -37,7 +37,6 @@ def read_healed(path, mapping=None):
     segment resumed from: a run that ends at checkpoint-0), the segment the stop abandoned instead, read from
     segments/N/metrics.jsonl with the run's config and eval, so the doctor judges what ended the run."""
     from agentgrpo.doctor import read_run
-    from agentgrpo.doctor.readers import rundir as side_files
     from agentgrpo.errors import UserError
 
     run_dir = Path(str(path))
@@ -56,8 +55,7 @@ def read_healed(path, mapping=None):
     heal, log = stop
     segment = read_run(log, mapping)
     segment.source = run_dir
-    segment.config, _ = side_files.read_config(run_dir / CONFIG)
-    segment.eval, _ = side_files.read_eval(run_dir / EVAL)
+    segment.config, segment.eval = read_config(run_dir, notes=[]), read_eval(run_dir, notes=[])
     _apply_weights(segment)
     segment.notes.append(f"the run ended at checkpoint-{heal['checkpoint_step']} (heal {heal['heal']} stopped it) and "
                          f"its metrics.jsonl keeps no step of its last segment: the doctor reads the segment heal "

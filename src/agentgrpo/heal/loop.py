@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from agentgrpo import rundir
 from agentgrpo.heal import history, rollback
 from agentgrpo.heal.final import finish
 from agentgrpo.heal.judge import live_judge
@@ -109,5 +110,5 @@ def _replan(cfg, run_dir: Path, record: dict):
     resuming from the heal's checkpoint."""
     from agentgrpo.plan import resolve_plan
 
-    return resolve_plan(run_dir / rollback.CONFIG, {"resume_from_checkpoint": str(run_dir / record["checkpoint"])},
+    return resolve_plan(run_dir / rundir.CONFIG, {"resume_from_checkpoint": str(run_dir / record["checkpoint"])},
                         objects=cfg.objects)

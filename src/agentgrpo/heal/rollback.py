@@ -10,7 +10,6 @@ completes when the run resumes (`finish_pending`): heal.jsonl holds the planned 
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
@@ -18,29 +17,27 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from agentgrpo.doctor.modes import Mode
 from agentgrpo.heal import history
 from agentgrpo.heal.remedies import HARMLESS, Situation, remedy_for
-from agentgrpo.rundir import CHECKPOINTS, COMPLETIONS, CONFIG, FINAL, LIVE_DOCTOR, METRICS, TRAINER_STATE
+from agentgrpo.rundir import (
+    CHECKPOINTS,
+    COMPLETIONS,
+    FINAL,
+    LIVE_DOCTOR,
+    METRICS,
+    TRAINER_STATE,
+    checkpoints,
+    parse_jsonl,
+    read_jsonl,
+    write_atomic,
+    write_config,
+)
 
 KEPT_LOGS = (METRICS, COMPLETIONS, LIVE_DOCTOR)
 # Trainer state a checkpoint holds besides the model (left out of final/ when a stop makes it the model).
 TRAINER_FILES = ("optimizer.pt", "scheduler.pt", TRAINER_STATE, "training_args.bin", "scaler.pt")
 NOTE = "ROLLED_BACK_FROM"  # in final/ when it is a checkpoint's model: that checkpoint's name
-
-
-def checkpoints(folder: str | Path, complete_only: bool = True) -> list[tuple[int, Path]]:
-    """(step, path) of the checkpoint-N directories in ``folder`` (a run's checkpoints/), by step;
-    ``complete_only``: those with trainer_state.json (a checkpoint cut short while saving is never resumed
-    from)."""
-    out = []
-    for path in Path(folder).glob("checkpoint-*"):
-        tail = path.name.rsplit("-", 1)[-1]
-        if path.is_dir() and tail.isdigit() and (not complete_only or (path / TRAINER_STATE).is_file()):
-            out.append((int(tail), path))
-    return sorted(out)
 
 
 # Steps between the doctor's onset and the rollback: the onset is a change point found in noisy per-step
@@ -72,14 +69,8 @@ def decide(run_dir: str | Path, finding: Mapping, *, step: int, config: Mapping,
     to choose its final model by (`choose_final`)."""
     folder = Path(checkpoints_dir) if checkpoints_dir is not None else Path(run_dir) / CHECKPOINTS
     done = [h for h in history.heals(run_dir) if h.get("status") == history.DONE]
-    number = max([int(h["heal"]) for h in history.heals(run_dir)], default=0) + 1
-    mode, onset = str(finding.get("detector") or finding.get("mode")), finding.get("onset")
-    record: dict[str, Any] = {
-        "heal": number, "status": history.PLANNED, "time": time.time(), "step": int(step), "mode": mode,
-        "onset": onset, "verdict": finding.get("verdict", ""), "evidence": list(finding.get("evidence") or []),
-        "confidence": finding.get("confidence"), "action": "stop", "reason": "", "checkpoint": None,
-        "checkpoint_step": None, "changes": {}, "config": None, "checkpoints_dir": _relative(folder, run_dir),
-    }
+    record = _new_record(run_dir, finding, step, folder)
+    mode, onset = record["mode"], record["onset"]
     remedy = remedy_for(mode)
     record["remedy"] = remedy.fix
     first = finding.get("first_sign")  # the earliest sign the doctor cites, when before its onset
@@ -94,14 +85,37 @@ def decide(run_dir: str | Path, finding: Mapping, *, step: int, config: Mapping,
         return record
     record["checkpoint"] = _relative(target[1], run_dir)
     record["checkpoint_step"] = target[0]
-    logged = [r for r in _jsonl(Path(run_dir) / METRICS) if isinstance(r.get("step"), int | float)]
+    logged = [r for r in read_jsonl(Path(run_dir) / METRICS) if isinstance(r.get("step"), int | float)]
     rows = [r for r in logged if r["step"] <= target[0]]
     # the updates that may have broken it: the onset is a change point known to ONSET_MARGIN steps either way
     broke = [r for r in logged if target[0] < r["step"] <= int(onset) + ONSET_MARGIN]
     relapse = any("learning_rate" in (h.get("changes") or {}) for h in done if h.get("action") == "resume")
     changes = remedy.changes(Situation(setting=setting, heal_rewards=heal_rewards, rows=rows, broke=broke,
                                        relapse=relapse))
-    resumed = [h for h in done if h.get("action") == "resume"]
+    _resume_or_stop(record, remedy, changes, [h for h in done if h.get("action") == "resume"], heal_max,
+                    setting, config)
+    if record["action"] == "stop":  # the run ends here: with the best model its lineage produced
+        _end_at_best(record, run_dir, folder, int(before), logged, config, score)
+    return record
+
+
+def _new_record(run_dir: str | Path, finding: Mapping, step: int, folder: Path) -> dict[str, Any]:
+    """The planned heal record of ``finding``, numbered after the heals before it: a stop until decided."""
+    number = max([int(h["heal"]) for h in history.heals(run_dir)], default=0) + 1
+    return {
+        "heal": number, "status": history.PLANNED, "time": time.time(), "step": int(step),
+        "mode": str(finding.get("detector") or finding.get("mode")), "onset": finding.get("onset"),
+        "verdict": finding.get("verdict", ""), "evidence": list(finding.get("evidence") or []),
+        "confidence": finding.get("confidence"), "action": "stop", "reason": "", "checkpoint": None,
+        "checkpoint_step": None, "changes": {}, "config": None, "checkpoints_dir": _relative(folder, run_dir),
+    }
+
+
+def _resume_or_stop(record: dict[str, Any], remedy, changes: dict | None, resumed: list[dict], heal_max: int,
+                    setting: Callable[[str], Any], config: Mapping) -> None:
+    """Set the record's action: resume with the remedy's ``changes``, or stop (``heal_max`` heals ``resumed``
+    already, a remedy that stops, or one already in place), with the reason."""
+    mode, onset = record["mode"], record["onset"]
     if len(resumed) >= heal_max:
         record["reason"] = (f"heal_max ({heal_max}) reached: {len(resumed)} heal{'s' * (len(resumed) != 1)} "
                             "resumed already ("
@@ -118,18 +132,23 @@ def decide(run_dir: str | Path, finding: Mapping, *, step: int, config: Mapping,
         record["changes"] = {k: [setting(k) if k != "rewards" else config.get("rewards"), v]
                              for k, v in changes.items()}
         record["config"] = {**dict(config), **changes}
-    if record["action"] == "stop":  # the run ends here: with the best model its lineage produced
-        chosen = choose_final(folder, mode, int(before), logged, shadow_rewards(config), score)
-        if chosen is not None:
-            step_, path, why = chosen
-            record["checkpoint"], record["checkpoint_step"] = _relative(path, run_dir), step_
-            if why:
-                record["chosen_by"] = why
-        record["reason"] += f"; the run ends at checkpoint-{record['checkpoint_step']}"
-        if "chosen_by" not in record:
-            record["reason"] += (" (the latest checkpoint of its lineage: a " + mode + " leaves the model no worse)"
-                                 if Mode(mode) in HARMLESS else " (the last checkpoint before the onset)")
-    return record
+
+
+def _end_at_best(record: dict[str, Any], run_dir: str | Path, folder: Path, before: int, logged: list[Mapping],
+                 config: Mapping, score: Callable[[Path], float] | None) -> None:
+    """A stop: the record's checkpoint becomes the best model of the lineage (`choose_final`), and its reason
+    says which and why."""
+    mode = record["mode"]
+    chosen = choose_final(folder, mode, before, logged, shadow_rewards(config), score)
+    if chosen is not None:
+        step_, path, why = chosen
+        record["checkpoint"], record["checkpoint_step"] = _relative(path, run_dir), step_
+        if why:
+            record["chosen_by"] = why
+    record["reason"] += f"; the run ends at checkpoint-{record['checkpoint_step']}"
+    if "chosen_by" not in record:
+        record["reason"] += (" (the latest checkpoint of its lineage: a " + mode + " leaves the model no worse)"
+                             if Mode(mode) in HARMLESS else " (the last checkpoint before the onset)")
 
 
 def candidates(folder: str | Path, mode: str, onset: int) -> list[tuple[int, Path]]:
@@ -270,7 +289,7 @@ def carry_out(run_dir: str | Path, record: Mapping, between: Callable[[str], Non
     cut = record.get("checkpoint_step")
     for name in KEPT_LOGS:  # 1. the abandoned segment's logs, whole (copied once, before any truncation)
         if cut is not None and (run_dir / name).is_file() and not (seg / name).is_file():
-            history.write_atomic(seg / name, (run_dir / name).read_text(encoding="utf-8"))
+            write_atomic(seg / name, (run_dir / name).read_text(encoding="utf-8"))
     _step(between, "logs kept")
     if cut is not None:  # 2. later checkpoints leave checkpoints/ (kept in the segment, never resumed from)
         for step, path in checkpoints(run_dir / record.get("checkpoints_dir", CHECKPOINTS), complete_only=False):
@@ -280,16 +299,14 @@ def carry_out(run_dir: str | Path, record: Mapping, between: Callable[[str], Non
         _step(between, "checkpoints moved")
         for name in (METRICS, COMPLETIONS):  # 3. the lineage: rows up to the rollback step
             if (run_dir / name).is_file():
-                rows = [r for r in _jsonl(run_dir / name) if not (isinstance(r.get("step"), int | float)
-                                                                  and r["step"] > cut)]
-                history.write_atomic(run_dir / name, "".join(json.dumps(r) + "\n" for r in rows))
+                write_atomic(run_dir / name, "".join(_lines_up_to(run_dir / name, cut)))
         _step(between, "logs cut")
     if cut is not None and (run_dir / FINAL).is_dir() and not (seg / FINAL).exists():  # 4. its final model, kept
         seg.mkdir(parents=True, exist_ok=True)
         os.replace(run_dir / FINAL, seg / FINAL)
     _step(between, "final kept")
     if record.get("action") == "resume" and record.get("config"):  # 5. the settings to go on with
-        history.write_atomic(run_dir / CONFIG, yaml.safe_dump(dict(record["config"]), sort_keys=False))
+        write_config(run_dir, dict(record["config"]))
     elif cut is not None and not (run_dir / FINAL).is_dir():  # a stop: the rollback checkpoint is the model
         _model_from_checkpoint(run_dir / record["checkpoint"], run_dir / FINAL)
     _step(between, "settings written")
@@ -325,15 +342,12 @@ def _step(between, name: str) -> None:
         between(name)
 
 
-def _jsonl(path: Path) -> list[dict]:
-    if not Path(path).is_file():
-        return []
-    out = []
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError:
-            break
-        if isinstance(value, dict):
-            out.append(value)
-    return out
+def _lines_up_to(path: Path, cut: int) -> list[str]:
+    """The lines of a run's JSON Lines log, as written, but those of a step after ``cut`` and those
+    `parse_jsonl` cannot read (a record without a numeric step is kept)."""
+    kept = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        records = parse_jsonl(line)[0]
+        if records and not (isinstance(records[0].get("step"), int | float) and records[0]["step"] > cut):
+            kept.append(line + "\n")
+    return kept

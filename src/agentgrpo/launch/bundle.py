@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from agentgrpo import rundir
 from agentgrpo.errors import ConfigError
 
@@ -116,7 +114,7 @@ def make_bundle(config: dict[str, Any], out_dir: Path, base: Path | None = None)
     root = package_root()
     entries = {f"src/agentgrpo/{p.relative_to(root).as_posix()}": p.read_bytes() for p in package_files(root)}
     entries.update({arc: src.read_bytes() for arc, src in user_files.items()})
-    entries[rundir.CONFIG] = yaml.safe_dump(rewritten, sort_keys=False).encode()
+    entries[rundir.CONFIG] = rundir.config_text(rewritten).encode()
     entries["manifest.json"] = json.dumps(manifest, indent=1, sort_keys=True).encode()
     path.write_bytes(_zip(entries))
     digest = hashlib.sha256(path.read_bytes()).hexdigest()

@@ -7,25 +7,19 @@ the minutes spent installing packages and downloading the model before training 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from agentgrpo import rundir
 
 
 def _config(run_dir: Path) -> dict[str, Any]:
-    try:
-        return yaml.safe_load((run_dir / rundir.CONFIG).read_text()) or {}
-    except (OSError, yaml.YAMLError):
-        return {}
+    return rundir.read_config(run_dir, notes=[])
 
 
 def _summary(run_dir: Path) -> dict[str, Any]:
     try:
-        return json.loads((run_dir / rundir.SUMMARY).read_text())
+        return rundir.read_json(run_dir / rundir.SUMMARY) or {}
     except (OSError, ValueError):
         return {}
 

@@ -9,8 +9,6 @@ import json
 import os
 from pathlib import Path
 
-import yaml
-
 from agentgrpo import rundir
 
 PUSHED = (rundir.METRICS, rundir.EVAL, rundir.CONFIG, rundir.COST, rundir.CURVES, rundir.COMPLETIONS,
@@ -24,7 +22,7 @@ def run_job(root: Path, args: list[str]) -> int:
 
     print(f"[agentgrpo] job runs the bundled agentgrpo from {Path(agentgrpo.__file__).parent}", flush=True)
     os.chdir(root)
-    config = yaml.safe_load((root / rundir.CONFIG).read_text()) or {}
+    config = rundir.read_config(root)
     rc = _train(config, args)
     run_dir = _run_dir(root, config)
     if run_dir is None:

@@ -254,35 +254,9 @@ def _judge(target, rows, items, scores, skipped, threshold) -> dict:
     probes, exploits, alone, warnings_ = [], [], [], []
     for probe in PROBES:
         if probe.name not in by_probe:
-            probes.append(
-                {
-                    "probe": probe.name,
-                    "kind": probe.kind,
-                    "description": probe.description,
-                    "ran": False,
-                    "skipped": skipped.get(probe.name, "not applicable"),
-                }
-            )
+            probes.append(_not_run(probe, skipped))
             continue
-        entry = {
-            "probe": probe.name,
-            "kind": probe.kind,
-            "description": probe.description,
-            "ran": True,
-            "n": len(by_probe[probe.name]),
-            "scores": {},
-        }
-        for name in ["total", *rs.names]:
-            stats = _fractions(
-                by_probe[probe.name],
-                items,
-                lambda j, n=name: values(n, j),
-                lambda row, n=name: reference(n, row),
-                threshold,
-            )
-            entry["scores"][name] = stats
-        entry["exploit"] = probe.kind == EXPLOIT and entry["scores"]["total"]["share_at_threshold"] >= MIN_SHARE
-        entry["lenient"] = probe.kind == LENIENT and entry["scores"]["total"]["share_at_threshold"] >= MIN_SHARE
+        entry = _probe_entry(probe, by_probe[probe.name], items, ["total", *rs.names], values, reference, threshold)
         if entry["exploit"] or entry["lenient"]:
             j = entry["scores"]["total"]["worst_item"]
             entry["example"] = _example(rows, items, scores, totals, j, reference("total", items[j][0]))
@@ -304,6 +278,42 @@ def _judge(target, rows, items, scores, skipped, threshold) -> dict:
         "alone": alone,
         "skipped": {p["probe"]: p["skipped"] for p in probes if not p["ran"]},
     }
+
+
+def _not_run(probe, skipped: dict) -> dict:
+    """A probe's entry when it did not run, with why."""
+    return {
+        "probe": probe.name,
+        "kind": probe.kind,
+        "description": probe.description,
+        "ran": False,
+        "skipped": skipped.get(probe.name, "not applicable"),
+    }
+
+
+def _probe_entry(probe, indices: list[int], items, names: list[str], values, reference, threshold) -> dict:
+    """A probe's entry: the score statistics of its ``indices`` per reward ``names`` (``values(name, j)``
+    against ``reference(name, row)``), and whether the total makes it an exploit or a lenient reward."""
+    entry = {
+        "probe": probe.name,
+        "kind": probe.kind,
+        "description": probe.description,
+        "ran": True,
+        "n": len(indices),
+        "scores": {},
+    }
+    for name in names:
+        stats = _fractions(
+            indices,
+            items,
+            lambda j, n=name: values(n, j),
+            lambda row, n=name: reference(n, row),
+            threshold,
+        )
+        entry["scores"][name] = stats
+    entry["exploit"] = probe.kind == EXPLOIT and entry["scores"]["total"]["share_at_threshold"] >= MIN_SHARE
+    entry["lenient"] = probe.kind == LENIENT and entry["scores"]["total"]["share_at_threshold"] >= MIN_SHARE
+    return entry
 
 
 def _total(trained, scores, j) -> float | None:
@@ -414,6 +424,17 @@ def _r(x: float) -> float:
 
 def format_audit(report: dict, examples: bool = True) -> str:
     """The audit as a table plus its findings, for a terminal."""
+    lines = _score_table(report)
+    lines += _findings(report, examples)
+    lines += _forgeable_lines(report.get("forgeable_tests") or {})
+    lines += _gold_lines(report["gold"], [r["name"] for r in report["rewards"]])
+    lines += [f"note: {n}" for n in report["notes"]]
+    lines.append(f"audit {report['verdict'].upper()} ({report['seconds']:.1f} s)")
+    return "\n".join(lines)
+
+
+def _score_table(report: dict) -> list[str]:
+    """The audit's title and its table: the mean score of the gold and of each probe that ran, per reward."""
     names = [r["name"] for r in report["rewards"]]
     heads = ["total", *names]
     label = {
@@ -445,6 +466,13 @@ def format_audit(report: dict, examples: bool = True) -> str:
             + f"  {verdict}"
         )
     lines.append("(mean score per prompt; the gold row is the reference)")
+    return lines
+
+
+def _findings(report: dict, examples: bool) -> list[str]:
+    """The probes not run, the exploits and lenient rewards found (with an example each), and each reward's
+    own exploits."""
+    lines = []
     if report["skipped"]:
         lines += ["", "probes not run:"] + [f"  {k}: {v}" for k, v in report["skipped"].items()]
     for title, found in (
@@ -469,7 +497,12 @@ def format_audit(report: dict, examples: bool = True) -> str:
             f"({a['share_of_prompts']:.0%} of prompts)"
             for a in alone
         ]
-    forgeable = report.get("forgeable_tests") or {}
+    return lines
+
+
+def _forgeable_lines(forgeable: dict) -> list[str]:
+    """The tests whose expected value the program under test builds (or that none does)."""
+    lines = []
     if forgeable.get("count"):
         lines += ["", f"FORGEABLE TESTS: {forgeable['count']} of {forgeable['tests_checked']} tests build their "
                   "expected value with the program's own code (its function or class), so the program decides "
@@ -479,6 +512,12 @@ def format_audit(report: dict, examples: bool = True) -> str:
     elif forgeable.get("tests_checked"):
         lines += ["", f"forgeable tests: none of {forgeable['tests_checked']} tests builds its expected value "
                   "with the program's own code"]
+    return lines
+
+
+def _gold_lines(gold: dict, names: list[str]) -> list[str]:
+    """Whether the gold is the maximum: the problems, or what it earns."""
+    lines = []
     if gold["problems"]:
         lines += ["", "GOLD IS NOT THE MAXIMUM:"] + [f"  {p}" for p in gold["problems"]]
     elif gold["available"]:
@@ -493,9 +532,7 @@ def format_audit(report: dict, examples: bool = True) -> str:
                 else ""
             ),
         ]
-    lines += [f"note: {n}" for n in report["notes"]]
-    lines.append(f"audit {report['verdict'].upper()} ({report['seconds']:.1f} s)")
-    return "\n".join(lines)
+    return lines
 
 
 def _fmt(x) -> str:

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from agentgrpo.errors import UserError
-from agentgrpo.rundir import PREFLIGHT
+from agentgrpo.rundir import PREFLIGHT, read_json
 
 AUDIT_PROMPTS = 50
 TRAIN_FIDELITY = 16  # sampled episodes re-rendered for the token fidelity check
@@ -71,10 +71,7 @@ def _write(run_dir: Path, record: dict) -> None:
 
 
 def read_preflight(run_dir: Path) -> dict | None:
-    path = Path(run_dir) / PREFLIGHT
-    if not path.is_file():
-        return None
     try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError:
+        return read_json(Path(run_dir) / PREFLIGHT)
+    except ValueError:
         return None

@@ -9,7 +9,7 @@ from pathlib import Path
 from agentgrpo.doctor.table import MetricTable
 from agentgrpo.heal import history
 from agentgrpo.report import charts as chartlib
-from agentgrpo.rundir import CONFIG, SEGMENTS
+from agentgrpo.rundir import SEGMENTS, read_config
 
 ROLLBACK_COLOR = "#9467bd"
 ABANDONED_COLOR = "#9a9a9a"
@@ -68,9 +68,7 @@ def section(run_dir: str | Path) -> list[str]:
 def completions_per_step(run_dir: Path) -> int | None:
     """Completions one step generates, from config.yaml (None when it does not name the batch size: TRL's
     default is not read here, the report imports no trainer)."""
-    from agentgrpo.doctor.readers.rundir import read_config
-
-    config, _ = read_config(run_dir / CONFIG)
+    config = read_config(run_dir, notes=[])
     try:
         batch = int(config["per_device_train_batch_size"])
         return batch * int(config.get("gradient_accumulation_steps") or 1) * int(config.get("num_processes") or 1)

@@ -88,15 +88,13 @@ def render(run, report, charts: list[chartlib.Chart] | None = None) -> str:
 
 def _preflight(run) -> list[str]:
     """The run's preflight.json (reward audit, signal check, token fidelity), when `agentgrpo train` wrote one."""
-    import json
-
-    from agentgrpo.rundir import PREFLIGHT
+    from agentgrpo.rundir import PREFLIGHT, read_json
 
     path = Path(run.source) / PREFLIGHT if Path(run.source).is_dir() else None
     if path is None or not path.is_file():
         return []
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path)
     except (OSError, ValueError):
         return ["<h2>Preflight</h2>", '<p class="note">preflight.json is present but unreadable</p>']
     items = []

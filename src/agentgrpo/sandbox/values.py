@@ -145,17 +145,7 @@ def rebuild(ext: Ext, convert=lambda value: value):
         return found if found is not None else std_class(payload)
     payload = convert(payload)
     if kind in ("Counter", "OrderedDict", "defaultdict", "deque"):
-        import collections
-
-        if kind == "defaultdict":
-            factory, items = payload
-            _need(callable(factory) or factory is None, kind)
-            return collections.defaultdict(factory, _mapping(items, kind))
-        if kind == "deque":
-            items, maxlen = payload
-            _need(type(items) is list and (maxlen is None or type(maxlen) is int), kind)
-            return collections.deque(items, maxlen)
-        return getattr(collections, kind)(_mapping(payload, kind))
+        return _rebuild_collection(kind, payload)
     if kind == "Fraction":
         import fractions
 
@@ -168,20 +158,7 @@ def rebuild(ext: Ext, convert=lambda value: value):
         _need(type(payload) is str and len(payload) < 10_000, kind)
         return decimal.Decimal(payload)
     if kind in ("date", "datetime", "time", "timedelta"):
-        import datetime
-
-        if kind == "date":
-            _need(type(payload) is int, kind)
-            return datetime.date.fromordinal(payload)
-        _need(type(payload) is tuple and all(type(v) in (int, float, type(None)) for v in payload), kind)
-        if kind == "timedelta":
-            return datetime.timedelta(*payload)
-        if kind == "time":
-            *fields, fold = payload
-            return datetime.time(*fields, fold=fold)
-        *fields, fold, offset = payload
-        tz = None if offset is None else datetime.timezone(datetime.timedelta(seconds=offset))
-        return datetime.datetime(*fields, tzinfo=tz, fold=fold)
+        return _rebuild_datetime(kind, payload)
     if kind == "range":
         _need(type(payload) is tuple and len(payload) == 3 and all(type(v) is int for v in payload), kind)
         return range(*payload)
@@ -195,6 +172,39 @@ def rebuild(ext: Ext, convert=lambda value: value):
         return dict(enumerate(payload)).values()
     _need(all(type(p) is tuple and len(p) == 2 for p in payload), kind)
     return dict(payload).items()
+
+
+def _rebuild_collection(kind: str, payload):
+    """`rebuild` of a `collections` value (Counter, OrderedDict, defaultdict, deque) from its converted payload."""
+    import collections
+
+    if kind == "defaultdict":
+        factory, items = payload
+        _need(callable(factory) or factory is None, kind)
+        return collections.defaultdict(factory, _mapping(items, kind))
+    if kind == "deque":
+        items, maxlen = payload
+        _need(type(items) is list and (maxlen is None or type(maxlen) is int), kind)
+        return collections.deque(items, maxlen)
+    return getattr(collections, kind)(_mapping(payload, kind))
+
+
+def _rebuild_datetime(kind: str, payload):
+    """`rebuild` of a `datetime` value (date, datetime, time, timedelta) from its converted payload."""
+    import datetime
+
+    if kind == "date":
+        _need(type(payload) is int, kind)
+        return datetime.date.fromordinal(payload)
+    _need(type(payload) is tuple and all(type(v) in (int, float, type(None)) for v in payload), kind)
+    if kind == "timedelta":
+        return datetime.timedelta(*payload)
+    if kind == "time":
+        *fields, fold = payload
+        return datetime.time(*fields, fold=fold)
+    *fields, fold, offset = payload
+    tz = None if offset is None else datetime.timezone(datetime.timedelta(seconds=offset))
+    return datetime.datetime(*fields, tzinfo=tz, fold=fold)
 
 
 def _mapping(items, kind: str) -> dict:

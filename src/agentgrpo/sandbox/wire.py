@@ -241,7 +241,13 @@ _NATIVE_LITTLE = sys.byteorder == "little"
 
 def _value(data: bytes, pos: int, depth: int, items: list, hashed: list):
     """The value encoded at ``pos`` and the position after it; ``items``: [containers' elements so far];
-    ``hashed``: numbers and tuples decoded so far (see `_guard`). IndexError/struct.error: truncated."""
+    ``hashed``: numbers and tuples decoded so far (see `_guard`). IndexError/struct.error: truncated.
+
+    Long because: it is the decoding loop every value of every message goes through (hostile programs' replies
+    included), one branch per tag. Kept whole, a nesting level costs one Python frame (`MAX_DEPTH` levels stay
+    far below the recursion limit, so a deep message is refused by `WireError`, never a RecursionError) and a
+    scalar no call beyond this one; helpers per tag would add a frame per level and a call per container.
+    """
     if depth > MAX_DEPTH:
         raise WireError(f"value nested deeper than {MAX_DEPTH} levels")
     tag = data[pos]

@@ -90,41 +90,9 @@ class Worker:
                 pass
             duration = session.finish()
         else:  # everything done with what the job sends: in the comparison process (`evaluator`)
-            deadline = time.monotonic() + limits["wall_s"]
-            if self.evaluator is None or not self.evaluator.alive:
-                self.evaluator = evaluator.Evaluator(self._serve_job)
             job = {"first": first, "steps": steps, "names": names, "plan": plan, "total": total,
                    "in_process": in_process, "limits": limits, "pid": pid, "uid": uid}
-            ended = self.evaluator.run(job, [pidfd, out_r, err_r, req_w, rep_r], deadline)
-            if ended.unsent:  # the comparison process was gone before this job: a fresh one, once
-                self.evaluator = evaluator.Evaluator(self._serve_job)
-                ended = self.evaluator.run(job, [pidfd, out_r, err_r, req_w, rep_r], deadline)
-            for fd in (out_r, err_r, req_w, rep_r):  # the comparison process had its own copies
-                os.close(fd)
-            kill()
-            for index, (outcome, message) in ended.tests.items():
-                if type(index) is int and 0 <= index < total and outcome in TEST_OUTCOMES:
-                    state["outcomes"][index], state["messages"][index] = outcome, _short(message)
-            if ended.final is not None:
-                summary.update(ended.final)
-                state.update({k: summary[k] for k in ("done", "error", "claimed_setup") if summary.get(k)})
-                if summary.get("memory"):
-                    state["memory"] = self._memory_reason(limits)
-                evaluator.preload(summary.get("modules", ()))
-            elif ended.killed:
-                summary["gone"] = TIMEOUT
-                state["timeout_reason"] = "the tests' work on the program's values was killed (trusted comparison)"
-            elif ended.cpu:
-                state["compare_cpu"] = True
-            elif ended.memory:
-                state["memory"] = self._memory_reason(limits)
-            else:
-                state["compare_crash"] = ended.crash
-            duration = ended.duration
-            try:
-                os.close(pidfd)
-            except OSError:
-                pass
+            duration = self._through_evaluator(job, pidfd, (out_r, err_r, req_w, rep_r), kill, state, summary)
         finished = bool(state.get("done")) and self.namespaces  # its exit status no longer matters
         if finished:
             wait_status, cpu_s = 0, 0.0
@@ -132,10 +100,17 @@ class Worker:
         else:
             wait_status, cpu_s = self.template.wait(pid)
         self._after(pid, uid, name)
-        if probe or ceiling_problem:
-            gone, detail = session.gone, session.detail
-        else:
-            gone, detail = summary["gone"], summary["detail"]
+        ended = (session.gone, session.detail) if probe or ceiling_problem else (summary["gone"], summary["detail"])
+        gone, detail = self._why_gone(*ended, state, limits, probe)
+        if not finished and ooms is not None and self.group.oom_kills() > ooms:
+            state["oom_mb"] = self.group.limit_mb
+        status, reason = classify(gone, detail, state, wait_status, cpu_s, limits)
+        return self._verdict(status, reason, total, state, summary, forgeable, duration, in_process)
+
+    def _why_gone(self, gone: str, detail: str, state: dict, limits: dict, probe: bool) -> tuple[str, str]:
+        """How the job ended (gone, detail): as the `Session` of a probe or a refused job, else the comparison's
+        summary, said (``gone``, ``detail``), unless the job claimed its setup failed (true only when a trusted
+        job's setup fails too: `_setup_fails`) or a probe's setup failed."""
         if "claimed_setup" in state and self._setup_fails(limits):  # then it was no lie: our fault
             gone, detail = SETUP, state["claimed_setup"]
         elif "claimed_setup" in state:
@@ -143,9 +118,11 @@ class Worker:
             detail = f"the job said its setup failed ({state['claimed_setup']}), a trusted job's did not"
         if probe and state.get("probe_failed"):
             gone, detail = SETUP, "probe"
-        if not finished and ooms is not None and self.group.oom_kills() > ooms:
-            state["oom_mb"] = self.group.limit_mb
-        status, reason = classify(gone, detail, state, wait_status, cpu_s, limits)
+        return gone, detail
+
+    def _verdict(self, status: str, reason: str, total: int, state: dict, summary: dict, forgeable: list,
+                 duration: float, in_process: bool) -> dict:
+        """The answer to the pool: a plain dict of `Verdict` fields."""
         outcomes = state["outcomes"]
         return {
             "status": status,
@@ -162,6 +139,45 @@ class Worker:
             "lacks": self.report["lacks"],  # what this mode cannot guarantee, in every verdict
             "unsplittable": bool(summary["unsplittable"]),
         }
+
+    def _through_evaluator(self, job: dict, pidfd: int, fds: tuple, kill, state: dict, summary: dict) -> float:
+        """Hand the spawned job (``pidfd``, its pipes ``fds``) to the comparison process (`evaluator`), which
+        sends it its program, supervises it and evaluates the tests; record the tests' outcomes and how it
+        ended in ``state`` and ``summary``; kill the job. Returns the job's duration."""
+        limits, total = job["limits"], job["total"]
+        deadline = time.monotonic() + limits["wall_s"]
+        if self.evaluator is None or not self.evaluator.alive:
+            self.evaluator = evaluator.Evaluator(self._serve_job)
+        ended = self.evaluator.run(job, [pidfd, *fds], deadline)
+        if ended.unsent:  # the comparison process was gone before this job: a fresh one, once
+            self.evaluator = evaluator.Evaluator(self._serve_job)
+            ended = self.evaluator.run(job, [pidfd, *fds], deadline)
+        for fd in fds:  # the comparison process had its own copies
+            os.close(fd)
+        kill()
+        for index, (outcome, message) in ended.tests.items():
+            if type(index) is int and 0 <= index < total and outcome in TEST_OUTCOMES:
+                state["outcomes"][index], state["messages"][index] = outcome, _short(message)
+        if ended.final is not None:
+            summary.update(ended.final)
+            state.update({k: summary[k] for k in ("done", "error", "claimed_setup") if summary.get(k)})
+            if summary.get("memory"):
+                state["memory"] = self._memory_reason(limits)
+            evaluator.preload(summary.get("modules", ()))
+        elif ended.killed:
+            summary["gone"] = TIMEOUT
+            state["timeout_reason"] = "the tests' work on the program's values was killed (trusted comparison)"
+        elif ended.cpu:
+            state["compare_cpu"] = True
+        elif ended.memory:
+            state["memory"] = self._memory_reason(limits)
+        else:
+            state["compare_crash"] = ended.crash
+        try:
+            os.close(pidfd)
+        except OSError:
+            pass
+        return ended.duration
 
     def _memory_reason(self, limits: dict) -> str:
         return (f"the tests' work on the program's values went past the trusted comparison's memory bound "

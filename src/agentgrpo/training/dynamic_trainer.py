@@ -159,26 +159,32 @@ class DynamicSamplingTrainer(GRPOTrainer):
                 stats["informative"], wanted - stats["solved"], stats["informative"])
         if self.dynamic_sampling == "refill" and self.refill_carry:
             self._last_rate = (seen["informative"], seen["groups"])
-            # the decisions are global: every process runs the same forwards (sharded models stay in step)
-            if carried_in:  # rows carried in have sampling log-probs: a batch needs them on every row
-                for b in batches:
-                    self._add_sampling_logps(b)
-            last = dict(batch)
-            if surplus.any():
-                self._add_sampling_logps(last)
-            carry_in = self._carry
-            self._carry = ds.take_rows(last, ds.local_rows(surplus, self.num_generations,
-                                                           self.accelerator.process_index,
-                                                           len(round_inputs)).nonzero().flatten())
-            self._carry_groups = stats["carried"] = int(surplus.sum())
-            if carry_in is not None and carried_in:
-                batches.insert(0, carry_in)
-                keeps.insert(0, torch.ones(len(carry_in["prompt_ids"]), dtype=torch.bool))
+            stats["carried"] = self._carry_surplus(batch, surplus, batches, keeps, carried_in, len(round_inputs))
         else:
             stats["unused"] = int(surplus.sum())
         self._log_round_stats(stats, limit_hit)
         return self._batch_for_loss(batches, keeps, local_size, carried_rows=len(keeps[0]) if carried_in else 0,
                                     solved_tokens=solved_tokens)
+
+    def _carry_surplus(self, batch, surplus, batches: list, keeps: list, carried_in: int, round_size: int) -> int:
+        """refill_carry: keep the last round's ``surplus`` groups (with their sampling log-probs) for the next
+        step, and put the groups carried into this step first in ``batches``/``keeps``; returns the groups
+        carried on. The decisions are global: every process runs the same forwards (sharded models stay in
+        step)."""
+        if carried_in:  # rows carried in have sampling log-probs: a batch needs them on every row
+            for b in batches:
+                self._add_sampling_logps(b)
+        last = dict(batch)
+        if surplus.any():
+            self._add_sampling_logps(last)
+        carry_in = self._carry
+        self._carry = ds.take_rows(last, ds.local_rows(surplus, self.num_generations, self.accelerator.process_index,
+                                                       round_size).nonzero().flatten())
+        self._carry_groups = int(surplus.sum())
+        if carry_in is not None and carried_in:
+            batches.insert(0, carry_in)
+            keeps.insert(0, torch.ones(len(carry_in["prompt_ids"]), dtype=torch.bool))
+        return self._carry_groups
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         if ds.KEEP in inputs:

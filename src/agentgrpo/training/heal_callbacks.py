@@ -138,7 +138,4 @@ def resume_healed(trainer, run_dir: str | Path) -> bool:
 
 def _config(run_dir: Path) -> dict:
     """The run directory's config.yaml (the Recorder writes one for a plain TRL script: rewards, length cap)."""
-    import yaml
-
-    path = Path(run_dir) / rundir.CONFIG
-    return (yaml.safe_load(path.read_text()) or {}) if path.is_file() else {}
+    return rundir.read_config(run_dir)

@@ -16,8 +16,8 @@ from itertools import accumulate, chain, repeat
 
 import numpy as np
 
+from agentgrpo import fastjson
 from agentgrpo.doctor import names
-from agentgrpo.doctor.readers import fastjson
 from agentgrpo.doctor.readers.dictlines import BARE_NUMBER as _BARE_NUMBER
 from agentgrpo.doctor.readers.dictlines import DictLines, split_dict_lines
 from agentgrpo.doctor.table import TextBlock

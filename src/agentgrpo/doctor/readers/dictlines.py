@@ -19,7 +19,7 @@ from operator import itemgetter
 
 import numpy as np
 
-from agentgrpo.doctor.readers import fastjson
+from agentgrpo import fastjson
 
 # line breaks `str.splitlines` knows besides "\n" and "\r": a log holding any of them is left to the general readers
 _OTHER_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"

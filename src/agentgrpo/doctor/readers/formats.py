@@ -10,8 +10,8 @@ import json
 import zlib
 from pathlib import Path
 
+from agentgrpo import fastjson
 from agentgrpo.doctor import names
-from agentgrpo.doctor.readers import fastjson
 from agentgrpo.doctor.readers.jsontext import recover_log_history
 from agentgrpo.doctor.readers.notebook import read_notebook
 from agentgrpo.doctor.readers.textlog import one_json_value, parse_text, read_csv, starts_with

@@ -1,57 +1,12 @@
-"""JSON that may be cut short: JSON Lines up to the last complete line, arrays up to the last whole object."""
+"""JSON that may be cut short: arrays up to the last whole object (JSON Lines: `agentgrpo.rundir.parse_jsonl`)."""
 
 from __future__ import annotations
 
 import json
 import re
-from itertools import repeat
-
-from agentgrpo.doctor.readers import fastjson
 
 _DECODER = json.JSONDecoder()
 _WS_COMMA = re.compile(r"[\s,]*")
-
-
-def read_jsonl(text: str) -> tuple[list[dict], list[str]]:
-    """The JSON objects of a JSON Lines text, and notes on lines that could not be read.
-
-    A broken last line is what a run killed mid-write leaves; it is dropped with a note.
-
-    >>> recs, notes = read_jsonl('{"step": 1}\\n{"step": 2}\\n{"step": 3, "rew')
-    >>> [r["step"] for r in recs], notes
-    ([1, 2], ['last line is incomplete (a run stopped mid-write?): read the 2 complete records before it'])
-    """
-    records: list[dict] = []
-    bad: list[int] = []
-    lines = text.splitlines()
-    last = len(lines)
-    filled = list(filter(str.strip, lines))
-    whole = fastjson.loads_lines(filled)  # the common case, every line whole: one decode
-    if whole is not None and all(map(isinstance, whole, repeat(dict))):
-        return whole, []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            value = fastjson.loads(line)
-        except json.JSONDecodeError:
-            bad.append(number)
-            continue
-        if isinstance(value, dict):
-            records.append(value)
-        else:
-            bad.append(number)
-    notes = []
-    if bad and bad[-1] == last:
-        bad.pop()
-        notes.append(
-            "last line is incomplete (a run stopped mid-write?): "
-            f"read the {len(records)} complete records before it"
-        )
-    if bad:
-        shown = ", ".join(map(str, bad[:5])) + (" ..." if len(bad) > 5 else "")
-        notes.append(f"skipped {len(bad)} unreadable line(s): {shown}")
-    return records, notes
 
 
 def objects_in_array(text: str, start: int) -> tuple[list, bool]:

@@ -14,8 +14,8 @@ import re
 from html import unescape
 from itertools import chain, repeat
 
+from agentgrpo import fastjson
 from agentgrpo.doctor import names
-from agentgrpo.doctor.readers import fastjson
 from agentgrpo.doctor.readers.textlog import parse_text
 from agentgrpo.doctor.table import TextBlock, json_numbers
 from agentgrpo.errors import UserError

@@ -14,7 +14,7 @@ from agentgrpo.doctor import names
 from agentgrpo.doctor.readers import discover, formats, mlflowstore, rundir, tensorboard, tidy, trackio, wandbrun
 from agentgrpo.doctor.table import MetricTable, TextBlock
 from agentgrpo.errors import UserError
-from agentgrpo.rundir import COMPLETIONS, CONFIG, EVAL, METRICS, TRAINER_STATE
+from agentgrpo.rundir import COMPLETIONS, METRICS, TRAINER_STATE, checkpoints, read_config, read_eval
 
 RUN_FILES = (METRICS, TRAINER_STATE)
 
@@ -63,10 +63,10 @@ def _read_dir(path: Path, mapping) -> Run:
     log = _find_log(path)
     run = _read_file(log, mapping)
     run.source = path
-    config, notes = rundir.read_config(path / CONFIG)
-    evaluation, eval_notes = rundir.read_eval(path / EVAL)
+    notes: list[str] = []
+    config, evaluation = read_config(path, notes), read_eval(path, notes)
     run.config, run.eval = config or run.config, evaluation  # a tracker's own config when there is no config.yaml
-    run.notes += notes + eval_notes
+    run.notes += notes
     _apply_weights(run)
     cap = rundir.length_cap(run.config)
     if cap is not None:
@@ -87,9 +87,9 @@ def _find_log(path: Path) -> Path:
     for name in RUN_FILES:
         if (path / name).is_file():
             return path / name
-    checkpoints = sorted(path.glob("checkpoint-*/trainer_state.json"), key=_checkpoint_step)
-    if checkpoints:
-        return checkpoints[-1]
+    complete = checkpoints(path)
+    if complete:
+        return complete[-1][1] / TRAINER_STATE
     csvs = sorted(path.glob("*.csv"))
     if len(csvs) == 1:
         return csvs[0]
@@ -120,11 +120,6 @@ def _find_log(path: Path) -> Path:
         "(wandb/run-*/run-*.wandb), an MLflow store (mlruns/<experiment>/<run>/metrics/ or mlflow.db), or "
         "TensorBoard event files; or pass the log file itself."
     )
-
-
-def _checkpoint_step(p: Path) -> int:
-    match = re.search(r"checkpoint-(\d+)", str(p.parent.name))
-    return int(match.group(1)) if match else -1
 
 
 def _read_file(path: Path, mapping, run_name: str | None = None) -> Run:

@@ -1,4 +1,5 @@
-"""The side files of an agentgrpo run directory: ``config.yaml``, ``eval.json``, ``completions.jsonl``."""
+"""What the doctor reads from an agentgrpo run directory's side files (read by `agentgrpo.rundir`): the reward
+weights and the length cap of its config, the per-step signals of ``completions.jsonl``."""
 
 from __future__ import annotations
 
@@ -6,22 +7,7 @@ import json
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from agentgrpo.doctor.readers.jsontext import read_jsonl
-
-
-def read_config(path: Path) -> tuple[dict, list[str]]:
-    """The resolved run config, or {} with a note when it is missing or unreadable."""
-    if not path.is_file():
-        return {}, []
-    try:
-        import yaml
-
-        config = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
-    except Exception as exc:
-        return {}, [f"{path.name}: unreadable ({type(exc).__name__}: {exc}); reward weights unknown"]
-    if not isinstance(config, dict):
-        return {}, [f"{path.name}: not a mapping; reward weights unknown"]
-    return config, []
+from agentgrpo.rundir import read_jsonl
 
 
 def reward_weights(config: dict) -> dict[str, float]:
@@ -86,19 +72,6 @@ def _spec(item) -> tuple[str, float]:
         return name, 1.0
 
 
-def read_eval(path: Path) -> tuple[dict, list[str]]:
-    """``eval.json`` as a dict ({} when absent); a note when it cannot be read."""
-    if not path.is_file():
-        return {}, []
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        return {}, [f"{path.name}: unreadable JSON ({exc}); evaluation results not used"]
-    if not isinstance(data, dict):
-        return {}, [f"{path.name}: expected a mapping of stage -> mode -> results; ignored"]
-    return data, []
-
-
 def sample_signals(path: Path, max_bytes: int = 50_000_000) -> tuple[dict[int, float], dict[int, float]]:
     """Per step of ``completions.jsonl``: (the fraction of distinct completions among the samples, within
     each prompt's samples when a prompt has several (a GRPO group), else across the step's samples, on steps
@@ -108,7 +81,7 @@ def sample_signals(path: Path, max_bytes: int = 50_000_000) -> tuple[dict[int, f
     ({}, {}) when the file is absent or over ``max_bytes``."""
     if not path.is_file() or path.stat().st_size > max_bytes:
         return {}, {}
-    records, _ = read_jsonl(path.read_text(encoding="utf-8", errors="replace"))
+    records = read_jsonl(path)
     groups: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
         if not isinstance(r.get("step"), (int, float)) or "completion" not in r:

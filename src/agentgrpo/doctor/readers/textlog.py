@@ -12,13 +12,12 @@ import json
 import re
 from itertools import repeat
 
+from agentgrpo import fastjson
 from agentgrpo.doctor import names
-from agentgrpo.doctor.readers import fastjson
 from agentgrpo.doctor.readers.console import dict_lines, line_count, no_text_table, read_console
-from agentgrpo.doctor.readers.jsontext import read_jsonl
 from agentgrpo.doctor.readers.steplines import read_step_lines
 from agentgrpo.doctor.readers.texttable import read_text_tables
-from agentgrpo.rundir import METRICS
+from agentgrpo.rundir import METRICS, parse_jsonl
 
 
 def one_json_value(text: str) -> bool:
@@ -38,7 +37,7 @@ def parse_text(text: str) -> tuple[list[dict], list[str], str]:
     head = _first_lines(text, 50)
     if _mostly_json(head):
         lines = list(filter(str.strip, text.splitlines()))
-        records, notes = read_jsonl(text)
+        records, notes = parse_jsonl(text)
         if records and len(records) >= len(lines) // 2:
             return records, notes, METRICS
     candidates = [(*read_console(text), "console log")]
