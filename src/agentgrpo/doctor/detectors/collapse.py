@@ -194,6 +194,31 @@ def _fixed_output_ramp(steps, same):
     return stats.Ramp(onset, onset, early, late, r.t if r is not None else th.T_CHANGE), len(flags)
 
 
+def format_not_collapse(sig: Curves) -> str | None:
+    """Evidence that one completion length for every prompt is the task's format (a class label, a fixed
+    answer template), not a collapse: the reward kept improving (its late level above its early one by more
+    than its per-step noise, and it did not fall) until most late batches score the reward's best (every
+    sample in the batch got the most any batch was paid). A policy collapsed into one output scores alike
+    below its best; one that answers every prompt right in one format scores alike at it. None otherwise."""
+    facts = sig.reward
+    _, y = sig.table.series(names.REWARD)
+    if facts is None or facts.fell or len(y) < th.MIN_POINTS:
+        return None
+    curve = facts.curve
+    if curve.late - curve.early <= stats.noise(curve.y):
+        return None
+    top = float(np.max(y))
+    late = stats.windows(y, th.EDGE_FRAC)[1]
+    at_best = float(np.mean(late >= top - 1e-9 * max(1.0, abs(top))))
+    if at_best < th.FIXED_OUTPUT:
+        return None
+    return (
+        f"one completion length for every prompt is the task's format: the reward kept improving "
+        f"({num(curve.early)} early -> {num(curve.late)} late) and {at_best:.0%} of late batches score its best "
+        f"({num(top)})"
+    )
+
+
 def _zero_std_rise(sig: Curves):
     curve = sig.curve(names.FRAC_ZERO_STD)
     if curve is None:
@@ -220,6 +245,9 @@ def detect(sig: Curves) -> Finding:
         names.LENGTH: _fall(sig, names.LENGTH, th.LENGTH_COLLAPSE),
         names.MIN_LENGTH: _uniform(sig) or _one_answer(sig) or _no_spread(sig) or _repeated(sig),
     }
+    formatted = format_not_collapse(sig) if supports[names.MIN_LENGTH] else None
+    if formatted:
+        supports[names.MIN_LENGTH] = None
     present = [v for v in supports.values() if v]
     has_entropy = sig.curve(names.ENTROPY) is not None
     fixed = supports[names.MIN_LENGTH]
@@ -242,7 +270,7 @@ def detect(sig: Curves) -> Finding:
             verdict="no collapse",
             confidence=0.0,
             onset=None,
-            evidence=[f"checked {judged}reward_std, frac_reward_zero_std, length"],
+            evidence=[f"checked {judged}reward_std, frac_reward_zero_std, length"] + ([formatted] if formatted else []),
             fix="",
             metrics=[],
         )

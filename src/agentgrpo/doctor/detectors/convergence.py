@@ -11,6 +11,7 @@ import numpy as np
 from agentgrpo.doctor import names
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.curves import Curves
+from agentgrpo.doctor.detectors.objective import unpaid
 from agentgrpo.doctor.detectors.text import num, pct, span
 from agentgrpo.doctor.finding import CONVERGED, OK, SATURATED, WARNING, Finding
 from agentgrpo.doctor.modes import Mode
@@ -127,6 +128,9 @@ def _against(sig: Curves) -> list[str]:
         fall = curve.ramp(-1)
         if fall is not None and fall.t <= -th.T_CHANGE and curve.late < curve.early:
             out.append(f"reward component {comp} fell {num(curve.early)} → {num(curve.late)}")
+    never = unpaid(sig)
+    if never:
+        out.append(never)
     return out
 
 

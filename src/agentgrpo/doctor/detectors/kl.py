@@ -97,6 +97,19 @@ def huge_spikes(sig: Curves) -> list[tuple[int, float, float]]:
     return [(int(s), float(v), float(v) / scale) for s, v in zip(x[hot], y[hot])]
 
 
+def nats_spikes(sig: Curves) -> list[tuple[int, float, float]]:
+    """(step, value, times the run's median) of each logged KL >= ``KL_SPIKE_NATS`` (tens of nats per token)
+    and >= ``SPIKE`` x the run's median KL: spikes that are a blow-up's size in KL's own units, whatever the
+    run's scale; a blow-up when there are ``SPIKES_MIN`` of them."""
+    x, y = sig.table.series(names.KL)
+    ok = np.isfinite(y)
+    if ok.sum() < th.MIN_POINTS:
+        return []
+    scale = max(float(np.median(y[ok])), 1e-12)
+    hot = ok & (np.nan_to_num(y) >= th.KL_SPIKE_NATS) & (np.nan_to_num(y) >= th.SPIKE * scale)
+    return [(int(s), float(v), float(v) / scale) for s, v in zip(x[hot], y[hot])]
+
+
 def _at_step(sig: Curves, metric: str, step: int) -> str | None:
     """'metric V at that step (N x its median M)' when the metric is logged there."""
     x, y = sig.table.series(metric)
@@ -108,11 +121,13 @@ def _at_step(sig: Curves, metric: str, step: int) -> str | None:
     return f"{metric} {num(value)} at that step ({abs(value) / typical:.3g}x its median {num(typical)})"
 
 
-def takeoff(x: np.ndarray, y: np.ndarray) -> float | None:
+def takeoff(x: np.ndarray, y: np.ndarray, level: float = 0.0, near: float = np.inf) -> float | None:
     """Where the growth sped up: in log10(y) (a significant hinge whose change at least doubles the slope);
     else, when the log's growth slowed (t <= -T_FLAT: a linear creep from near zero rises fast in log units
     at first), where the growth of y in its own units sped up (the same test); else where the rise of the
-    log began (a ramp)."""
+    log began (a ramp) when that rise reached the failure's ``level``. A rise that settled below ``level`` is
+    the series finding its own baseline (KL's warm-up from 0), not the failure: then where the series began
+    to depart from that baseline by the failure's criterion (`first_departure`)."""
     pos = y > 0  # a KL of exactly 0 (before the first update) has no logarithm to fit
     if pos.sum() < 6:
         return None
@@ -125,7 +140,28 @@ def takeoff(x: np.ndarray, y: np.ndarray) -> float | None:
         if _speeds_up(linear):
             return linear.at
     rise = stats.ramp(lx, ly, +1)
-    return rise.onset if rise is not None and rise.t >= th.T_CHANGE else None
+    if rise is None or rise.t < th.T_CHANGE:
+        return None
+    if 10.0**rise.after >= level:
+        return rise.onset
+    return first_departure(x[x >= rise.settled], y[x >= rise.settled], level, near)
+
+
+def first_departure(x: np.ndarray, y: np.ndarray, level: float, near: float) -> float | None:
+    """The first of the logged values at ``level`` that lead, each within ``near`` steps of the next, to the
+    last one (the failure's crossing): where departures from the baseline began to recur. A lone bump long
+    before them is not where the failure began.
+
+    >>> first_departure(np.arange(10.0), np.array([0, 3, 0, 0, 0, 0, 2, 0, 5, 9.0]), 1.0, 2.0)
+    6.0
+    """
+    at = x[y >= level]
+    if not len(at):
+        return None
+    i = len(at) - 1
+    while i > 0 and at[i] - at[i - 1] <= near:
+        i -= 1
+    return float(at[i])
 
 
 def _speeds_up(h) -> bool:
@@ -195,7 +231,8 @@ def detect(sig: Curves) -> Finding:
     )
     grown = smooth[peak] >= th.KL_BLOWUP and smooth[peak] >= th.KL_GROWTH * base
     spikes = _spikes(sig, base)
-    huge = huge_spikes(sig)
+    single, nats = huge_spikes(sig), nats_spikes(sig)
+    huge = single or (nats if len(nats) >= th.SPIKES_MIN else [])  # the events: the largest kind logged
     if grown and len(spikes) < th.SPIKES_MIN and not huge:
         bought = bought_with_reward(sig, x, y, float(smooth[peak]))
         if bought:
@@ -246,8 +283,9 @@ def detect(sig: Curves) -> Finding:
     evidence = [quoted]
     onsets = []
     if grown:
-        first = int(np.argmax((smooth >= th.KL_BLOWUP) & (smooth >= th.KL_GROWTH * base)))
-        began = takeoff(x[: first + 1], y[: first + 1])
+        level = max(th.KL_BLOWUP, th.KL_GROWTH * base)
+        first = int(np.argmax(smooth >= level))
+        began = takeoff(x[: first + 1], y[: first + 1], level, th.CONSEQUENCE_NEAR * sig.span)
         onsets.append(float(x[first]) if began is None else began)
         evidence.append(f"sustained kl {smooth[peak] / base:.0f}x the run's baseline {num(base)}")
     if len(spikes) >= th.SPIKES_MIN:
@@ -282,7 +320,8 @@ def detect(sig: Curves) -> Finding:
     return Finding(
         detector=NAME,
         status=FAILURE,
-        verdict="KL blow-up" if grown or len(spikes) >= th.SPIKES_MIN else "KL blow-up: isolated huge spike",
+        verdict="KL blow-up" if grown or len(spikes) >= th.SPIKES_MIN
+        else "KL blow-up: isolated huge spike" if single else "KL blow-up: isolated spikes of tens of nats",
         confidence=confidence(3.0 * min(max(ratio, 1.0), 10.0) ** 0.5, 3.0, supports),
         onset=int(round(onset)),
         evidence=evidence,

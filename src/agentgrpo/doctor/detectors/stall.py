@@ -18,6 +18,7 @@ import numpy as np
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.curves import Curves
+from agentgrpo.doctor.detectors.objective import unpaid
 from agentgrpo.doctor.detectors.text import num, pct, span
 from agentgrpo.doctor.finding import FAILURE, OK, WARNING, Finding, confidence
 from agentgrpo.doctor.modes import Mode
@@ -26,6 +27,10 @@ NAME = Mode.STALL
 FIX_FLAT = (
     "raise the learning rate or train longer; check the reward actually separates good from bad completions "
     "(look at samples); a larger group (num_generations) or higher temperature gives more signal"
+)
+FIX_UNPAID = (
+    "the reward's gain is its shaping terms: the task reward almost never pays. Make it denser (partial credit), "
+    "start from a model (or an SFT warm-up) that sometimes solves the task, or use easier prompts first"
 )
 FIX_NO_SIGNAL = (
     "the groups are identical, so advantages are zero: the task is too hard (all fail) or too easy "
@@ -77,6 +82,18 @@ def detect(sig: Curves) -> Finding:
         return sig.unjudged(NAME)
     curve = facts.curve
     moved = span("reward", curve.early, curve.late)
+    never = unpaid(sig)
+    if never and curve.trend.t > -th.T_TREND and (facts.learned or curve.trend.t >= th.T_FLAT):
+        return Finding(
+            detector=NAME,
+            status=FAILURE,
+            verdict="stall: the task objective almost never pays",
+            confidence=0.7,
+            onset=int(curve.x[0]),
+            evidence=[f"{moved}: the reward rose on its shaping terms", never],
+            fix=FIX_UNPAID,
+            metrics=[names.REWARD],
+        )
     if facts.learned:
         rise = facts.rise
         return Finding(
