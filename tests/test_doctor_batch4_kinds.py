@@ -83,3 +83,38 @@ def test_isolated_kl_spikes_are_dated_at_the_first_spike():
 def test_small_kl_spikes_on_a_healthy_run_are_no_failure():
     failures, report = _failures(HELDOUT / "ryanrc03_llama31_8b_250.ipynb")
     assert not failures, report.headline
+
+
+@pytest.mark.parametrize("n,seed", [(120, 3), (400, 4)])
+def test_isolated_spikes_in_a_column_named_kl_avg_are_a_kl_failure(n, seed, tmp_path):
+    """Issue 36's run: KL logged as ``kl_avg`` (no alias lists it), spikes of 54 and 171 over a median of 0.55."""
+    case = synthetic.make("kl_isolated_spikes", n, seed, 0.45)
+    for record in case.records:
+        record["kl_avg"] = record.pop("kl")
+    run = read_run(case.write(tmp_path))
+    assert run.table.meta["sources"]["kl"] == "kl_avg"
+    found = diagnose(run.table).get("kl")
+    assert found.status == "failure" and "tens of nats" in found.verdict, found.verdict
+    assert found.onset == case.onset
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_attainable_range_is_a_lower_bound_on_the_true_range(seed):
+    """Oracle: rewards drawn in [lo, hi], groups of 2 to 16 samples, TRL's unbiased group std averaged per
+    step: the range the objective module infers never exceeds hi - lo."""
+    import numpy as np
+
+    from agentgrpo.doctor.curves import Curves
+    from agentgrpo.doctor.detectors.objective import attainable_range
+    from agentgrpo.doctor.table import MetricTable
+
+    rng = np.random.default_rng(seed)
+    lo, hi = sorted(rng.normal(0, 3, 2))
+    group, steps = int(rng.integers(2, 17)), 50
+    samples = rng.choice([lo, hi], size=(steps, 8, group)) if seed % 2 else rng.uniform(lo, hi, (steps, 8, group))
+    cols = {
+        "reward": samples.mean(axis=(1, 2)),
+        "reward_std": samples.std(axis=2, ddof=1).max(axis=1),
+    }
+    table = MetricTable(np.arange(1, steps + 1), cols, {})
+    assert attainable_range(Curves(table), samples[:, :, 0].mean(axis=1)) <= hi - lo + 1e-9

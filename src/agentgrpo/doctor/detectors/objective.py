@@ -6,8 +6,9 @@ the run's own range that is convergence; judged against the reward's attainable 
 
 The objective is the shadow rewards (weight 0), else the components the names say are the task (see
 `hacking.objectives`). The reward's attainable range is at least the widest of: the spread of its logged
-step means, twice the largest within-batch ``reward_std`` (a reward whose samples lie in a range R has a
-standard deviation of at most R / 2), and the spread of the objective's own step means. The objective
+step means, sqrt(2) times the largest within-group ``reward_std`` (samples in a range R have a standard
+deviation of at most R / 2, and TRL's unbiased group std at most sqrt(n / (n - 1)) times that, R / sqrt(2) for
+groups of 2), and the spread of the objective's own step means. The objective
 *almost never pays* when most late batches (``OBJECTIVE_UNPAID``) paid no sample at all (their mean sits at
 the lowest the objective ever logged) and its late mean is under ``OBJECTIVE_PAYS`` of that range. A
 component that never took a second value is not judged here (it says nothing about what it can pay; the
@@ -26,15 +27,23 @@ from agentgrpo.doctor.detectors.text import num, pct
 
 
 def attainable_range(sig: Curves, objective: np.ndarray) -> float:
-    """The least range the reward can pay over: the spread of its step means, twice its largest
-    within-batch std, the spread of the objective's step means (the widest of them)."""
+    """The least range the reward can pay over: the spread of its step means, sqrt(2) x its largest
+    within-group std (a lower bound on the range whatever the group size), the spread of the objective's
+    step means (the widest of them).
+
+    >>> import numpy as np; from agentgrpo.doctor.table import MetricTable
+    >>> cols = {"reward": np.array([0.1, 0.2, 0.15]), "reward_std": np.array([0.5, 1.0, 0.7])}
+    >>> t = MetricTable(np.arange(1, 4), cols, {})
+    >>> round(attainable_range(Curves(t), np.zeros(3)), 3)
+    1.414
+    """
     _, reward = sig.table.series(names.REWARD)
     _, spread = sig.table.series(names.REWARD_STD)
     widths = [float(np.ptp(objective))]
     if len(reward):
         widths.append(float(np.ptp(reward)))
     if len(spread):
-        widths.append(2.0 * float(np.max(np.abs(spread))))
+        widths.append(2.0**0.5 * float(np.max(np.abs(spread))))
     return max(widths)
 
 
