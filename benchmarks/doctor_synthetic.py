@@ -814,12 +814,12 @@ def penalty_objective_stays(n: int, seed: int, onset_frac: float):
     return "hacking", onset, records, rewards, "failure"
 
 
-def fixed_format_classifier(n: int, seed: int, onset_frac: float):
+def fixed_format_classifier(n: int, seed: int, onset_frac: float, start: float = 0.7, gain: float = 0.298):
     """Healthy classification: every completion is a 3-token class label (shortest = longest on most steps),
     and the reward (2 per right label) keeps improving until most batches are all right: the fixed length is
     the task's format, not one degenerate output."""
     sim = Sim(n, seed, spread=0.5)
-    p = 0.7 + 0.298 * ease(sim.t, 0, 0.7 * n)
+    p = start + gain * ease(sim.t, 0, 0.7 * n)
     rewards = 2.0 * sim.bernoulli(p)
     curves = _base(sim, np.full(n, 1.0), np.full(n, 3.0), 0.0005 + 0.05 * sim.t / n, cap=64)
     curves.pop("entropy")
@@ -829,6 +829,12 @@ def fixed_format_classifier(n: int, seed: int, onset_frac: float):
     curves["completions__mean_length"] = np.where(odd, 3.0 + 1 / 64, 3.0)
     curves["completions__clipped_ratio"] = np.zeros(n)
     return None, None, assemble(sim, {"meme_correctness": rewards}, {"meme_correctness": 1.0}, **curves), [], "failure"
+
+
+def fixed_format_still_learning(n: int, seed: int, onset_frac: float):
+    """Healthy classification still learning: the same 3-token labels, the share of right labels rising
+    0.35 -> 0.65, so samples of a group still score differently (reward_std holds): not one output."""
+    return fixed_format_classifier(n, seed, onset_frac, start=0.35, gain=0.3)
 
 
 def _kl_with_spikes(n: int, seed: int, onset_frac: float, spikes: dict[float, float], kl: np.ndarray | None):
@@ -921,6 +927,7 @@ SCENARIOS: dict[str, Callable] = {
     "penalty_objective_closes": penalty_objective_closes,
     "penalty_objective_stays": penalty_objective_stays,
     "fixed_format_classifier": fixed_format_classifier,
+    "fixed_format_still_learning": fixed_format_still_learning,
     "kl_isolated_spikes": kl_isolated_spikes,
     "kl_small_spikes_healthy": kl_small_spikes_healthy,
     "kl_warmup_then_spikes": kl_warmup_then_spikes,

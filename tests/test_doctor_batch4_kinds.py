@@ -28,6 +28,7 @@ KINDS = [
     "penalty_objective_closes",
     "penalty_objective_stays",
     "fixed_format_classifier",
+    "fixed_format_still_learning",
     "kl_isolated_spikes",
     "kl_small_spikes_healthy",
     "kl_warmup_then_spikes",

@@ -196,29 +196,40 @@ def _fixed_output_ramp(steps, same):
     return stats.Ramp(onset, onset, early, late, r.t if r is not None else th.T_CHANGE), len(flags)
 
 
-def format_not_collapse(sig: Curves) -> str | None:
+def format_not_collapse(sig: Curves, since: float) -> str | None:
     """Evidence that one completion length for every prompt is the task's format (a class label, a fixed
-    answer template), not a collapse: the reward kept improving (its late level above its early one by more
-    than its per-step noise, and it did not fall) until most late batches score the reward's best (every
-    sample in the batch got the most any batch was paid). A policy collapsed into one output scores alike
-    below its best; one that answers every prompt right in one format scores alike at it. None otherwise."""
+    answer template), not a collapse: since that length set in (``since``) the reward kept improving (its
+    late level above its level then by more than its per-step noise, and it did not fall), and either most
+    late batches score the reward's best (every sample in the batch got the most any batch was paid) or the
+    samples of a group still score differently (``reward_std`` did not fall below ``DIVERSITY_DROP`` of its
+    early level). A policy collapsed into one output stops improving and scores alike, below its best."""
     facts = sig.reward
     _, y = sig.table.series(names.REWARD)
     if facts is None or facts.fell or len(y) < th.MIN_POINTS:
         return None
     curve = facts.curve
-    if curve.late - curve.early <= stats.noise(curve.y):
+    after = curve.y[curve.x >= since]
+    if len(after) < th.MIN_POINTS:
         return None
+    then, now = (stats.level(w) for w in stats.windows(after, th.EDGE_FRAC))
+    if now - then <= stats.noise(curve.y):
+        return None
+    improving = f"the reward kept improving since step {since:.0f} ({num(then)} -> {num(now)})"
     top = float(np.max(y))
     late = stats.windows(y, th.EDGE_FRAC)[1]
     at_best = float(np.mean(late >= top - 1e-9 * max(1.0, abs(top))))
-    if at_best < th.FIXED_OUTPUT:
-        return None
-    return (
-        f"one completion length for every prompt is the task's format: the reward kept improving "
-        f"({num(curve.early)} early -> {num(curve.late)} late) and {at_best:.0%} of late batches score its best "
-        f"({num(top)})"
-    )
+    if at_best >= th.FIXED_OUTPUT:
+        return (
+            f"one completion length for every prompt is the task's format: {improving} and {at_best:.0%} of "
+            f"late batches score its best ({num(top)})"
+        )
+    spread = sig.curve(names.REWARD_STD)
+    if spread is not None and spread.early > 0 and spread.late >= th.DIVERSITY_DROP * spread.early:
+        return (
+            f"one completion length for every prompt is the task's format: {improving} and the samples of a group "
+            f"still score differently (reward_std {num(spread.early)} early, {num(spread.late)} late)"
+        )
+    return None
 
 
 def _zero_std_rise(sig: Curves):
@@ -272,7 +283,10 @@ def _supports(sig: Curves) -> tuple[dict, str | None]:
         names.LENGTH: _fall(sig, names.LENGTH, th.LENGTH_COLLAPSE),
         names.MIN_LENGTH: _uniform(sig) or _one_answer(sig) or _no_spread(sig) or _repeated(sig),
     }
-    formatted = format_not_collapse(sig) if supports[names.MIN_LENGTH] else None
+    fixed = supports[names.MIN_LENGTH]
+    # the length set in at its onset, or at the first step when most early batches already had it
+    since = (fixed[0].onset if fixed[0].before < th.FIXED_OUTPUT else float(sig.table.steps[0])) if fixed else 0.0
+    formatted = format_not_collapse(sig, since) if fixed else None
     if formatted:
         supports[names.MIN_LENGTH] = None
     return supports, formatted
