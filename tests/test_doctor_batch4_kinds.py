@@ -119,3 +119,19 @@ def test_the_attainable_range_is_a_lower_bound_on_the_true_range(seed):
     }
     table = MetricTable(np.arange(1, steps + 1), cols, {})
     assert attainable_range(Curves(table), samples[:, :, 0].mean(axis=1)) <= hi - lo + 1e-9
+
+
+@pytest.mark.parametrize("n,seed", [(120, 1), (300, 2)])
+def test_an_objective_pays_when_any_of_its_task_components_does(n, seed, tmp_path):
+    """The rarely paying correctness beside a second task component that pays on most samples and learns:
+    the objective (their sum) pays, so the rule that makes the first case a stall stays silent."""
+    import numpy as np
+
+    case = synthetic.make("objective_rarely_pays", n, seed, 0.4)
+    rng = np.random.default_rng(seed)
+    for i, record in enumerate(case.records):
+        paid = float(np.clip(0.3 + 0.4 * i / n + rng.normal(0, 0.03), 0, 1))
+        record["rewards/answer_accuracy/mean"] = paid
+        record["reward"] += paid
+    found = diagnose(read_run(case.write(tmp_path)).table).get("stall")
+    assert "almost never pays" not in found.verdict, found.verdict

@@ -10,7 +10,8 @@ step means, sqrt(2) times the largest within-group ``reward_std`` (samples in a 
 deviation of at most R / 2, and TRL's unbiased group std at most sqrt(n / (n - 1)) times that, R / sqrt(2) for
 groups of 2), and the spread of the objective's own step means. The objective
 *almost never pays* when most late batches (``OBJECTIVE_UNPAID``) paid no sample at all (their mean sits at
-the lowest the objective ever logged) and its late mean is under ``OBJECTIVE_PAYS`` of that range. A
+the lowest the objective ever logged) and its late mean is under ``OBJECTIVE_PAYS`` of that range (several
+task components are judged as their sum: the objective pays when any part of it does). A
 component that never took a second value is not judged here (it says nothing about what it can pay; the
 hacking detector judges it beside a rising proxy).
 """
@@ -56,21 +57,24 @@ def _task_components(sig: Curves) -> tuple[list[str], str]:
 
 
 def unpaid(sig: Curves) -> str | None:
-    """Evidence that the task objective almost never pays (see the module's docstring); None otherwise."""
+    """Evidence that the task objective almost never pays (see the module's docstring); None otherwise.
+    With several task components the objective is their sum: it pays when any of them does."""
     tasks, how = _task_components(sig)
-    for task in tasks:
-        _, y = sig.table.series(f"rewards/{task}/mean")
-        if float(np.ptp(y)) == 0.0:
-            continue
-        floor = float(np.min(y))
-        late = stats.windows(y, th.EDGE_FRAC)[1]
-        share = float(np.mean(late <= floor))
-        paid = float(np.mean(late)) - floor
-        scale = attainable_range(sig, y)
-        if share >= th.OBJECTIVE_UNPAID and paid < th.OBJECTIVE_PAYS * scale:
-            return (
-                f"the task objective {task} (taken as the objective by {how}) almost never pays: {pct(share)} of "
-                f"late logs paid no sample ({num(floor)}, its lowest), its late mean is {num(paid)} above that, "
-                f"under {th.OBJECTIVE_PAYS:.0%} of the {num(scale)} the reward can pay over"
-            )
-    return None
+    if not tasks:
+        return None
+    total = sum(sig.table.columns[f"rewards/{t}/mean"] for t in tasks)
+    y = total[np.isfinite(total)]
+    if len(y) < th.MIN_POINTS or float(np.ptp(y)) == 0.0:
+        return None
+    floor = float(np.min(y))
+    late = stats.windows(y, th.EDGE_FRAC)[1]
+    share = float(np.mean(late <= floor))
+    paid = float(np.mean(late)) - floor
+    scale = attainable_range(sig, y)
+    if share < th.OBJECTIVE_UNPAID or paid >= th.OBJECTIVE_PAYS * scale:
+        return None
+    return (
+        f"the task objective {' + '.join(tasks)} (taken as the objective by {how}) almost never pays: {pct(share)} "
+        f"of late logs paid no sample ({num(floor)}, its lowest), its late mean is {num(paid)} above that, "
+        f"under {th.OBJECTIVE_PAYS:.0%} of the {num(scale)} the reward can pay over"
+    )
