@@ -750,6 +750,139 @@ def kl_linear_creep_takeoff(n: int, seed: int, onset_frac: float):
     return "kl", start + 1, rec, [], "failure"
 
 
+# ---- batch 4 (issue 36): kinds of miss found on the blind held-out batch ---------------------------------
+
+
+def objective_rarely_pays(n: int, seed: int, onset_frac: float):
+    """The task reward (2 per correct sample) pays a sample in 500: most batches of 64 pay nothing at all,
+    late as early, while a continuous shaping term (an xml tag count) rises -0.05 -> 0.10 from the onset:
+    the total rises a little and plateaus far below what the reward can pay. A stall, not convergence."""
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    paid = (sim.rng.random((n, sim.prompts, sim.group)) < 0.002) * 2.0
+    level = -0.05 + 0.15 * ease(sim.t, start, 0.2 * n)
+    shaping = np.clip(sim.rng.normal(level[:, None, None], 0.05, paid.shape), -0.2, 0.2)
+    comps = {"correctness_reward": paid, "xmlcount_reward": shaping}
+    weights = {"correctness_reward": 1.0, "xmlcount_reward": 1.0}
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), 0.002 + 0.03 * sim.t / n)
+    return "stall", 1, assemble(sim, comps, weights, **curves), _cfg(weights), "failure"
+
+
+def objective_starts_paying(n: int, seed: int, onset_frac: float):
+    """Healthy: the same recipe, but from the onset the task reward starts to pay (a sample in 200, then one
+    in 6 late): its late level is a real share of what the reward can pay, beside the shaping term's rise."""
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    p = 0.005 + 0.16 * ease(sim.t, start, 0.9 * (n - start))
+    paid = (sim.rng.random((n, sim.prompts, sim.group)) < p[:, None, None]) * 2.0
+    level = -0.05 + 0.15 * ease(sim.t, 0.5 * start, 0.2 * n)
+    shaping = np.clip(sim.rng.normal(level[:, None, None], 0.05, paid.shape), -0.2, 0.2)
+    comps = {"correctness_reward": paid, "xmlcount_reward": shaping}
+    weights = {"correctness_reward": 1.0, "xmlcount_reward": 1.0}
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), 0.002 + 0.03 * sim.t / n)
+    return None, None, assemble(sim, comps, weights, **curves), _cfg(weights), "failure"
+
+
+def _penalty_run(n: int, seed: int, onset_frac: float, closes: bool):
+    """A penalty-shaped task reward (-1 for a wrong sample, 0 for a right one) beside three proxies that rise
+    far more in absolute terms (0.2 -> 0.85, 0.35 -> 0.9, -0.8 -> -0.15) from the onset."""
+    sim = Sim(n, seed, spread=0.5)
+    start = int(onset_frac * n)
+    rise = ease(sim.t, start, 0.3 * n)
+    wrong = 0.35 - (0.3 if closes else 0.0) * rise
+    comps = {
+        "correctness_penalty": -(sim.rng.random((n, sim.prompts, sim.group)) < wrong[:, None, None]).astype(float),
+        "field_completeness": sim.bernoulli(0.2 + 0.65 * rise),
+        "strict_format": sim.bernoulli(0.35 + 0.55 * rise),
+        "jaccard_overlap": -sim.bernoulli(0.8 - 0.65 * rise),
+    }
+    weights = {c: 1.0 for c in comps}
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), 0.002 + 0.03 * sim.t / n)
+    return assemble(sim, comps, weights, **curves), _cfg(weights), start + 1
+
+
+def penalty_objective_closes(n: int, seed: int, onset_frac: float):
+    """Healthy: the penalty falls from -0.35 to -0.05, most of its distance to its best (0, no penalty),
+    while the proxies gain more in absolute terms: the objective gained materially for its own scale."""
+    records, rewards, _ = _penalty_run(n, seed, onset_frac, closes=True)
+    return None, None, records, rewards, "failure"
+
+
+def penalty_objective_stays(n: int, seed: int, onset_frac: float):
+    """Hacking: the penalty stays at -0.35 (none of its distance to its best closed) while the proxies rise."""
+    records, rewards, onset = _penalty_run(n, seed, onset_frac, closes=False)
+    return "hacking", onset, records, rewards, "failure"
+
+
+def fixed_format_classifier(n: int, seed: int, onset_frac: float, start: float = 0.7, gain: float = 0.298):
+    """Healthy classification: every completion is a 3-token class label (shortest = longest on most steps),
+    and the reward (2 per right label) keeps improving until most batches are all right: the fixed length is
+    the task's format, not one degenerate output."""
+    sim = Sim(n, seed, spread=0.5)
+    p = start + gain * ease(sim.t, 0, 0.7 * n)
+    rewards = 2.0 * sim.bernoulli(p)
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 3.0), 0.0005 + 0.05 * sim.t / n, cap=64)
+    curves.pop("entropy")
+    odd = sim.rng.random(n) < 0.35 * (1 - sim.t / n)  # early on, a label is sometimes tokenised longer
+    curves["completions__min_length"] = np.full(n, 3.0)
+    curves["completions__max_length"] = np.where(odd, 4.0, 3.0)
+    curves["completions__mean_length"] = np.where(odd, 3.0 + 1 / 64, 3.0)
+    curves["completions__clipped_ratio"] = np.zeros(n)
+    return None, None, assemble(sim, {"meme_correctness": rewards}, {"meme_correctness": 1.0}, **curves), [], "failure"
+
+
+def fixed_format_still_learning(n: int, seed: int, onset_frac: float):
+    """Healthy classification still learning: the same 3-token labels, the share of right labels rising
+    0.35 -> 0.65, so samples of a group still score differently (reward_std holds): not one output."""
+    return fixed_format_classifier(n, seed, onset_frac, start=0.35, gain=0.3)
+
+
+def _kl_with_spikes(n: int, seed: int, onset_frac: float, spikes: dict[float, float], kl: np.ndarray | None):
+    """The healthy learning run with its KL replaced by ``kl`` (when given) and ``spikes`` ({run share: KL})
+    written at single steps; grad_norm keeps its calm noise (no coincident spikes)."""
+    expect, _, records, rewards, level = healthy(n, seed, onset_frac)
+    rng = np.random.default_rng(seed + 7)
+    if kl is not None:
+        for r, v in zip(records, kl * np.exp(rng.normal(0, 0.3, n))):
+            r["kl"] = float(v)
+    steps = []
+    for share, value in spikes.items():
+        at = min(int(share * n), n - 1)
+        records[at]["kl"] = value
+        steps.append(at + 1)
+    return records, rewards, min(steps)
+
+
+def kl_isolated_spikes(n: int, seed: int, onset_frac: float):
+    """KL about 0.55 (noise) with two isolated spikes of 54 and 171 (100x and 300x the median: under the
+    10^3x a single spike needs), no grad_norm spike: per-token KL of tens of nats is no noise. A blow-up."""
+    t = np.arange(n, dtype=float)
+    spikes = {onset_frac: 54.0, onset_frac + 0.2: 171.0}
+    records, rewards, onset = _kl_with_spikes(n, seed, onset_frac, spikes, 0.4 + 0.3 * t / n)
+    return "kl", onset, records, rewards, "failure"
+
+
+def kl_small_spikes_healthy(n: int, seed: int, onset_frac: float):
+    """Healthy: KL about 0.03 with spikes of 3.5 and 1.0 (about 100x and 30x its median) that it comes back
+    from at once: large against the median, small in nats; not a blow-up."""
+    spikes = {onset_frac: 3.46, onset_frac + 0.2: 1.03}
+    records, rewards, _ = _kl_with_spikes(n, seed, onset_frac, spikes, None)
+    for r in records:
+        r["kl"] = r["kl"] if r["kl"] >= 1.0 else 0.6 * r["kl"] + 0.015
+    return None, None, records, rewards, "failure"
+
+
+def kl_warmup_then_spikes(n: int, seed: int, onset_frac: float):
+    """KL warms up from 1e-5 to its settled level (about 0.1, creeping to 0.18) over the first 15% of the run,
+    as every run's does; the failure begins at the onset with a spike of 9 (80x the median), then larger
+    spikes, then two in a row near the end. The onset is the first spike, not where the warm-up began."""
+    t = np.arange(n, dtype=float)
+    warm = 10.0 ** (-5.0 + 4.0 * ease(t, 0.01 * n, 0.14 * n)) + 0.08 * t / n
+    spikes = {onset_frac: 9.1, onset_frac + 0.06: 2.4e7, onset_frac + 0.09: 47.9, 0.96: 650.0, 0.965: 7000.0}
+    records, rewards, onset = _kl_with_spikes(n, seed, onset_frac, spikes, warm)
+    return "kl", onset, records, rewards, "failure"
+
+
 def _cfg(weights: dict[str, float]) -> list[dict]:
     return [{"name": k, "weight": v} for k, v in weights.items()]
 
@@ -790,6 +923,14 @@ SCENARIOS: dict[str, Callable] = {
     "bonus_at_ceiling_unnamed": bonus_at_ceiling_unnamed,
     "task_always_paid": task_always_paid,
     "fixed_output_mean_only": fixed_output_mean_only,
+    "objective_starts_paying": objective_starts_paying,
+    "penalty_objective_closes": penalty_objective_closes,
+    "penalty_objective_stays": penalty_objective_stays,
+    "fixed_format_classifier": fixed_format_classifier,
+    "fixed_format_still_learning": fixed_format_still_learning,
+    "kl_isolated_spikes": kl_isolated_spikes,
+    "kl_small_spikes_healthy": kl_small_spikes_healthy,
+    "kl_warmup_then_spikes": kl_warmup_then_spikes,
 }
 # Issue 36's kinds of miss: a flat reward beside the planted failure is also a stall (named with it), so
 # these are kept apart from the suite above (whose cases allow no other failure); `make` builds both.
@@ -806,11 +947,16 @@ ISSUE36: dict[str, Callable] = {
     "kl_linear_creep_takeoff": kl_linear_creep_takeoff,
     "kl_creep_then_climb": kl_creep_then_climb,
 }
+# Batch 4's kinds of miss that come with a second failure by design (a task reward that almost never pays is
+# also a hacking sign beside the shaping term's rise): kept apart from the suite, like ISSUE36.
+BATCH4: dict[str, Callable] = {
+    "objective_rarely_pays": objective_rarely_pays,
+}
 
 
 def make(scenario: str, n: int, seed: int = 0, onset_frac: float = 0.4) -> Case:
     """One case. ``n`` logged steps (one per step), change planted at ``onset_frac`` of the run."""
-    build = SCENARIOS.get(scenario) or ISSUE36[scenario]
+    build = SCENARIOS.get(scenario) or ISSUE36.get(scenario) or BATCH4[scenario]
     expect, onset, records, rewards, level = build(n, seed * 1000 + int(onset_frac * 100), onset_frac)
     return Case(f"{scenario}-n{n}-s{seed}-o{int(onset_frac * 100)}", expect, onset, records, rewards, level, n)
 

@@ -10,9 +10,6 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "agentgrpo"
 MAX_LINES = 60  # from the `def` line to the last line of the body, docstring included
 REASON = "Long because:"
-# The doctor's detectors, being split into named checks on the doctor-fix branch: removed when the doctor-fix
-# branch lands (the lead empties this at the merge).
-PENDING = {"doctor/detectors/"}
 
 
 def long_functions(source: str, max_lines: int = MAX_LINES) -> list[tuple[str, int, int]]:
@@ -42,8 +39,6 @@ def test_no_function_is_long_without_saying_why():
     found = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         relative = path.relative_to(PACKAGE).as_posix()
-        if any(relative.startswith(pending) for pending in PENDING):
-            continue
         hits = long_functions(path.read_text())
         if hits:
             found[relative] = hits
@@ -65,9 +60,3 @@ def test_a_planted_long_function_is_found():
     assert [(name, lines) for name, _, lines in found] == [
         ("long_one", MAX_LINES + 2), ("Box.method", MAX_LINES + 2), ("outer", MAX_LINES + 4),
         ("outer.inner", MAX_LINES + 2)]
-
-
-def test_pending_names_only_the_doctor_detectors():
-    assert PENDING <= {"doctor/detectors/"}
-    for pending in PENDING:
-        assert (PACKAGE / pending).is_dir(), f"{pending} no longer exists: drop it from PENDING"

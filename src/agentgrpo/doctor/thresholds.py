@@ -38,6 +38,9 @@ REGRESSION_LOST = 0.5  # the reward gave back at least half of what it had gaine
 # --- stall ------------------------------------------------------------------------------------------------
 NO_SIGNAL_MAJORITY = 0.5  # share of identical groups (early, late, whole run) from which, beside a reward that
 #                           did not learn, the missing signal is named as the stall's cause (issue 36)
+OBJECTIVE_UNPAID = 0.5  # share of late logs where the task objective paid no sample (its step mean at its lowest)
+OBJECTIVE_PAYS = 0.05  # ... with its late mean under this share of the reward's attainable range: it almost never
+#                        pays, a stall whatever the shaping terms beside it do (batch 4)
 NO_SIGNAL_ZERO_STD = 0.8  # frac_reward_zero_std (mean) from which a run "has no learning signal": late in a
 #                           flat run (stall), or early, late and over the whole run (the signal detector)
 
@@ -69,6 +72,9 @@ KL_STEADY_MAX = KL_GROWTH * KL_BLOWUP  # steady growth (no take-off, no spikes) 
 #   objective learned is drift bought with reward: a warning, not a blow-up
 SPIKE = 10.0  # a spike: a logged value at least 10x the series' median (KL with grad_norm spikes)
 SPIKES_MIN = 2  # coincident KL + grad_norm spikes that make a blow-up without a sustained level
+KL_SPIKE_NATS = KL_GROWTH * KL_BLOWUP  # SPIKES_MIN logged KLs each at least this (10 nats per token: the blow-up
+#   level times the growth factor) and SPIKE x the run's median are a blow-up without grad_norm (batch 4: spikes
+#   of 54 and 171 over a median of 0.55); healthy runs' spikes stay within a few nats (3.5 at 108x its median)
 KL_SPIKE_HUGE = KL_GROWTH**KL_SMOOTH  # ONE logged KL at least this many times the run's scale (its median;
 #   and >= KL_BLOWUP) is a blow-up event on its own: a sustained blow-up needs KL_SMOOTH logs in a row at
 #   KL_GROWTH x, so one log standing for them needs KL_GROWTH x per log (10^3: three orders of magnitude)

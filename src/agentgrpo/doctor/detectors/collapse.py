@@ -17,6 +17,8 @@ is a policy that samples (nearly) deterministically, a collapse on its own unles
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from agentgrpo.doctor import names, stats
@@ -194,6 +196,42 @@ def _fixed_output_ramp(steps, same):
     return stats.Ramp(onset, onset, early, late, r.t if r is not None else th.T_CHANGE), len(flags)
 
 
+def format_not_collapse(sig: Curves, since: float) -> str | None:
+    """Evidence that one completion length for every prompt is the task's format (a class label, a fixed
+    answer template), not a collapse: since that length set in (``since``) the reward kept improving (its
+    late level above its level then by more than its per-step noise, and it did not fall), and either most
+    late batches score the reward's best (every sample in the batch got the most any batch was paid) or the
+    samples of a group still score differently (``reward_std`` did not fall below ``DIVERSITY_DROP`` of its
+    early level). A policy collapsed into one output stops improving and scores alike, below its best."""
+    facts = sig.reward
+    _, y = sig.table.series(names.REWARD)
+    if facts is None or facts.fell or len(y) < th.MIN_POINTS:
+        return None
+    curve = facts.curve
+    after = curve.y[curve.x >= since]
+    if len(after) < th.MIN_POINTS:
+        return None
+    then, now = (stats.level(w) for w in stats.windows(after, th.EDGE_FRAC))
+    if now - then <= stats.noise(curve.y):
+        return None
+    improving = f"the reward kept improving since step {since:.0f} ({num(then)} -> {num(now)})"
+    top = float(np.max(y))
+    late = stats.windows(y, th.EDGE_FRAC)[1]
+    at_best = float(np.mean(late >= top - 1e-9 * max(1.0, abs(top))))
+    if at_best >= th.FIXED_OUTPUT:
+        return (
+            f"one completion length for every prompt is the task's format: {improving} and {at_best:.0%} of "
+            f"late batches score its best ({num(top)})"
+        )
+    spread = sig.curve(names.REWARD_STD)
+    if spread is not None and spread.early > 0 and spread.late >= th.DIVERSITY_DROP * spread.early:
+        return (
+            f"one completion length for every prompt is the task's format: {improving} and the samples of a group "
+            f"still score differently (reward_std {num(spread.early)} early, {num(spread.late)} late)"
+        )
+    return None
+
+
 def _zero_std_rise(sig: Curves):
     curve = sig.curve(names.FRAC_ZERO_STD)
     if curve is None:
@@ -206,13 +244,38 @@ def _zero_std_rise(sig: Curves):
     return r, moved(names.FRAC_ZERO_STD, r, "climbed")
 
 
+@dataclass
+class Signs:
+    """The signs of a collapse read from a run: the entropy sign that counts (a fall, a freeze or an
+    explosion), the supporting signs by metric, whether one fixed output is among them, and the verdict."""
+
+    entropy: tuple | None  # (ramp, evidence) of the entropy sign that counts
+    exploded: bool
+    supports: dict  # metric: (ramp, evidence) or None
+    formatted: str | None  # evidence that a fixed length is the task's format
+    has_entropy: bool
+    collapsed: bool = False
+
+    @property
+    def fixed(self):
+        return self.supports[names.MIN_LENGTH]
+
+    @property
+    def present(self) -> list:
+        return [v for v in self.supports.values() if v]
+
+
 def detect(sig: Curves) -> Finding:
     facts = sig.reward
     if facts is None:
         return sig.unjudged(NAME)
-    entropy = _fall(sig, names.ENTROPY, th.ENTROPY_DROP)
-    frozen = _frozen(sig)
-    explosion = _explosion(sig)
+    signs = read_signs(sig, facts)
+    return _no_collapse(signs) or _converged_not_collapsed(facts, signs) or _collapse(sig, facts, signs)
+
+
+def _supports(sig: Curves) -> tuple[dict, str | None]:
+    """The signs that groups stopped differing, by metric; a fixed output that is the task's format is not
+    one of them (and its evidence is returned beside them)."""
     supports = {
         names.FRAC_ZERO_STD: _zero_std_rise(sig),
         names.REWARD_STD: _fall(sig, names.REWARD_STD, th.DIVERSITY_DROP),
@@ -220,64 +283,100 @@ def detect(sig: Curves) -> Finding:
         names.LENGTH: _fall(sig, names.LENGTH, th.LENGTH_COLLAPSE),
         names.MIN_LENGTH: _uniform(sig) or _one_answer(sig) or _no_spread(sig) or _repeated(sig),
     }
-    present = [v for v in supports.values() if v]
-    has_entropy = sig.curve(names.ENTROPY) is not None
     fixed = supports[names.MIN_LENGTH]
+    # the length set in at its onset, or at the first step when most early batches already had it
+    since = (fixed[0].onset if fixed[0].before < th.FIXED_OUTPUT else float(sig.table.steps[0])) if fixed else 0.0
+    formatted = format_not_collapse(sig, since) if fixed else None
+    if formatted:
+        supports[names.MIN_LENGTH] = None
+    return supports, formatted
+
+
+def read_signs(sig: Curves, facts) -> Signs:
+    """The signs, and whether they make a collapse: an entropy explosion beside a falling or crashed reward
+    (or other signs below the peak); one fixed output; entropy frozen near zero; a fall of entropy with a
+    sign that groups stopped differing; without entropy, groups that stopped differing, two other signs, or
+    one with a falling reward."""
+    supports, formatted = _supports(sig)
+    signs = Signs(_fall(sig, names.ENTROPY, th.ENTROPY_DROP), False, supports, formatted,
+                  sig.curve(names.ENTROPY) is not None)
+    explosion, frozen, present = _explosion(sig), _frozen(sig), signs.present
     if explosion and (facts.fell or crash(sig) or (present and not facts.near_peak)):
-        entropy, collapsed = explosion, True
-    elif fixed:
-        collapsed = True
+        signs.entropy, signs.exploded, signs.collapsed = explosion, True, True
+    elif signs.fixed:
+        signs.collapsed = True
     elif frozen:
-        entropy, collapsed = frozen, True
-    elif has_entropy:
-        collapsed = bool(entropy and present)
-    else:  # no entropy logged: groups that stop differing, or two other signs, or one with a falling reward
+        signs.entropy, signs.collapsed = frozen, True
+    elif signs.has_entropy:
+        signs.collapsed = bool(signs.entropy and present)
+    else:
         zero = supports[names.FRAC_ZERO_STD]
-        collapsed = bool(zero or len(present) >= 2 or (present and facts.fell))
-    if not collapsed:
-        judged = "entropy, " if has_entropy else "(no entropy logged) "
-        return Finding(
-            detector=NAME,
-            status=OK,
-            verdict="no collapse",
-            confidence=0.0,
-            onset=None,
-            evidence=[f"checked {judged}reward_std, frac_reward_zero_std, length"],
-            fix="",
-            metrics=[],
-        )
-    signals = ([entropy] if entropy else []) + present
+        signs.collapsed = bool(zero or len(present) >= 2 or (present and facts.fell))
+    return signs
+
+
+def _no_collapse(signs: Signs) -> Finding | None:
+    if signs.collapsed:
+        return None
+    judged = "entropy, " if signs.has_entropy else "(no entropy logged) "
+    return Finding(
+        detector=NAME,
+        status=OK,
+        verdict="no collapse",
+        confidence=0.0,
+        onset=None,
+        evidence=[f"checked {judged}reward_std, frac_reward_zero_std, length"]
+        + ([signs.formatted] if signs.formatted else []),
+        fix="",
+        metrics=[],
+    )
+
+
+def _signals(signs: Signs) -> list:
+    return ([signs.entropy] if signs.entropy else []) + signs.present
+
+
+def _converged_not_collapsed(facts, signs: Signs) -> Finding | None:
+    """Entropy fell and groups agree because the reward converged: not a collapse (unless the entropy
+    exploded or the output is one fixed output)."""
+    if not facts.converged or signs.exploded or signs.fixed:
+        return None
+    rf = facts.curve
+    return Finding(
+        detector=NAME,
+        status=OK,
+        verdict="converged, not collapsed: the reward is at its ceiling",
+        confidence=0.0,
+        onset=None,
+        evidence=[text for _, text in _signals(signs)]
+        + [f"reward rose to {num(rf.late)} (the top of its range {num(facts.low)}–{num(facts.peak)})"],
+        fix="",
+        metrics=[],
+    )
+
+
+def _collapse(sig: Curves, facts, signs: Signs) -> Finding:
+    """The failure, dated by its main sign (the fixed output, else the entropy sign, else the earliest)."""
+    signals = _signals(signs)
     evidence = [text for _, text in signals]
     rf = facts.curve
-    exploded = explosion is not None and entropy is explosion
-    if facts.converged and not exploded and not fixed:
-        return Finding(
-            detector=NAME,
-            status=OK,
-            verdict="converged, not collapsed: the reward is at its ceiling",
-            confidence=0.0,
-            onset=None,
-            evidence=evidence
-            + [f"reward rose to {num(rf.late)} (the top of its range {num(facts.low)}–{num(facts.peak)})"],
-            fix="",
-            metrics=[],
-        )
     if facts.fell:
         evidence.append(f"reward fell from {num(facts.peak)} to {num(rf.late)}")
     else:
         evidence.append(
             f"reward not at a ceiling: {num(rf.early)} early → {num(rf.late)} late (peak {num(facts.peak)})"
         )
-    primary = fixed or entropy or min(present, key=lambda v: v[0].onset)
+    primary = signs.fixed or signs.entropy or min(signs.present, key=lambda v: v[0].onset)
     onset = primary[0].onset
     first = min(v[0].onset for v in signals)  # groups may go identical steps before entropy falls
-    t = abs(primary[0].t)
-    share = [bool(v) for metric, v in supports.items() if sig.curve(metric) is not None]
+    share = [bool(v) for metric, v in signs.supports.items() if sig.curve(metric) is not None]
+    verdict = "collapse: entropy exploded" if signs.exploded else "collapse"
+    verdict = "collapse: one fixed output" if signs.fixed and not signs.exploded else verdict
     return Finding(
         detector=NAME,
         status=FAILURE,
-        verdict="collapse: entropy exploded" if exploded else "collapse: one fixed output" if fixed else "collapse",
-        confidence=confidence(t, th.T_CHANGE, share),
+        verdict=verdict,
+        confidence=confidence(abs(primary[0].t), th.T_CHANGE, share),
         onset=int(round(onset)),
         evidence=evidence,
         fix=FIX,

@@ -11,6 +11,7 @@ import numpy as np
 from agentgrpo.doctor import names
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.curves import Curves
+from agentgrpo.doctor.detectors.objective import unpaid
 from agentgrpo.doctor.detectors.text import num, pct, span
 from agentgrpo.doctor.finding import CONVERGED, OK, SATURATED, WARNING, Finding
 from agentgrpo.doctor.modes import Mode
@@ -26,73 +27,109 @@ def detect(sig: Curves) -> Finding:
     facts = sig.reward
     if facts is None:
         return sig.unjudged(NAME)
+    return (
+        _no_sustained_rise(facts)
+        or _below_peak(facts)
+        or _contradicted(sig, facts)
+        or _saturated(sig, facts)
+        or _still_rising(sig, facts)
+        or _converged(sig, facts)
+    )
+
+
+def _not_converged(verdict: str, evidence: list[str]) -> Finding:
+    return Finding(
+        detector=NAME,
+        status=OK,
+        verdict=verdict,
+        confidence=0.0,
+        onset=None,
+        evidence=evidence,
+        fix="",
+        metrics=[],
+    )
+
+
+def _no_sustained_rise(facts) -> Finding | None:
+    if facts.learned:
+        return None
+    return _not_converged("not converged (no sustained rise)", [span("reward", facts.curve.early, facts.curve.late)])
+
+
+def _below_peak(facts) -> Finding | None:
+    if facts.near_peak:
+        return None
     curve = facts.curve
-    if not facts.learned:
-        return Finding(
-            detector=NAME,
-            status=OK,
-            verdict="not converged (no sustained rise)",
-            confidence=0.0,
-            onset=None,
-            evidence=[span("reward", curve.early, curve.late)],
-            fix="",
-            metrics=[],
-        )
-    if not facts.near_peak:
-        return Finding(
-            detector=NAME,
-            status=OK,
-            verdict="not converged: reward below its peak",
-            confidence=0.0,
-            onset=None,
-            evidence=[f"{span('reward', curve.early, curve.late)} (peak {num(facts.peak)})"],
-            fix="",
-            metrics=[],
-        )
+    return _not_converged(
+        "not converged: reward below its peak", [f"{span('reward', curve.early, curve.late)} (peak {num(facts.peak)})"]
+    )
+
+
+def _contradicted(sig: Curves, facts) -> Finding | None:
+    """At its peak, but a sign contradicts convergence (`_against`)."""
     against = _against(sig)
-    if against:
-        return Finding(
-            detector=NAME,
-            status=OK,
-            verdict="not converged: the reward is at its peak, but " + "; ".join(against),
-            evidence=[span("reward", curve.early, curve.late)] + against,
-        )
-    late_trend = _late_trend(curve)
+    if not against:
+        return None
+    return Finding(
+        detector=NAME,
+        status=OK,
+        verdict="not converged: the reward is at its peak, but " + "; ".join(against),
+        evidence=[span("reward", facts.curve.early, facts.curve.late)] + against,
+    )
+
+
+def _plateau_evidence(sig: Curves, facts) -> list[str]:
+    curve = facts.curve
     evidence = [
         f"{span('reward', curve.early, curve.late)}, at the top of its range ({num(facts.low)}–{num(facts.peak)})"
     ]
-    zero = sig.curve(names.FRAC_ZERO_STD)
-    entropy = sig.curve(names.ENTROPY)
+    entropy, zero = sig.curve(names.ENTROPY), sig.curve(names.FRAC_ZERO_STD)
     if entropy is not None:
         evidence.append(span("entropy", entropy.early, entropy.late))
     if zero is not None:
         evidence.append(f"{pct(zero.late_mean)} of late groups have identical rewards")
-        if zero.late_mean >= th.SATURATED_ZERO_STD:
-            grad = sig.curve(names.GRAD_NORM)
-            if grad is not None:
-                evidence.append(f"grad_norm is 0 on {pct(float(np.mean(grad.edges[1] == 0)))} of late logs")
-            return Finding(
-                detector=NAME,
-                status=WARNING,
-                verdict="converged/saturated: zero-variance groups, nothing left to learn",
-                confidence=0.8,
-                onset=_plateau_start(facts),
-                evidence=evidence,
-                fix=FIX_SATURATED,
-                metrics=[names.REWARD, names.FRAC_ZERO_STD],
-                state=SATURATED,
-            )
-    if late_trend > th.T_TREND:
-        return Finding(
-            detector=NAME,
-            status=OK,
-            verdict="learning: reward still rising",
-            confidence=0.0,
-            onset=None,
-            evidence=evidence,
-            fix="",
-            metrics=[],
-        )
+    return evidence
+
+
+def _saturated(sig: Curves, facts) -> Finding | None:
+    """Converged with most late groups identical: nothing left to learn from these prompts (a warning)."""
+    zero = sig.curve(names.FRAC_ZERO_STD)
+    if zero is None or zero.late_mean < th.SATURATED_ZERO_STD:
+        return None
+    evidence = _plateau_evidence(sig, facts)
+    grad = sig.curve(names.GRAD_NORM)
+    if grad is not None:
+        evidence.append(f"grad_norm is 0 on {pct(float(np.mean(grad.edges[1] == 0)))} of late logs")
+    return Finding(
+        detector=NAME,
+        status=WARNING,
+        verdict="converged/saturated: zero-variance groups, nothing left to learn",
+        confidence=0.8,
+        onset=_plateau_start(facts),
+        evidence=evidence,
+        fix=FIX_SATURATED,
+        metrics=[names.REWARD, names.FRAC_ZERO_STD],
+        state=SATURATED,
+    )
+
+
+def _still_rising(sig: Curves, facts) -> Finding | None:
+    if _late_trend(facts.curve) <= th.T_TREND:
+        return None
+    return Finding(
+        detector=NAME,
+        status=OK,
+        verdict="learning: reward still rising",
+        confidence=0.0,
+        onset=None,
+        evidence=_plateau_evidence(sig, facts),
+        fix="",
+        metrics=[],
+    )
+
+
+def _converged(sig: Curves, facts) -> Finding:
+    zero = sig.curve(names.FRAC_ZERO_STD)
     agree = zero is not None and zero.late_mean >= th.CONVERGED_ZERO_STD
     verdict = "converged: reward at its plateau" + (", groups mostly agree" if agree else "")
     return Finding(
@@ -101,7 +138,8 @@ def detect(sig: Curves) -> Finding:
         verdict=verdict,
         confidence=0.7,
         onset=_plateau_start(facts),
-        evidence=evidence + ["completions terminate, entropy not exploding, no reward component fell"],
+        evidence=_plateau_evidence(sig, facts)
+        + ["completions terminate, entropy not exploding, no reward component fell"],
         fix="",
         metrics=[names.REWARD],
         state=CONVERGED,
@@ -127,6 +165,9 @@ def _against(sig: Curves) -> list[str]:
         fall = curve.ramp(-1)
         if fall is not None and fall.t <= -th.T_CHANGE and curve.late < curve.early:
             out.append(f"reward component {comp} fell {num(curve.early)} → {num(curve.late)}")
+    never = unpaid(sig)
+    if never:
+        out.append(never)
     return out
 
 

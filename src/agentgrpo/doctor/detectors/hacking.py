@@ -336,10 +336,16 @@ def immaterial_gain(true: np.ndarray, gained: np.ndarray) -> tuple[float, float,
     of what the other components gained over the same steps (the same units: components add up to the
     reward); None when it may be material. A gain that is significant but a sliver of the others' is not
     the objective improving; a flat or falling objective next to a rising proxy is the clearest case.
+    Materiality is also judged on the objective's own scale: one that starts below 0 (a penalty, whose best
+    is to vanish) and closed ``MATERIAL_COMPONENT`` of its distance to its best (0, or the most it paid)
+    gained, however much more the others rose in absolute terms (batch 4: -0.32 -> -0.06 beside proxies
+    that gained 2.6).
 
     >>> x = np.arange(40.0); proxy = 0.2 + 0.5 * x / 40
     >>> immaterial_gain(0.001 + 0.0001 * x, proxy) is not None, immaterial_gain(0.1 + 0.4 * x / 40, proxy)
     (True, None)
+    >>> immaterial_gain(-0.32 + 0.26 * x / 40, 5 * proxy), immaterial_gain(-0.32 + 0.02 * x / 40, 5 * proxy) is None
+    (None, False)
     """
     early, late = stats.windows(true, th.EDGE_FRAC)
     e_other, l_other = stats.windows(gained, th.EDGE_FRAC)
@@ -349,7 +355,24 @@ def immaterial_gain(true: np.ndarray, gained: np.ndarray) -> tuple[float, float,
     gain = stats.level(late) - stats.level(early)
     se = 1.2533 * stats.noise(true) * (1 / len(early) + 1 / len(late)) ** 0.5  # medians: sqrt(pi/2) x mean's
     bound = gain + 2.0 * se
-    return (gain, bound, others) if bound < th.MATERIAL_COMPONENT * others else None
+    if bound >= th.MATERIAL_COMPONENT * others or closed_its_distance(true, gain):
+        return None
+    return gain, bound, others
+
+
+def closed_its_distance(true: np.ndarray, gain: float) -> bool:
+    """An objective that started below 0 gained at least ``MATERIAL_COMPONENT`` of its distance to its best:
+    0 (a penalty at best vanishes) or the most it paid, when that is higher. A reward that starts at or above
+    0 has no known best (its ceiling is not logged), so this says nothing about it.
+
+    >>> closed_its_distance(np.array([-0.3, -0.2, -0.05]), 0.25), closed_its_distance(np.array([0.0, 0.1]), 0.1)
+    (True, False)
+    """
+    start = stats.level(stats.windows(true, th.EDGE_FRAC)[0])
+    if not start < 0.0:
+        return False
+    best = max(0.0, float(np.max(true)))
+    return gain >= th.MATERIAL_COMPONENT * (best - start)
 
 
 def _shortcut(sig: Curves, comps: list[str]) -> Finding:

@@ -28,6 +28,8 @@ is drift bought with reward: a warning (state ``drift``), not a blow-up.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from agentgrpo.doctor import names, stats
@@ -97,6 +99,19 @@ def huge_spikes(sig: Curves) -> list[tuple[int, float, float]]:
     return [(int(s), float(v), float(v) / scale) for s, v in zip(x[hot], y[hot])]
 
 
+def nats_spikes(sig: Curves) -> list[tuple[int, float, float]]:
+    """(step, value, times the run's median) of each logged KL >= ``KL_SPIKE_NATS`` (tens of nats per token)
+    and >= ``SPIKE`` x the run's median KL: spikes that are a blow-up's size in KL's own units, whatever the
+    run's scale; a blow-up when there are ``SPIKES_MIN`` of them."""
+    x, y = sig.table.series(names.KL)
+    ok = np.isfinite(y)
+    if ok.sum() < th.MIN_POINTS:
+        return []
+    scale = max(float(np.median(y[ok])), 1e-12)
+    hot = ok & (np.nan_to_num(y) >= th.KL_SPIKE_NATS) & (np.nan_to_num(y) >= th.SPIKE * scale)
+    return [(int(s), float(v), float(v) / scale) for s, v in zip(x[hot], y[hot])]
+
+
 def _at_step(sig: Curves, metric: str, step: int) -> str | None:
     """'metric V at that step (N x its median M)' when the metric is logged there."""
     x, y = sig.table.series(metric)
@@ -108,11 +123,13 @@ def _at_step(sig: Curves, metric: str, step: int) -> str | None:
     return f"{metric} {num(value)} at that step ({abs(value) / typical:.3g}x its median {num(typical)})"
 
 
-def takeoff(x: np.ndarray, y: np.ndarray) -> float | None:
+def takeoff(x: np.ndarray, y: np.ndarray, level: float = 0.0, near: float = np.inf) -> float | None:
     """Where the growth sped up: in log10(y) (a significant hinge whose change at least doubles the slope);
     else, when the log's growth slowed (t <= -T_FLAT: a linear creep from near zero rises fast in log units
     at first), where the growth of y in its own units sped up (the same test); else where the rise of the
-    log began (a ramp)."""
+    log began (a ramp) when that rise reached the failure's ``level``. A rise that settled below ``level`` is
+    the series finding its own baseline (KL's warm-up from 0), not the failure: then where the series began
+    to depart from that baseline by the failure's criterion (`first_departure`)."""
     pos = y > 0  # a KL of exactly 0 (before the first update) has no logarithm to fit
     if pos.sum() < 6:
         return None
@@ -125,7 +142,28 @@ def takeoff(x: np.ndarray, y: np.ndarray) -> float | None:
         if _speeds_up(linear):
             return linear.at
     rise = stats.ramp(lx, ly, +1)
-    return rise.onset if rise is not None and rise.t >= th.T_CHANGE else None
+    if rise is None or rise.t < th.T_CHANGE:
+        return None
+    if 10.0**rise.after >= level:
+        return rise.onset
+    return first_departure(x[x >= rise.settled], y[x >= rise.settled], level, near)
+
+
+def first_departure(x: np.ndarray, y: np.ndarray, level: float, near: float) -> float | None:
+    """The first of the logged values at ``level`` that lead, each within ``near`` steps of the next, to the
+    last one (the failure's crossing): where departures from the baseline began to recur. A lone bump long
+    before them is not where the failure began.
+
+    >>> first_departure(np.arange(10.0), np.array([0, 3, 0, 0, 0, 0, 2, 0, 5, 9.0]), 1.0, 2.0)
+    6.0
+    """
+    at = x[y >= level]
+    if not len(at):
+        return None
+    i = len(at) - 1
+    while i > 0 and at[i] - at[i - 1] <= near:
+        i -= 1
+    return float(at[i])
 
 
 def _speeds_up(h) -> bool:
@@ -178,12 +216,41 @@ def drift_unbought(sig: Curves, curve) -> tuple[stats.Ramp, str] | None:
     )
 
 
-def detect(sig: Curves) -> Finding:
-    if not sig.table.has(names.KL):
-        return not_judged(NAME, "kl (TRL logs it only when beta > 0)")
-    curve = sig.curve(names.KL)
-    if curve is None:
-        return sig.unjudged(NAME, names.KL)
+@dataclass(frozen=True)
+class Reading:
+    """What every KL check reads, computed once: the binned curve, its rolling median and peak, the run's
+    baseline, the raw peak, the coincident KL + grad_norm spikes and the spike events."""
+
+    curve: object
+    smooth: np.ndarray
+    peak: int  # index of the rolling median's peak
+    base: float
+    quoted: str  # the evidence every finding starts with
+    raw: float
+    spikes: list[int]  # steps where kl and grad_norm spiked together
+    single: list[tuple[int, float, float]]  # isolated huge spikes
+    huge: list[tuple[int, float, float]]  # the events: the largest kind of spike logged
+
+    @property
+    def top(self) -> float:
+        return float(self.smooth[self.peak])
+
+    @property
+    def grown(self) -> bool:
+        """A sustained level of at least ``KL_BLOWUP`` and ``KL_GROWTH`` x the baseline."""
+        return self.top >= th.KL_BLOWUP and self.top >= th.KL_GROWTH * self.base
+
+    @property
+    def coincident(self) -> bool:
+        return len(self.spikes) >= th.SPIKES_MIN
+
+    @property
+    def quiet(self) -> bool:
+        """No sustained growth, no coincident spikes, no spike events."""
+        return not self.grown and not self.coincident and not self.huge
+
+
+def read(sig: Curves, curve) -> Reading:
     x, y = curve.x, curve.y
     smooth = rolling_median(y, th.KL_SMOOTH)
     peak = int(np.argmax(smooth))
@@ -193,81 +260,151 @@ def detect(sig: Curves) -> Finding:
         f"raw kl peaked at {num(raw)} at step {raw_step}; its rolling median of {th.KL_SMOOTH} logs "
         f"peaked at {num(smooth[peak])} at step {x[peak]:.0f} ({num(curve.early)} early, {num(curve.late)} late)"
     )
-    grown = smooth[peak] >= th.KL_BLOWUP and smooth[peak] >= th.KL_GROWTH * base
-    spikes = _spikes(sig, base)
-    huge = huge_spikes(sig)
-    if grown and len(spikes) < th.SPIKES_MIN and not huge:
-        bought = bought_with_reward(sig, x, y, float(smooth[peak]))
-        if bought:
-            return Finding(
-                detector=NAME,
-                status=WARNING,
-                verdict=f"KL drift bought with reward: up to {num(smooth[peak])}, steadily",
-                confidence=0.6,
-                evidence=[quoted, bought],
-                fix="watch KL; raise beta if the held-out objective stops following the reward",
-                metrics=[names.KL],
-                state="drift",
-            )
-    if not grown and len(spikes) < th.SPIKES_MIN and not huge:
-        drift = drift_unbought(sig, curve)
-        if drift:
-            return Finding(
-                detector=NAME,
-                status=FAILURE,
-                verdict=f"KL drift: up to {num(curve.late)} while the reward did not learn",
-                confidence=confidence(drift[0].t, th.T_CHANGE, []),
-                onset=int(round(drift[0].onset)),
-                evidence=[quoted, drift[1]],
-                fix=FIX,
-                metrics=[names.KL],
-            )
-        if curve.early >= th.KL_HIGH:
-            return Finding(
-                detector=NAME,
-                status=WARNING,
-                verdict=f"KL high but flat: about {num(curve.early)} from the start, not growing",
-                confidence=0.6,
-                evidence=[
-                    quoted,
-                    f"peak is {smooth[peak] / base:.1f}x the run's baseline (a blow-up needs {th.KL_GROWTH:.0f}x)",
-                ],
-                fix=FIX_HIGH,
-                metrics=[names.KL],
-                state="high_flat",
-            )
-        return Finding(
-            detector=NAME,
-            status=OK,
-            verdict=f"KL stable: rolling median at most {num(smooth[peak])}",
-            evidence=[quoted],
-            metrics=[names.KL],
-        )
-    evidence = [quoted]
-    onsets = []
-    if grown:
-        first = int(np.argmax((smooth >= th.KL_BLOWUP) & (smooth >= th.KL_GROWTH * base)))
-        began = takeoff(x[: first + 1], y[: first + 1])
-        onsets.append(float(x[first]) if began is None else began)
-        evidence.append(f"sustained kl {smooth[peak] / base:.0f}x the run's baseline {num(base)}")
-    if len(spikes) >= th.SPIKES_MIN:
-        onsets.append(float(spikes[0]))
-    if huge:
-        onsets.append(float(huge[0][0]))
-        step, value, times = max(huge, key=lambda h: h[2])
-        more = f" ({len(huge)} such spikes, the first at step {huge[0][0]})" if len(huge) > 1 else ""
-        evidence.append(f"kl spiked to {num(value)} at step {step}: {times:.3g}x the run's median kl{more}")
-        evidence += [t for t in (_at_step(sig, m, step) for m in (names.LOSS, names.GRAD_NORM)) if t]
-        after = y[x > step]
-        if len(after) >= 3 and float(np.median(after)) < th.KL_BLOWUP:
-            evidence.append(f"kl back to a median {num(float(np.median(after)))} after it: an event, not a trend")
-    onset = min(onsets)
-    if spikes:
+    single, nats = huge_spikes(sig), nats_spikes(sig)
+    huge = single or (nats if len(nats) >= th.SPIKES_MIN else [])  # the events: the largest kind logged
+    return Reading(curve, smooth, peak, base, quoted, raw, _spikes(sig, base), single, huge)
+
+
+def detect(sig: Curves) -> Finding:
+    if not sig.table.has(names.KL):
+        return not_judged(NAME, "kl (TRL logs it only when beta > 0)")
+    curve = sig.curve(names.KL)
+    if curve is None:
+        return sig.unjudged(NAME, names.KL)
+    kl = read(sig, curve)
+    return (
+        _drift_bought_with_reward(sig, kl)
+        or _drift_bought_with_nothing(sig, kl)
+        or _high_but_flat(kl)
+        or _stable(kl)
+        or _blowup(sig, kl)
+    )
+
+
+def _drift_bought_with_reward(sig: Curves, kl: Reading) -> Finding | None:
+    """Sustained growth without spikes that is steady drift the reward paid for: a warning."""
+    if not kl.grown or kl.coincident or kl.huge:
+        return None
+    bought = bought_with_reward(sig, kl.curve.x, kl.curve.y, kl.top)
+    if not bought:
+        return None
+    return Finding(
+        detector=NAME,
+        status=WARNING,
+        verdict=f"KL drift bought with reward: up to {num(kl.top)}, steadily",
+        confidence=0.6,
+        evidence=[kl.quoted, bought],
+        fix="watch KL; raise beta if the held-out objective stops following the reward",
+        metrics=[names.KL],
+        state="drift",
+    )
+
+
+def _drift_bought_with_nothing(sig: Curves, kl: Reading) -> Finding | None:
+    """Below the blow-up factor, KL that rose to a high level while the reward did not learn: a failure."""
+    drift = drift_unbought(sig, kl.curve) if kl.quiet else None
+    if not drift:
+        return None
+    return Finding(
+        detector=NAME,
+        status=FAILURE,
+        verdict=f"KL drift: up to {num(kl.curve.late)} while the reward did not learn",
+        confidence=confidence(drift[0].t, th.T_CHANGE, []),
+        onset=int(round(drift[0].onset)),
+        evidence=[kl.quoted, drift[1]],
+        fix=FIX,
+        metrics=[names.KL],
+    )
+
+
+def _high_but_flat(kl: Reading) -> Finding | None:
+    """KL high from the start that does not grow: a warning with context, explaining nothing else."""
+    if not kl.quiet or kl.curve.early < th.KL_HIGH:
+        return None
+    return Finding(
+        detector=NAME,
+        status=WARNING,
+        verdict=f"KL high but flat: about {num(kl.curve.early)} from the start, not growing",
+        confidence=0.6,
+        evidence=[
+            kl.quoted,
+            f"peak is {kl.top / kl.base:.1f}x the run's baseline (a blow-up needs {th.KL_GROWTH:.0f}x)",
+        ],
+        fix=FIX_HIGH,
+        metrics=[names.KL],
+        state="high_flat",
+    )
+
+
+def _stable(kl: Reading) -> Finding | None:
+    if not kl.quiet:
+        return None
+    return Finding(
+        detector=NAME,
+        status=OK,
+        verdict=f"KL stable: rolling median at most {num(kl.top)}",
+        evidence=[kl.quoted],
+        metrics=[names.KL],
+    )
+
+
+def _blowup(sig: Curves, kl: Reading) -> Finding:
+    """The failure: sustained growth, coincident spikes or spike events, dated at the earliest of them."""
+    evidence, onsets = [kl.quoted], []
+    if kl.grown:
+        onsets.append(_sustained_onset(sig, kl))
+        evidence.append(f"sustained kl {kl.top / kl.base:.0f}x the run's baseline {num(kl.base)}")
+    if kl.coincident:
+        onsets.append(float(kl.spikes[0]))
+    if kl.huge:
+        onsets.append(float(kl.huge[0][0]))
+        evidence += _event_evidence(sig, kl)
+    if kl.spikes:
         evidence.append(
             f"kl and grad_norm spiked together ({th.SPIKE:.0f}x their medians) at steps "
-            + ", ".join(str(s) for s in spikes[:6])
-            + (" ..." if len(spikes) > 6 else "")
+            + ", ".join(str(s) for s in kl.spikes[:6])
+            + (" ..." if len(kl.spikes) > 6 else "")
         )
+    supports = _loss_and_grad_spiked(sig, evidence)
+    ratio = max(kl.top, kl.raw if kl.spikes or kl.huge else 0.0) / max(kl.base * th.KL_GROWTH, 1e-12)
+    return Finding(
+        detector=NAME,
+        status=FAILURE,
+        verdict="KL blow-up" if kl.grown or kl.coincident
+        else "KL blow-up: isolated huge spike" if kl.single else "KL blow-up: isolated spikes of tens of nats",
+        confidence=confidence(3.0 * min(max(ratio, 1.0), 10.0) ** 0.5, 3.0, supports),
+        onset=int(round(min(onsets))),
+        evidence=evidence,
+        fix=FIX,
+        metrics=[names.KL, names.GRAD_NORM],
+    )
+
+
+def _sustained_onset(sig: Curves, kl: Reading) -> float:
+    """The take-off before the rolling median first crossed the failure's level (else that crossing)."""
+    x, y = kl.curve.x, kl.curve.y
+    level = max(th.KL_BLOWUP, th.KL_GROWTH * kl.base)
+    first = int(np.argmax(kl.smooth >= level))
+    began = takeoff(x[: first + 1], y[: first + 1], level, th.CONSEQUENCE_NEAR * sig.span)
+    return float(x[first]) if began is None else began
+
+
+def _event_evidence(sig: Curves, kl: Reading) -> list[str]:
+    """The largest spike event: its size against the median, loss and grad_norm there, whether KL came back."""
+    x, y = kl.curve.x, kl.curve.y
+    step, value, times = max(kl.huge, key=lambda h: h[2])
+    more = f" ({len(kl.huge)} such spikes, the first at step {kl.huge[0][0]})" if len(kl.huge) > 1 else ""
+    out = [f"kl spiked to {num(value)} at step {step}: {times:.3g}x the run's median kl{more}"]
+    out += [t for t in (_at_step(sig, m, step) for m in (names.LOSS, names.GRAD_NORM)) if t]
+    after = y[x > step]
+    if len(after) >= 3 and float(np.median(after)) < th.KL_BLOWUP:
+        out.append(f"kl back to a median {num(float(np.median(after)))} after it: an event, not a trend")
+    return out
+
+
+def _loss_and_grad_spiked(sig: Curves, evidence: list[str]) -> list[bool]:
+    """Whether grad_norm and loss (where logged) peaked at ``SPIKE`` x their medians; each peak is added to
+    ``evidence``."""
     supports = []
     for metric in (names.GRAD_NORM, names.LOSS):
         other = sig.curve(metric)
@@ -278,14 +415,4 @@ def detect(sig: Curves) -> Finding:
             supports.append(spiked)
             if spiked:
                 evidence.append(f"{metric} peaked at {num(top)} (median {num(typical)})")
-    ratio = max(smooth[peak], raw if spikes or huge else 0.0) / max(base * th.KL_GROWTH, 1e-12)
-    return Finding(
-        detector=NAME,
-        status=FAILURE,
-        verdict="KL blow-up" if grown or len(spikes) >= th.SPIKES_MIN else "KL blow-up: isolated huge spike",
-        confidence=confidence(3.0 * min(max(ratio, 1.0), 10.0) ** 0.5, 3.0, supports),
-        onset=int(round(onset)),
-        evidence=evidence,
-        fix=FIX,
-        metrics=[names.KL, names.GRAD_NORM],
-    )
+    return supports

@@ -37,38 +37,50 @@ def detect(sig: Curves) -> Finding:
     if length is None:
         return not_judged(NAME, f"{names.LENGTH} (or completion_length)")
     clipped = sig.curve(names.CLIPPED)
+    growth = _growth(length)
+    # an agent that adopts its tool writes longer: not padding
+    tools = _tool_explained(sig, length) if growth >= th.LENGTH_RISE else None
+    gaming = _gaming(sig, length.ramp(+1), clipped, growth) if growth >= th.LENGTH_RISE and tools is None else None
+    return (
+        (gaming if gaming is not None and gaming.status == FAILURE else None)
+        or _never_end(sig, length, clipped)
+        or gaming
+        or _truncation_some(length, clipped)
+        or _no_gaming(sig, length, clipped, growth, tools)
+    )
+
+
+def _growth(length) -> float:
+    """The significant rise of the mean length as a share of its level before (0 without one)."""
     rise = length.ramp(+1)
-    growth = 0.0
-    if rise is not None and rise.t >= th.T_CHANGE:
-        growth = length.late / max(min(length.early, rise.before), 1e-9) - 1
-    grew = growth >= th.LENGTH_RISE
-    tools = found = None
-    if grew:
-        tools = _tool_explained(sig, length)  # an agent that adopts its tool writes longer: not padding
-        found = None if tools is not None else _gaming(sig, rise, clipped, growth)
-        if found is not None and found.status == FAILURE:
-            return found
-    never = _never_end(sig, length, clipped)
-    if never is not None:
-        return never
-    if grew and found is not None:
-        return found
-    if clipped is not None and clipped.late_mean >= th.TRUNCATION_SOME:
-        return Finding(
-            detector=NAME,
-            status=WARNING,
-            verdict="truncation: many completions hit the length cap",
-            confidence=0.8,
-            onset=_truncation_onset(clipped),
-            evidence=[f"{pct(clipped.late_mean)} of late completions truncated (mean length {num(length.late)})"],
-            fix=FIX_TRUNCATION,
-            metrics=[names.CLIPPED, names.LENGTH],
-        )
+    if rise is None or rise.t < th.T_CHANGE:
+        return 0.0
+    return length.late / max(min(length.early, rise.before), 1e-9) - 1
+
+
+def _truncation_some(length, clipped) -> Finding | None:
+    """A minority of completions truncated late: a warning."""
+    if clipped is None or clipped.late_mean < th.TRUNCATION_SOME:
+        return None
+    return Finding(
+        detector=NAME,
+        status=WARNING,
+        verdict="truncation: many completions hit the length cap",
+        confidence=0.8,
+        onset=_truncation_onset(clipped),
+        evidence=[f"{pct(clipped.late_mean)} of late completions truncated (mean length {num(length.late)})"],
+        fix=FIX_TRUNCATION,
+        metrics=[names.CLIPPED, names.LENGTH],
+    )
+
+
+def _no_gaming(sig: Curves, length, clipped, growth: float, tools) -> Finding:
     evidence = [f"mean length {num(length.early)} early → {num(length.late)} late"]
     if tools is not None:
         verdict = "no length gaming: length grew with the tool calls (tool use, not padding)"
         evidence += tools + _room(sig, length, clipped)
     else:
+        grew = growth >= th.LENGTH_RISE
         verdict = "no length gaming" + (": length grew but the reward did not follow it" if grew else "")
     return Finding(
         detector=NAME, status=OK, verdict=verdict, confidence=0.0, onset=None, evidence=evidence, fix="", metrics=[]

@@ -18,6 +18,7 @@ import numpy as np
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.curves import Curves
+from agentgrpo.doctor.detectors.objective import unpaid
 from agentgrpo.doctor.detectors.text import num, pct, span
 from agentgrpo.doctor.finding import FAILURE, OK, WARNING, Finding, confidence
 from agentgrpo.doctor.modes import Mode
@@ -26,6 +27,10 @@ NAME = Mode.STALL
 FIX_FLAT = (
     "raise the learning rate or train longer; check the reward actually separates good from bad completions "
     "(look at samples); a larger group (num_generations) or higher temperature gives more signal"
+)
+FIX_UNPAID = (
+    "the reward's gain is its shaping terms: the task reward almost never pays. Make it denser (partial credit), "
+    "start from a model (or an SFT warm-up) that sometimes solves the task, or use easier prompts first"
 )
 FIX_NO_SIGNAL = (
     "the groups are identical, so advantages are zero: the task is too hard (all fail) or too easy "
@@ -61,97 +66,163 @@ def stalled(sig: Curves) -> bool:
     facts = sig.reward
     if facts is None or facts.learned:
         return False
-    trend = facts.curve.trend
-    if trend.t <= -th.T_TREND:
+    if facts.curve.trend.t <= -th.T_TREND:
         return False
+    return not weak_rise_beyond_noise(sig, facts)
+
+
+def weak_rise_beyond_noise(sig: Curves, facts) -> bool:
+    """A rising trend (``t >= T_FLAT``) of at least ``MATERIAL_RISE`` x the per-step noise that is not
+    immaterial against the spread within groups (``MATERIAL_GROUP`` x `group_spread`): not yet learning,
+    not a stall either."""
+    trend = facts.curve.trend
     within, _ = group_spread(sig)
     immaterial = within > 0 and trend.change < th.MATERIAL_GROUP * within
-    return not (
-        trend.t >= th.T_FLAT and trend.change >= th.MATERIAL_RISE * stats.noise(facts.curve.y) and not immaterial
-    )
+    return trend.t >= th.T_FLAT and trend.change >= th.MATERIAL_RISE * stats.noise(facts.curve.y) and not immaterial
+
+
+def _moved(facts) -> str:
+    return span("reward", facts.curve.early, facts.curve.late)
 
 
 def detect(sig: Curves) -> Finding:
     facts = sig.reward
     if facts is None:
         return sig.unjudged(NAME)
-    curve = facts.curve
-    moved = span("reward", curve.early, curve.late)
-    if facts.learned:
-        rise = facts.rise
-        return Finding(
-            detector=NAME,
-            status=OK,
-            verdict="learning: reward rose beyond noise",
-            confidence=0.0,
-            onset=None,
-            evidence=[f"{moved}; rise begins at step {rise.onset:.0f} (t = {rise.t:.1f})"],
-            fix="",
-            metrics=[],
-        )
-    trend = curve.trend
-    if trend.t <= -th.T_TREND:
-        return Finding(
-            detector=NAME,
-            status=WARNING,
-            verdict="reward falling",
-            confidence=confidence(trend.t, th.T_TREND, []),
-            onset=int(curve.x[0]),
-            evidence=[f"{moved} (trend t = {trend.t:.1f})"],
-            fix=FIX_FLAT,
-            metrics=[names.REWARD],
-        )
-    within, within_how = group_spread(sig)
-    immaterial = within > 0 and trend.change < th.MATERIAL_GROUP * within
-    if trend.t >= th.T_FLAT and trend.change >= th.MATERIAL_RISE * stats.noise(curve.y) and not immaterial:
-        return Finding(
-            detector=NAME,
-            status=WARNING,
-            verdict="inconclusive: a weak rise, not yet beyond noise",
-            confidence=0.5,
-            onset=None,
-            evidence=[
-                f"{moved} (trend t = {trend.t:.1f}; a stall needs |t| < {th.T_FLAT:.0f}, "
-                f"learning a ramp with t >= {th.T_CHANGE:.0f})"
-            ],
-            fix="train longer (or log more often) before judging",
-            metrics=[names.REWARD],
-        )
-    zero = sig.curve(names.FRAC_ZERO_STD)
-    if trend.t >= th.T_FLAT:
-        evidence = [
-            f"{moved}: a weak rise (trend t = {trend.t:.1f}) of {num(trend.change)} over the run, under "
-            f"{th.MATERIAL_GROUP:.0%} of the reward spread within groups ({within_how} ≈ {num(within)})"
-        ]
-    else:
-        evidence = [f"{moved}: no sustained rise (trend t = {trend.t:.1f}, below {th.T_FLAT:.0f})"]
-    no_signal = zero is not None and zero.late_mean >= th.NO_SIGNAL_ZERO_STD
-    supports = [no_signal]
-    if no_signal:
-        evidence.append(
-            f"{pct(zero.late_mean)} of groups have identical rewards late in the run (zero advantage, no gradient)"
-        )
-        grad = sig.curve(names.GRAD_NORM)
-        if grad is not None:
-            small = float(np.mean(grad.edges[1] <= 0.01 * max(float(np.median(np.abs(grad.y))), 1e-12)))
-            evidence.append(f"grad_norm {num(grad.early)} early → {num(grad.late)} late")
-            supports.append(small > 0)
+    return (
+        _objective_never_pays(sig, facts)
+        or _learning(facts)
+        or _falling(facts)
+        or _inconclusive(sig, facts)
+        or _stall(sig, facts)
+    )
+
+
+def _objective_never_pays(sig: Curves, facts) -> Finding | None:
+    """The reward rose (or rose weakly), but on its shaping terms: the task objective almost never pays."""
+    trend = facts.curve.trend
+    if trend.t <= -th.T_TREND or not (facts.learned or trend.t >= th.T_FLAT):
+        return None
+    never = unpaid(sig)
+    if not never:
+        return None
+    return Finding(
+        detector=NAME,
+        status=FAILURE,
+        verdict="stall: the task objective almost never pays",
+        confidence=0.7,
+        onset=int(facts.curve.x[0]),
+        evidence=[f"{_moved(facts)}: the reward rose on its shaping terms", never],
+        fix=FIX_UNPAID,
+        metrics=[names.REWARD],
+    )
+
+
+def _learning(facts) -> Finding | None:
+    if not facts.learned:
+        return None
+    rise = facts.rise
+    return Finding(
+        detector=NAME,
+        status=OK,
+        verdict="learning: reward rose beyond noise",
+        confidence=0.0,
+        onset=None,
+        evidence=[f"{_moved(facts)}; rise begins at step {rise.onset:.0f} (t = {rise.t:.1f})"],
+        fix="",
+        metrics=[],
+    )
+
+
+def _falling(facts) -> Finding | None:
+    trend = facts.curve.trend
+    if trend.t > -th.T_TREND:
+        return None
+    return Finding(
+        detector=NAME,
+        status=WARNING,
+        verdict="reward falling",
+        confidence=confidence(trend.t, th.T_TREND, []),
+        onset=int(facts.curve.x[0]),
+        evidence=[f"{_moved(facts)} (trend t = {trend.t:.1f})"],
+        fix=FIX_FLAT,
+        metrics=[names.REWARD],
+    )
+
+
+def _inconclusive(sig: Curves, facts) -> Finding | None:
+    if not weak_rise_beyond_noise(sig, facts):
+        return None
+    return Finding(
+        detector=NAME,
+        status=WARNING,
+        verdict="inconclusive: a weak rise, not yet beyond noise",
+        confidence=0.5,
+        onset=None,
+        evidence=[
+            f"{_moved(facts)} (trend t = {facts.curve.trend.t:.1f}; a stall needs |t| < {th.T_FLAT:.0f}, "
+            f"learning a ramp with t >= {th.T_CHANGE:.0f})"
+        ],
+        fix="train longer (or log more often) before judging",
+        metrics=[names.REWARD],
+    )
+
+
+def _stall(sig: Curves, facts) -> Finding:
+    """The failure: no sustained rise (or an immaterial one), with its cause: no signal, or flat within noise."""
+    trend = facts.curve.trend
+    evidence = [_how_flat(sig, facts)]
+    supports = _no_learning_signal(sig, evidence)
+    if supports:
         verdict, fix = "stall: no learning signal (zero-variance groups)", FIX_NO_SIGNAL
     else:
-        std = sig.curve(names.REWARD_STD)
-        if std is not None and std.late > 0:
-            evidence.append(f"groups do differ (reward_std ≈ {num(std.late)}), yet the policy does not improve")
-        elif std is not None:
-            evidence.append("reward_std ≈ 0 late: completions score alike, so there is little to learn from")
+        evidence += _groups_still_differ(sig)
         verdict, fix = "stall: reward flat within noise", FIX_FLAT
-    conf = confidence(2 * th.T_FLAT - abs(trend.t), th.T_FLAT, supports)
     return Finding(
         detector=NAME,
         status=FAILURE,
         verdict=verdict,
-        confidence=conf,
-        onset=int(curve.x[0]),
+        confidence=confidence(2 * th.T_FLAT - abs(trend.t), th.T_FLAT, supports or [False]),
+        onset=int(facts.curve.x[0]),
         evidence=evidence,
         fix=fix,
         metrics=[names.REWARD, names.FRAC_ZERO_STD],
     )
+
+
+def _how_flat(sig: Curves, facts) -> str:
+    trend = facts.curve.trend
+    if trend.t < th.T_FLAT:
+        return f"{_moved(facts)}: no sustained rise (trend t = {trend.t:.1f}, below {th.T_FLAT:.0f})"
+    within, within_how = group_spread(sig)
+    return (
+        f"{_moved(facts)}: a weak rise (trend t = {trend.t:.1f}) of {num(trend.change)} over the run, under "
+        f"{th.MATERIAL_GROUP:.0%} of the reward spread within groups ({within_how} ≈ {num(within)})"
+    )
+
+
+def _no_learning_signal(sig: Curves, evidence: list[str]) -> list[bool]:
+    """The supports of a stall without signal (most late groups identical; grad_norm near 0), their evidence
+    added to ``evidence``; [] when the groups carry a signal."""
+    zero = sig.curve(names.FRAC_ZERO_STD)
+    if zero is None or zero.late_mean < th.NO_SIGNAL_ZERO_STD:
+        return []
+    evidence.append(
+        f"{pct(zero.late_mean)} of groups have identical rewards late in the run (zero advantage, no gradient)"
+    )
+    supports = [True]
+    grad = sig.curve(names.GRAD_NORM)
+    if grad is not None:
+        small = float(np.mean(grad.edges[1] <= 0.01 * max(float(np.median(np.abs(grad.y))), 1e-12)))
+        evidence.append(f"grad_norm {num(grad.early)} early → {num(grad.late)} late")
+        supports.append(small > 0)
+    return supports
+
+
+def _groups_still_differ(sig: Curves) -> list[str]:
+    std = sig.curve(names.REWARD_STD)
+    if std is None:
+        return []
+    if std.late > 0:
+        return [f"groups do differ (reward_std ≈ {num(std.late)}), yet the policy does not improve"]
+    return ["reward_std ≈ 0 late: completions score alike, so there is little to learn from"]

@@ -25,53 +25,79 @@ FIX_GONE = (
 def detect(sig: Curves) -> Finding:
     fails, calls = sig.curve(names.TOOL_FAILURES), sig.curve(names.TOOL_CALLS)
     if fails is None and calls is None:
-        have = sig.count(names.TOOL_FAILURES) or sig.count(names.TOOL_CALLS)
-        missing = "tools/call_frequency and tools/failure_frequency" + (
-            f" (only {have} logged steps)" if have else " (a run without tools?)"
-        )
-        return not_judged(NAME, missing)
-    findings = []
-    if fails is not None:
-        r = fails.ramp(+1)
-        if (
-            r is not None
-            and r.t >= th.T_CHANGE
-            and fails.late_mean >= th.TOOL_FAIL_HIGH
-            and fails.late_mean - r.before >= th.TOOL_FAIL_RISE
-        ):
-            findings.append((r, [moved("failing share of tool calls", r)], FIX_FAIL, "rising tool failures"))
-        elif fails.late_mean >= th.TOOL_FAIL_MOST:
-            start = r if r is not None and r.t >= th.T_CHANGE else None
-            onset = start.onset if start is not None else float(fails.x[0])
-            level = stats.Ramp(onset, onset, fails.early_mean, fails.late_mean, th.T_CHANGE * 2)
-            text = f"failing calls {pct(fails.early_mean)} early → {pct(fails.late_mean)} late"
-            findings.append((level, [text], FIX_FAIL, "most tool calls fail"))
-    if calls is not None:
-        r = calls.ramp(-1)
-        before = max(calls.early, r.before) if r is not None else calls.early
-        if (
-            r is not None
-            and r.t <= -th.T_CHANGE
-            and before >= th.TOOL_CALLS_MIN
-            and calls.late <= th.TOOL_CALLS_GONE * before
-        ):
-            findings.append((r, [moved("tool calls per completion", r)], FIX_GONE, "tool calls collapsing to zero"))
+        return _not_logged(sig)
+    findings = [f for f in (_failures_rose(fails), _most_calls_fail(fails), _calls_gone(calls)) if f]
     if not findings:
-        evidence = []
-        if calls is not None:
-            evidence.append(f"tool calls per completion {num(calls.early)} early → {num(calls.late)} late")
-        if fails is not None:
-            evidence.append(f"failing calls {pct(fails.early_mean)} early → {pct(fails.late_mean)} late")
-        return Finding(
-            detector=NAME,
-            status=OK,
-            verdict="tool use healthy",
-            confidence=0.0,
-            onset=None,
-            evidence=evidence,
-            fix="",
-            metrics=[],
-        )
+        return _healthy(fails, calls)
+    return _misuse(sig, findings)
+
+
+def _not_logged(sig: Curves) -> Finding:
+    have = sig.count(names.TOOL_FAILURES) or sig.count(names.TOOL_CALLS)
+    missing = "tools/call_frequency and tools/failure_frequency" + (
+        f" (only {have} logged steps)" if have else " (a run without tools?)"
+    )
+    return not_judged(NAME, missing)
+
+
+def _failures_rose(fails):
+    """(ramp, evidence, fix, what) when the failing share rose significantly, by ``TOOL_FAIL_RISE``, to at
+    least ``TOOL_FAIL_HIGH``."""
+    r = fails.ramp(+1) if fails is not None else None
+    if (
+        r is not None
+        and r.t >= th.T_CHANGE
+        and fails.late_mean >= th.TOOL_FAIL_HIGH
+        and fails.late_mean - r.before >= th.TOOL_FAIL_RISE
+    ):
+        return r, [moved("failing share of tool calls", r)], FIX_FAIL, "rising tool failures"
+    return None
+
+
+def _most_calls_fail(fails):
+    """(level, evidence, fix, what) when most late calls fail, with or without a rise (and no rise counted)."""
+    if fails is None or _failures_rose(fails) or fails.late_mean < th.TOOL_FAIL_MOST:
+        return None
+    r = fails.ramp(+1)
+    start = r if r is not None and r.t >= th.T_CHANGE else None
+    onset = start.onset if start is not None else float(fails.x[0])
+    level = stats.Ramp(onset, onset, fails.early_mean, fails.late_mean, th.T_CHANGE * 2)
+    text = f"failing calls {pct(fails.early_mean)} early → {pct(fails.late_mean)} late"
+    return level, [text], FIX_FAIL, "most tool calls fail"
+
+
+def _calls_gone(calls):
+    """(ramp, evidence, fix, what) when tool calls per completion fell to ``TOOL_CALLS_GONE`` of a real level."""
+    if calls is None:
+        return None
+    r = calls.ramp(-1)
+    before = max(calls.early, r.before) if r is not None else calls.early
+    gone = r is not None and r.t <= -th.T_CHANGE and calls.late <= th.TOOL_CALLS_GONE * before
+    if gone and before >= th.TOOL_CALLS_MIN:
+        return r, [moved("tool calls per completion", r)], FIX_GONE, "tool calls collapsing to zero"
+    return None
+
+
+def _healthy(fails, calls) -> Finding:
+    evidence = []
+    if calls is not None:
+        evidence.append(f"tool calls per completion {num(calls.early)} early → {num(calls.late)} late")
+    if fails is not None:
+        evidence.append(f"failing calls {pct(fails.early_mean)} early → {pct(fails.late_mean)} late")
+    return Finding(
+        detector=NAME,
+        status=OK,
+        verdict="tool use healthy",
+        confidence=0.0,
+        onset=None,
+        evidence=evidence,
+        fix="",
+        metrics=[],
+    )
+
+
+def _misuse(sig: Curves, findings: list) -> Finding:
+    """The failure, dated by the earliest sign, with the reward functions' rising error counts as evidence."""
     findings.sort(key=lambda f: f[0].onset)
     ramp, evidence, fix, what = findings[0]
     for extra in findings[1:]:

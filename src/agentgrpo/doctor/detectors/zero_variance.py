@@ -59,33 +59,46 @@ def detect(sig: Curves) -> Finding:
     whole = float(np.mean(share))
     evidence = [f"{how}: {pct(early)} early, {pct(late)} late, {pct(whole)} over the run"]
     lowest = min(early, late, whole)
+    return (
+        _no_signal_throughout(sig, int(x[0]), lowest, evidence)
+        or _majority_beside_a_stall(sig, int(x[0]), lowest, whole, evidence)
+        or Finding(detector=NAME, status=OK, verdict="groups carry a learning signal", evidence=evidence)
+    )
+
+
+def _majority_beside_a_stall(sig: Curves, onset: int, lowest: float, whole: float, evidence: list[str]):
+    """Most groups (not nearly all) without a signal beside a reward that did not learn: the stall's cause."""
+    if lowest < th.NO_SIGNAL_MAJORITY or not stalled(sig):
+        return None
+    return Finding(
+        detector=NAME,
+        status=FAILURE,
+        verdict=f"most groups carry no learning signal ({pct(whole)}): the cause of the stall",
+        confidence=confidence(2.0 * lowest / th.NO_SIGNAL_MAJORITY, 2.0, []),
+        onset=onset,
+        evidence=evidence + ["the reward is flat: the groups that differ were too few to move it"],
+        fix=FIX,
+        metrics=[names.FRAC_ZERO_STD, names.REWARD_STD],
+        state=MAJORITY,
+    )
+
+
+def _no_signal_throughout(sig: Curves, onset: int, lowest: float, evidence: list[str]):
+    """Nearly every group identical early, late and over the run (``NO_SIGNAL_ZERO_STD``): a failure."""
     if lowest < th.NO_SIGNAL_ZERO_STD:
-        if lowest >= th.NO_SIGNAL_MAJORITY and stalled(sig):
-            return Finding(
-                detector=NAME,
-                status=FAILURE,
-                verdict=f"most groups carry no learning signal ({pct(whole)}): the cause of the stall",
-                confidence=confidence(2.0 * lowest / th.NO_SIGNAL_MAJORITY, 2.0, []),
-                onset=int(x[0]),
-                evidence=evidence + ["the reward is flat: the groups that differ were too few to move it"],
-                fix=FIX,
-                metrics=[names.FRAC_ZERO_STD, names.REWARD_STD],
-                state=MAJORITY,
-            )
-        return Finding(detector=NAME, status=OK, verdict="groups carry a learning signal", evidence=evidence)
-    onset = int(x[0])
+        return None
+    evidence = list(evidence)
     grad = sig.curve(names.GRAD_NORM)
     if grad is not None:
         evidence.append(f"grad_norm median {num(float(np.median(grad.y)))}")
     std = sig.curve(names.REWARD_STD)
     if std is not None:
         evidence.append(f"reward_std median {num(float(np.median(std.y)))}")
-    supports = [min(early, late, whole) >= th.SATURATED_ZERO_STD]
     return Finding(
         detector=NAME,
         status=FAILURE,
         verdict="no learning signal: zero-variance groups throughout",
-        confidence=confidence(2.0 * min(early, late, whole) / th.NO_SIGNAL_ZERO_STD, 2.0, supports),
+        confidence=confidence(2.0 * lowest / th.NO_SIGNAL_ZERO_STD, 2.0, [lowest >= th.SATURATED_ZERO_STD]),
         onset=onset,
         evidence=evidence,
         fix=FIX,

@@ -1,0 +1,80 @@
+"""What the task objective pays against what the reward can pay (batch 4 of the blind corpus).
+
+A run can learn and plateau on its shaping terms (a format or tag-count reward) while the task reward
+almost never pays: the total rose a little, then held, far below what the reward can pay. Judged against
+the run's own range that is convergence; judged against the reward's attainable scale it is a stall.
+
+The objective is the shadow rewards (weight 0), else the components the names say are the task (see
+`hacking.objectives`). The reward's attainable range is at least the widest of: the spread of its logged
+step means, sqrt(2) times the largest within-group ``reward_std`` (samples in a range R have a standard
+deviation of at most R / 2, and TRL's unbiased group std at most sqrt(n / (n - 1)) times that, R / sqrt(2) for
+groups of 2), and the spread of the objective's own step means. The objective
+*almost never pays* when most late batches (``OBJECTIVE_UNPAID``) paid no sample at all (their mean sits at
+the lowest the objective ever logged) and its late mean is under ``OBJECTIVE_PAYS`` of that range (several
+task components are judged as their sum: the objective pays when any part of it does). A
+component that never took a second value is not judged here (it says nothing about what it can pay; the
+hacking detector judges it beside a rising proxy).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agentgrpo.doctor import names, stats
+from agentgrpo.doctor import thresholds as th
+from agentgrpo.doctor.curves import Curves
+from agentgrpo.doctor.detectors.hacking import objectives
+from agentgrpo.doctor.detectors.text import num, pct
+
+
+def attainable_range(sig: Curves, objective: np.ndarray) -> float:
+    """The least range the reward can pay over: the spread of its step means, sqrt(2) x its largest
+    within-group std (a lower bound on the range whatever the group size), the spread of the objective's
+    step means (the widest of them).
+
+    >>> import numpy as np; from agentgrpo.doctor.table import MetricTable
+    >>> cols = {"reward": np.array([0.1, 0.2, 0.15]), "reward_std": np.array([0.5, 1.0, 0.7])}
+    >>> t = MetricTable(np.arange(1, 4), cols, {})
+    >>> round(attainable_range(Curves(t), np.zeros(3)), 3)
+    1.414
+    """
+    _, reward = sig.table.series(names.REWARD)
+    _, spread = sig.table.series(names.REWARD_STD)
+    widths = [float(np.ptp(objective))]
+    if len(reward):
+        widths.append(float(np.ptp(reward)))
+    if len(spread):
+        widths.append(2.0**0.5 * float(np.max(np.abs(spread))))
+    return max(widths)
+
+
+def _task_components(sig: Curves) -> tuple[list[str], str]:
+    shadows = [s for s in sig.shadows if sig.count(f"rewards/{s}/mean") >= th.MIN_POINTS]
+    if shadows:
+        return shadows, "a shadow reward (weight 0)"
+    comps = [c for c in sig.table.components() if sig.count(f"rewards/{c}/mean") >= th.MIN_POINTS]
+    return objectives(comps) if len(comps) >= 2 else ([], "")
+
+
+def unpaid(sig: Curves) -> str | None:
+    """Evidence that the task objective almost never pays (see the module's docstring); None otherwise.
+    With several task components the objective is their sum: it pays when any of them does."""
+    tasks, how = _task_components(sig)
+    if not tasks:
+        return None
+    total = sum(sig.table.columns[f"rewards/{t}/mean"] for t in tasks)
+    y = total[np.isfinite(total)]
+    if len(y) < th.MIN_POINTS or float(np.ptp(y)) == 0.0:
+        return None
+    floor = float(np.min(y))
+    late = stats.windows(y, th.EDGE_FRAC)[1]
+    share = float(np.mean(late <= floor))
+    paid = float(np.mean(late)) - floor
+    scale = attainable_range(sig, y)
+    if share < th.OBJECTIVE_UNPAID or paid >= th.OBJECTIVE_PAYS * scale:
+        return None
+    return (
+        f"the task objective {' + '.join(tasks)} (taken as the objective by {how}) almost never pays: {pct(share)} "
+        f"of late logs paid no sample ({num(floor)}, its lowest), its late mean is {num(paid)} above that, "
+        f"under {th.OBJECTIVE_PAYS:.0%} of the {num(scale)} the reward can pay over"
+    )
