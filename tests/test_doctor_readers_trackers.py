@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import random
 import struct
@@ -160,6 +161,66 @@ def test_wandb_missing_package_is_a_clear_error(wandb_runs, monkeypatch):
         read_run(full)
 
 
+ORACLE_SCRIPT = """
+import json, math, random, sys, wandb
+rng = random.Random(int(sys.argv[1]))
+keys = ["train/reward", "train/kl", "train/entropy", "train/rewards/correct/mean", "eval/reward", "x" * 140]
+run = wandb.init(mode="offline", project="p", dir=".", config={"max_completion_length": 128})
+step = 0
+for _ in range(180):
+    step += rng.choice([1, 1, 1, 2, 7])  # missing steps; and 130, whose varint holds a value tag's bytes
+    step = 130 if 123 < step < 130 else step
+    row = {k: rng.uniform(-2, 2) for k in keys if rng.random() < 0.7}
+    row["train/reward"] = rng.choice([rng.uniform(0, 1), float("nan"), 3, float("inf"), -float("inf")])
+    if rng.random() < 0.1:
+        row["note"] = rng.choice(["text", True, None, [1, 2], "NaN"])
+    if sys.argv[1] == "2" and rng.random() < 0.1:
+        row["nested"] = {"a": rng.uniform(0, 1)}  # a two-part nested key: read record by record
+    if rng.random() < 0.5:
+        row["train/global_step"] = step
+    wandb.log(row, step=step)
+run.finish()
+"""
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_wandb_bulk_read_equals_the_record_by_record_read(tmp_path, seed, monkeypatch):
+    """Oracle: on a run written offline by wandb itself (generated values: NaN, +-Infinity, ints, keys
+    missing from rows, skipped steps, non-numeric values, a key over 127 bytes), the bulk read gives the
+    rows of wandb's own schema decoded record by record, and the same table, notes and config."""
+    if importlib.util.find_spec("wandb") is None:
+        pytest.skip("wandb not installed (pip install 'agentgrpo[wandb]')")
+    from agentgrpo.doctor.readers import fasthistory
+
+    full_env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    env = dict(full_env, WANDB_MODE="offline", WANDB_SILENT="true", WANDB_DISABLE_GIT="true")
+    done = subprocess.run(
+        [sys.executable, "-c", ORACLE_SCRIPT, str(seed)], cwd=tmp_path, env=env, capture_output=True, timeout=180
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    file = next(tmp_path.glob("wandb/offline-run-*/*.wandb"))
+    block, notes, fmt, config = wandbrun.read_wandb(file)
+    rows, slow_notes, slow_fmt, slow_config = wandbrun.read_wandb(file, bulk=False)
+    assert isinstance(block, fasthistory.ColumnBlock) == (seed != 2), "the bulk read gave up on a run wandb wrote"
+    if seed == 2:
+        assert repr(block) == repr(rows)
+        return
+    assert (notes, fmt, config) == (slow_notes, slow_fmt, slow_config)
+    assert repr(block.records()) == repr(rows)  # NaN included; same keys, same order, same types
+    assert len(block) == len(rows) and block.header == list(dict.fromkeys(k for r in rows for k in r))
+    for j, key in enumerate(block.header):
+        expected = [r.get(key, math.nan) for r in rows]
+        assert np.array_equal(block.numbers[:, j], np.array(expected, dtype=float), equal_nan=True), key
+    fast = read_run(file)
+    monkeypatch.setattr(fasthistory, "read", lambda bodies: None)
+    slow = read_run(file)
+    assert fast.notes == slow.notes and fast.config == slow.config
+    assert fast.table.meta == slow.table.meta and np.array_equal(fast.table.steps, slow.table.steps)
+    assert list(fast.table.columns) == list(slow.table.columns)
+    for name, col in slow.table.columns.items():
+        assert np.array_equal(fast.table[name], col, equal_nan=True), name
+
+
 def _leveldb_log(payloads: list[bytes]) -> bytes:
     """An independent writer of the LevelDB log format (doc/log_format.md) with W&B's 7-byte file header."""
     out = bytearray(b":W&B" + struct.pack("<HB", 0xBEE1, 0))
@@ -283,6 +344,7 @@ def test_public_wandb_run_written_by_wandb_0_14():
 
     run_dir = Path(__file__).parent / "data" / "trackers" / "public-wandb-2023" / "run-20230420_073822-clnzftry"
     rows, _, fmt, _ = wandbrun.read_wandb(run_dir / "run-clnzftry.wandb")
+    rows = rows.records()
     summary = json.loads((run_dir / "files" / "wandb-summary.json").read_text())
     assert fmt == "wandb" and len(rows) == summary["_step"] + 1
     assert [r["_step"] for r in rows] == list(range(len(rows)))

@@ -306,7 +306,8 @@ def _block_table(block: TextBlock, source, fmt: str, mapping) -> MetricTable | N
     steps = raw[step_key]
     if not np.isfinite(steps).all() or np.any(np.diff(steps) < 0):
         return None
-    table = MetricTable.from_raw(raw, {}, meta={"source": str(source), "format": fmt}, rename=rename)
+    logged_nan = getattr(block, "logged_nan", {})  # a `ColumnBlock` knows where NaN was logged
+    table = MetricTable.from_raw(raw, logged_nan, meta={"source": str(source), "format": fmt}, rename=rename)
     notes: list[str] = []
     if 0 < len(table) < len(block):
         notes.append(f"{len(block) - len(table)} record(s) repeat a logged step: merged, later values win")
