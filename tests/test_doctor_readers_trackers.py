@@ -421,6 +421,71 @@ def test_mlflow_file_store_old_lines_and_bad_lines_are_counted(tmp_path):
     assert any("1 unreadable metric line" in note for note in got.notes)
 
 
+def _mlflow_reference(run) -> tuple[list[dict], int]:
+    """Oracle: the file store read line by line in plain Python (the reader before its column-wise read)."""
+    by_step, bad = {}, 0
+    for file in sorted(p for p in (run / "metrics").rglob("*") if p.is_file()):
+        key = file.relative_to(run / "metrics").as_posix()
+        for line in file.read_text(encoding="utf-8", errors="replace").splitlines():
+            parts = line.split()
+            if len(parts) not in (2, 3):
+                bad += bool(parts)
+                continue
+            try:
+                value, step = float(parts[1]), int(parts[2]) if len(parts) == 3 else 0
+            except ValueError:
+                bad += 1
+                continue
+            by_step.setdefault(step, {"step": step})[key] = value
+    return [by_step[s] for s in sorted(by_step)], bad
+
+
+def _odd_line(rng: random.Random, step: int) -> str:
+    return rng.choice(
+        [
+            f"1000 nan {step}\n", f"1000 inf {step}\n", f"1000 -inf {step}\n", "1000 0.5\n", "garbage here\n",
+            f"1000 {step}\n", f"1000  0.25 {step}\n", f"1000 0.25 {step}\r\n", f"1000 0.25 {step}.0\n",
+            f"1000 1_0 {step}\n", f"1000 +1 {step}\n", f"1000 true {step}\n", "\n", f"1000 1e400 {step}\n",
+            f"1000 0.1 {step} extra\n", f"null 0.3 {step}\n", f" 1000 0.2 {step}\n", f"1000 7 {step}\n",
+        ]
+    )
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_mlflow_column_read_equals_line_by_line(tmp_path, seed, monkeypatch):
+    """Generated file stores (metrics at shared and at their own steps, steps repeated and out of order,
+    nan/inf, old two-field lines, bad lines, sub-folder names): the column-wise read gives the records of the
+    plain line-by-line oracle, and `read_run` the table those records give."""
+    from agentgrpo.doctor.readers import mlflowstore
+    from agentgrpo.doctor.readers import read as read_module
+
+    rng = random.Random(seed)
+    run = tmp_path / "mlruns" / "0" / "r"
+    (run / "metrics" / "rewards").mkdir(parents=True)
+    (run / "meta.yaml").write_text("run_id: r\n")
+    shared = sorted(rng.sample(range(1, 400), 150))
+    names = ["reward", "kl", "rewards/correct", "entropy", "train_runtime" if seed == 3 else "loss"]
+    for i, name in enumerate(names):
+        steps = shared if i < 3 or rng.random() < 0.5 else sorted(rng.sample(range(0, 500), rng.randint(1, 60)))
+        if seed % 2 and i == 4:
+            steps = steps[:40] + steps[:10]  # logged again (a resumed run)
+        lines = [f"{1700000000000 + s} {rng.uniform(-1, 1)!r} {s}\n" for s in steps]
+        if seed % 4 == 2 and i == 1:
+            lines = [_odd_line(rng, s) if rng.random() < 0.2 else line for line, s in zip(lines, steps)]
+        (run / "metrics" / name).write_text("".join(lines).rstrip("\n") if i == 2 else "".join(lines))
+    block, notes, fmt, _ = mlflowstore.read_file_store(run)
+    expected, bad = _mlflow_reference(run)
+    assert repr(block.records()) == repr(expected)
+    assert any(f"{bad} unreadable" in n for n in notes) == (bad > 0)
+    fast = read_run(run)
+    monkeypatch.setattr(read_module, "_block_table", lambda *args: None)  # the general path, from the records
+    slow = read_run(run)
+    assert fast.notes == slow.notes and fast.table.meta == slow.table.meta
+    assert np.array_equal(fast.table.steps, slow.table.steps) and list(fast.table.columns) == list(slow.table.columns)
+    for name, col in slow.table.columns.items():
+        assert np.array_equal(fast.table[name], col, equal_nan=True), name
+
+
 def test_cli_reads_a_wandb_run_folder(capsys):
     """`agentgrpo doctor wandb/` on the committed run written by wandb: read, diagnosed, exit status 0."""
     if importlib.util.find_spec("wandb") is None:
