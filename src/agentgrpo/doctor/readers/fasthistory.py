@@ -29,7 +29,7 @@ except ImportError:  # pragma: no cover - orjson is a dependency of the doctor's
     orjson = None
 
 _VALUE_TAG = b"\x82\x01"  # HistoryItem.value_json: field 16, wire type 2
-_NUMBERS = (int, float)
+_NUMBERS = frozenset({int, float})
 _flat_class = None
 
 
@@ -97,24 +97,31 @@ def _values(text: bytes) -> list | None:
 
 
 def _block(keys: list[str], values: list, counts: list[int], steps: list[int]) -> ColumnBlock | None:
-    n_rows = len(counts)
+    n_rows, n_items = len(counts), len(values)
     ends = np.cumsum(counts)
-    numeric = set(map(type, values)) <= set(_NUMBERS)
-    ok = np.ones(len(values), dtype=bool) if numeric else np.fromiter(
-        (type(v) in _NUMBERS for v in values), dtype=bool, count=len(values)
-    )
-    bookkeeping = {k for k in dict.fromkeys(keys) if k.startswith("_") and k != "_step"}
-    if bookkeeping:
-        ok &= np.fromiter((k not in bookkeeping for k in keys), dtype=bool, count=len(keys))
-    kept = ok.tolist()
-    header = list(dict.fromkeys(compress(keys, kept)))
-    index = {k: i for i, k in enumerate(header)}
-    if "_step" not in index:
-        header.append("_step")
-        index["_step"] = len(header) - 1
-    width = len(header)
+    seen = {k: i for i, k in enumerate(dict.fromkeys(keys))}  # every key, in the order first logged
+    key_of = np.fromiter(map(seen.__getitem__, keys), dtype=np.intp, count=n_items)
+    wanted = np.array([k == "_step" or not k.startswith("_") for k in seen], dtype=bool)  # not _runtime, ...
+    numeric = set(map(type, values)) <= _NUMBERS
+    ok = wanted[key_of]
+    if not numeric:
+        ok &= np.fromiter(map(_NUMBERS.__contains__, map(type, values)), dtype=bool, count=n_items)
     where = np.flatnonzero(ok)
-    col = np.fromiter(map(index.__getitem__, compress(keys, kept)), dtype=np.intp, count=len(where))
+    if numeric:  # every value of a wanted key is kept: the keys' first-logged order
+        order = np.flatnonzero(wanted).tolist()
+    else:  # by each key's first kept value
+        first = np.full(len(seen), n_items)
+        np.minimum.at(first, key_of[where], where)
+        order = [i for i in np.argsort(first, kind="stable").tolist() if first[i] < n_items]
+    names = list(seen)
+    header = [names[i] for i in order]
+    column = np.full(len(seen), -1, dtype=np.intp)
+    column[order] = np.arange(len(order))
+    if "_step" not in header:
+        header.append("_step")
+    index = {k: i for i, k in enumerate(header)}
+    width = len(header)
+    col = column[key_of[where]]
     row = np.repeat(np.arange(n_rows), counts)[where]
     numbers = np.full((width, n_rows), math.nan)
     present = np.zeros((width, n_rows), dtype=bool)
@@ -126,7 +133,7 @@ def _block(keys: list[str], values: list, counts: list[int], steps: list[int]) -
     step_row = index["_step"]
     missing = ~present[step_row]
     if missing.any():  # rows get `_step` from their record's step, appended after the first row's keys
-        if missing[0] and (not missing.all() or not _only_first_row(header, keys, kept, int(ends[0]))):
+        if missing[0] and (not missing.all() or not _only_first_row(header, keys, ok, int(ends[0]))):
             return None  # that place is not where `_step` stands in the header: record by record
         numbers[step_row, missing] = np.asarray(steps, dtype=float)[missing]
         present[step_row, missing] = True
@@ -134,7 +141,7 @@ def _block(keys: list[str], values: list, counts: list[int], steps: list[int]) -
     logged_nan = {k: nan_logged[i] for i, k in enumerate(header) if nan_logged[i].any()}
 
     def rows() -> list[dict]:
-        out, start = [], 0
+        out, start, kept = [], 0, ok.tolist()
         for r, end in enumerate(ends.tolist()):
             row = {k: v for k, v, keep in zip(keys[start:end], values[start:end], kept[start:end]) if keep}
             if "_step" not in row:
@@ -147,10 +154,10 @@ def _block(keys: list[str], values: list, counts: list[int], steps: list[int]) -
     return ColumnBlock(header, None, numbers.T, logged_nan=logged_nan, rows=rows, widest=widest)
 
 
-def _only_first_row(header: list[str], keys: list[str], kept: list[bool], end: int) -> bool:
+def _only_first_row(header: list[str], keys: list[str], kept: np.ndarray, end: int) -> bool:
     """True when every key of the header but ``_step`` is in the first record (``keys[:end]``), so the
     ``_step`` appended to its row comes after them, as in the row-by-row read."""
-    first = set(compress(keys[:end], kept[:end]))
+    first = set(compress(keys[:end], kept[:end].tolist()))
     return all(k in first for k in header if k != "_step")
 
 

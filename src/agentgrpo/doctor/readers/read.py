@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -42,6 +43,16 @@ def read_run(path: str | Path, mapping: Mapping[str, str] | None = None) -> Run:
     ``mapping`` names the log's key for a canonical metric (``{"reward": "score"}``, from ``--map``).
     Raises `UserError` saying what was found and what is missing.
     """
+    collecting = gc.isenabled()
+    gc.disable()  # a long log is millions of new objects, none in a cycle: the collector's passes are wasted
+    try:
+        return _read_run(path, mapping)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _read_run(path: str | Path, mapping: Mapping[str, str] | None) -> Run:
     spec = str(path)
     if trackio.is_spec(spec):
         db, run_name = trackio.resolve(spec)
