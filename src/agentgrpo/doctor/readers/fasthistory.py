@@ -33,18 +33,19 @@ _NUMBERS = frozenset({int, float})
 _flat_class = None
 
 
-def read(bodies: list[bytes]) -> ColumnBlock | None:
-    """The rows of the history records whose ``HistoryRecord`` bodies are ``bodies``, or None (see above)."""
+def read(joined: bytes, offsets: np.ndarray) -> ColumnBlock | None:
+    """The rows of the history records whose ``HistoryRecord`` bodies are ``joined`` (body ``i`` from
+    ``offsets[i]`` to ``offsets[i + 1]``), or None (see above)."""
     flat_class = _schema()
     if flat_class is None:
         return None
     try:
-        flat = flat_class.FromString(b"".join(bodies))
+        flat = flat_class.FromString(joined)
     except Exception:  # protobuf's DecodeError (a body wandb's schema would read item by item)
         return None
     items, steps = flat.item, flat.step
-    n = len(items.value_json)
-    if len(steps) != len(bodies):
+    n, n_bodies = len(items.value_json), len(offsets) - 1
+    if len(steps) != n_bodies:
         return None
     if len(items.key) == 0 and len(items.nested_key) == n:
         keys = list(items.nested_key)
@@ -53,16 +54,28 @@ def read(bodies: list[bytes]) -> ColumnBlock | None:
     else:
         return None
     numbers = [s.num for s in steps]
-    counts = [body.count(_VALUE_TAG) for body in bodies]
+    counts = _tag_counts(joined, offsets)
     if sum(counts) != n:  # the tag's bytes elsewhere too: in a step's varint (130, 16640-16767, ...), ...
         for i in _tag_in_varint(numbers):
-            counts[i] = len(flat_class.FromString(bodies[i]).item.value_json)
+            counts[i] = len(flat_class.FromString(joined[offsets[i] : offsets[i + 1]]).item.value_json)
         if sum(counts) != n:  # ... or in a key: each body parsed alone
-            counts = [len(flat_class.FromString(body).item.value_json) for body in bodies]
+            bounds = offsets.tolist()
+            counts = [len(flat_class.FromString(joined[a:b]).item.value_json) for a, b in zip(bounds, bounds[1:])]
     values = _values(b"[" + b",".join(items.value_json) + b"]")
     if values is None:
         return None
     return _block(keys, values, counts, numbers)
+
+
+def _tag_counts(joined: bytes, offsets: np.ndarray) -> list[int]:
+    """Per body, how many times the bytes of a ``value_json`` tag occur in it (each value's tag, and any
+    other byte pair 0x82 0x01)."""
+    buf = np.frombuffer(joined, dtype=np.uint8)
+    hits = np.flatnonzero(buf[:-1] == 0x82)
+    hits = hits[buf[hits + 1] == 0x01]
+    body = np.searchsorted(offsets, hits, side="right") - 1
+    inside = hits + 1 < offsets[body + 1]  # both bytes in the same body
+    return np.bincount(body[inside], minlength=len(offsets) - 1).tolist()
 
 
 def _tag_in_varint(numbers: list[int]) -> list[int]:

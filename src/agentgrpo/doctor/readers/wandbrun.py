@@ -23,9 +23,12 @@ import struct
 import sys
 import types
 import zlib
+from functools import partial
 from pathlib import Path
 
-from agentgrpo.doctor.readers import fasthistory
+import numpy as np
+
+from agentgrpo.doctor.readers import fasthistory, wandbframes
 from agentgrpo.doctor.table import ColumnBlock
 from agentgrpo.errors import UserError
 
@@ -105,16 +108,24 @@ def read_wandb(path: Path, bulk: bool = True) -> tuple[list[dict] | ColumnBlock,
     data = path.read_bytes()
     if not data.startswith(MAGIC):
         raise UserError(f"{path}: not a W&B run file (starts with {data[:7]!r}, expected the ':W&B' header)")
-    payloads, why = scan(data)
-    notes = [f"{path.name}: {why}"] if why else []
     fields = pb.Record.DESCRIPTOR.fields_by_name
     oneof = frozenset(f.number for f in pb.Record.DESCRIPTOR.oneofs_by_name["record_type"].fields)
     wanted = {fields[name].number for name in ("history", "config", "run")}
     history = fields["history"].number
-    bodies, rest, skipped = _split_history(payloads, oneof, wanted, history)
-    block = fasthistory.read(bodies) if bulk and bodies and rest is not None else None
+    block, payloads, why = None, None, ""
+    if bulk and history == HISTORY:
+        split = wandbframes.history_bodies(data, partial(_classify, oneof=oneof, wanted=wanted), oneof - wanted)
+        if split is None:  # framing `scan` notes something about, or records of another shape
+            payloads, why = scan(data)
+            split = _split_history(payloads, oneof, wanted)
+        bodies, rest, skipped = split
+        if bodies and rest is not None:
+            block = fasthistory.read(*_joined(data, bodies))
     if block is None:  # record by record: every payload through wandb's schema
+        if payloads is None:
+            payloads, why = scan(data)
         rest, skipped = payloads, 0
+    notes = [f"{path.name}: {why}"] if why else []
     histories, config, counts, bad = [], {}, {}, 0
     if block is not None:
         counts["history"] = len(block)
@@ -156,36 +167,55 @@ def read_wandb(path: Path, bulk: bool = True) -> tuple[list[dict] | ColumnBlock,
 # A Record's ``num`` (field 1, a varint), then its history field (field 2: tag 0x12, the body's length) or
 # another field's one-byte tag
 _HEAD = re.compile(rb"\x08[\x80-\xff]{0,9}[\x00-\x7f](?:\x12([\x80-\xff]{0,4}[\x00-\x7f])|([\x00-\x7f]))")
+HISTORY = 2  # Record.history's field number
 
 
-def _split_history(payloads: list[bytes], oneof: frozenset[int], wanted: set[int], history: int):
+def _split_history(payloads: list[bytes], oneof: frozenset[int], wanted: set[int]):
     """(the ``HistoryRecord`` bodies of the history records, the payloads of the other wanted records, the
-    number of records of other types), read from each payload's first fields without decoding it; ``rest``
-    is None when some history record does not start with its ``num`` and then its history field (then every
-    record is decoded one by one)."""
-    if history != 2:  # a schema that moved the field: record by record
-        return [], None, 0
+    number of records of other types), read from each payload's first fields (`_classify`); ``rest`` is None
+    when some history record is not of that plain shape (then every record is decoded one by one)."""
     bodies, rest, skipped = [], [], 0
-    match = _HEAD.match
     for payload in payloads:
-        head = match(payload)
-        if head is not None and head.lastindex == 1:
-            size = head.group(1)
-            length = size[0] if len(size) == 1 else sum((b & 0x7F) << (7 * k) for k, b in enumerate(size))
-            end = head.end() + length
-            if end > len(payload):
-                return [], None, 0
-            bodies.append(payload[head.end() : end])
-            continue
-        number = payload[head.end() - 1] >> 3 if head is not None else None
-        kind = number if number in oneof else _record_kind(payload, oneof)
-        if kind == history:
+        what, body = _classify(payload, oneof, wanted)
+        if what == "fallback":
             return [], None, 0
-        if kind is None or kind in wanted:
+        if what == "history":
+            bodies.append(body)
+        elif what == "keep":
             rest.append(payload)
         else:
             skipped += 1
     return bodies, rest, skipped
+
+
+def _classify(payload: bytes, oneof: frozenset[int], wanted: set[int]) -> tuple[str, bytes | None]:
+    """("history", its HistoryRecord body) for a record that starts with its ``num`` and then its history
+    field, ("keep", None) for another wanted record (or one of an unknown type), ("skip", None) for a record of
+    another type, ("fallback", None) for a history record of another shape; read without decoding."""
+    head = _HEAD.match(payload)
+    if head is not None and head.lastindex == 1:
+        size = head.group(1)
+        length = size[0] if len(size) == 1 else sum((b & 0x7F) << (7 * k) for k, b in enumerate(size))
+        end = head.end() + length
+        if end > len(payload):
+            return "fallback", None
+        return "history", payload[head.end() : end]
+    number = payload[head.end() - 1] >> 3 if head is not None else None
+    kind = number if number in oneof else _record_kind(payload, oneof)
+    if kind == HISTORY:
+        return "fallback", None
+    if kind is None or kind in wanted:
+        return "keep", None
+    return "skip", None
+
+
+def _joined(data: bytes, bodies: list) -> tuple[bytes, np.ndarray]:
+    """The bodies (bytes, or (start, end) in ``data``) joined, and the offsets where each starts (and the end)."""
+    view = memoryview(data)
+    parts = [view[b[0] : b[1]] if isinstance(b, tuple) else b for b in bodies]
+    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum([len(p) for p in parts], out=offsets[1:])
+    return b"".join(parts), offsets
 
 
 def _schema():
