@@ -70,12 +70,9 @@ def read(joined: bytes, offsets: np.ndarray) -> ColumnBlock | None:
 def _tag_counts(joined: bytes, offsets: np.ndarray) -> list[int]:
     """Per body, how many times the bytes of a ``value_json`` tag occur in it (each value's tag, and any
     other byte pair 0x82 0x01)."""
-    buf = np.frombuffer(joined, dtype=np.uint8)
-    hits = np.flatnonzero(buf[:-1] == 0x82)
-    hits = hits[buf[hits + 1] == 0x01]
-    body = np.searchsorted(offsets, hits, side="right") - 1
-    inside = hits + 1 < offsets[body + 1]  # both bytes in the same body
-    return np.bincount(body[inside], minlength=len(offsets) - 1).tolist()
+    bounds = offsets.tolist()
+    count = joined.count
+    return [count(_VALUE_TAG, a, b) for a, b in zip(bounds, bounds[1:])]
 
 
 def _tag_in_varint(numbers: list[int]) -> list[int]:

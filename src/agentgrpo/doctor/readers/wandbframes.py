@@ -134,11 +134,15 @@ def _first_fields(arr: np.ndarray, s: np.ndarray, e: np.ndarray):
     one-byte tag, and that tag's position."""
     ok = (s < e) & (arr[np.minimum(s, len(arr) - 1)] == 0x08)
     tag = np.full(len(s), -1, dtype=np.int64)
-    for size in range(1, 11):
-        at = s + size
-        inside = ok & (tag < 0) & (at < e)
-        last = inside & (arr[np.minimum(at, len(arr) - 1)] < 0x80)
-        tag[last] = at[last] + 1
+    todo = np.flatnonzero(ok)
+    for size in range(1, 11):  # the varint's last byte: the first below 0x80 (most nums: 3 bytes)
+        at = s[todo] + size
+        todo, at = todo[at < e[todo]], at[at < e[todo]]
+        last = arr[at] < 0x80
+        tag[todo[last]] = at[last] + 1
+        todo = todo[~last]
+        if not todo.size:
+            break
     ok &= (tag > 0) & (tag < e)
     ok &= arr[np.clip(tag, 0, len(arr) - 1)] < 0x80
     return ok, tag
