@@ -181,8 +181,7 @@ def _schema():
         except ImportError:
             return None
         field = descriptor_pb2.FieldDescriptorProto
-        proto = descriptor_pb2.FileDescriptorProto(name="agentgrpo_wandb_history.proto", package="agh")
-        proto.syntax = "proto3"
+        proto = descriptor_pb2.FileDescriptorProto(name="agentgrpo_wandb_history.proto", package="agh", syntax="proto3")
         layout = {
             "Step": [("num", 1, field.TYPE_INT64, field.LABEL_OPTIONAL, "")],
             "Items": [
