@@ -173,7 +173,7 @@ for _ in range(180):
     row = {k: rng.uniform(-2, 2) for k in keys if rng.random() < 0.7}
     row["train/reward"] = rng.choice([rng.uniform(0, 1), float("nan"), 3, float("inf"), -float("inf")])
     if rng.random() < 0.1:
-        row["note"] = rng.choice(["text", True, None, [1, 2], "NaN"])
+        row["note"] = rng.choice(["text", True, None, [1, 2], "NaN", "y" * 200])  # a value of 200 bytes
     if sys.argv[1] == "2" and rng.random() < 0.1:
         row["nested"] = {"a": rng.uniform(0, 1)}  # a two-part nested key: read record by record
     if rng.random() < 0.5:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import math
-from itertools import compress
 
 import numpy as np
 
@@ -48,11 +47,13 @@ def read(joined: bytes, offsets: np.ndarray) -> ColumnBlock | None:
     if len(steps) != n_bodies:
         return None
     if len(items.key) == 0 and len(items.nested_key) == n:
-        keys = list(items.nested_key)
+        logged = items.nested_key
     elif len(items.nested_key) == 0 and len(items.key) == n:
-        keys = list(items.key)
+        logged = items.key
     else:
         return None
+    seen = _Index()  # every key, in the order first logged; each item's key as its number there
+    key_of = np.fromiter(map(seen.__getitem__, logged), dtype=np.intp, count=n)
     numbers = [s.num for s in steps]
     counts = _tag_counts(joined, offsets)
     if sum(counts) != n:  # the tag's bytes elsewhere too: in a step's varint (130, 16640-16767, ...), ...
@@ -61,10 +62,37 @@ def read(joined: bytes, offsets: np.ndarray) -> ColumnBlock | None:
         if sum(counts) != n:  # ... or in a key: each body parsed alone
             bounds = offsets.tolist()
             counts = [len(flat_class.FromString(joined[a:b]).item.value_json) for a, b in zip(bounds, bounds[1:])]
-    values = _values(b"[" + b",".join(items.value_json) + b"]")
+    items.ClearField("key")
+    items.ClearField("nested_key")
+    values = _values(_value_text(items.SerializeToString(), n) or b"[" + b",".join(items.value_json) + b"]")
     if values is None:
         return None
-    return _block(keys, values, counts, numbers)
+    return _block(list(seen), key_of, values, counts, numbers)
+
+
+def _value_text(stream: bytes, n: int) -> bytes | None:
+    """The ``n`` values of a serialized message holding only ``value_json`` (each: tag 0x82 0x01, a length,
+    the JSON text) as one JSON array, the tags and lengths overwritten by a comma and spaces; None when some
+    value is 128 bytes or longer (then the values are joined one by one). A JSON text holds no byte 0x01,
+    so the tags are the byte pairs 0x82 0x01, checked against each length.
+
+    >>> _value_text(b"\\x82\\x01\\x031.5\\x82\\x01\\x03NaN", 2)
+    b'[  1.5,  NaN]'
+    """
+    buf = np.frombuffer(stream, dtype=np.uint8)
+    tags = np.flatnonzero(buf[:-1] == 0x82)
+    tags = tags[buf[tags + 1] == 0x01]
+    if len(tags) != n or not n:
+        return None
+    lengths = buf[tags + 2].astype(np.int64)
+    ends = np.append(tags[1:], len(buf))
+    if (lengths >= 0x80).any() or not np.array_equal(tags + 3 + lengths, ends):
+        return None
+    text = buf.copy()
+    text[tags] = ord(",")
+    text[tags + 1] = text[tags + 2] = ord(" ")
+    text[0] = ord("[")
+    return text.tobytes() + b"]"
 
 
 def _tag_counts(joined: bytes, offsets: np.ndarray) -> list[int]:
@@ -106,12 +134,21 @@ def _values(text: bytes) -> list | None:
         return None
 
 
-def _block(keys: list[str], values: list, counts: list[int], steps: list[int]) -> ColumnBlock | None:
+class _Index(dict):
+    """A key's number: the count of keys before it, numbered on first sight."""
+
+    def __missing__(self, key: str) -> int:
+        self[key] = number = len(self)
+        return number
+
+
+def _block(
+    names: list[str], key_of: np.ndarray, values: list, counts: list[int], steps: list[int]
+) -> ColumnBlock | None:
+    """The rows as columns; ``names`` the keys in the order first logged, ``key_of`` each value's key."""
     n_rows, n_items = len(counts), len(values)
     ends = np.cumsum(counts)
-    seen = {k: i for i, k in enumerate(dict.fromkeys(keys))}  # every key, in the order first logged
-    key_of = np.fromiter(map(seen.__getitem__, keys), dtype=np.intp, count=n_items)
-    wanted = np.array([k == "_step" or not k.startswith("_") for k in seen], dtype=bool)  # not _runtime, ...
+    wanted = np.array([k == "_step" or not k.startswith("_") for k in names], dtype=bool)  # not _runtime, ...
     numeric = set(map(type, values)) <= _NUMBERS
     ok = wanted[key_of]
     if not numeric:
@@ -120,12 +157,11 @@ def _block(keys: list[str], values: list, counts: list[int], steps: list[int]) -
     if numeric:  # every value of a wanted key is kept: the keys' first-logged order
         order = np.flatnonzero(wanted).tolist()
     else:  # by each key's first kept value
-        first = np.full(len(seen), n_items)
+        first = np.full(len(names), n_items)
         np.minimum.at(first, key_of[where], where)
         order = [i for i in np.argsort(first, kind="stable").tolist() if first[i] < n_items]
-    names = list(seen)
     header = [names[i] for i in order]
-    column = np.full(len(seen), -1, dtype=np.intp)
+    column = np.full(len(names), -1, dtype=np.intp)
     column[order] = np.arange(len(order))
     if "_step" not in header:
         header.append("_step")
@@ -143,7 +179,7 @@ def _block(keys: list[str], values: list, counts: list[int], steps: list[int]) -
     step_row = index["_step"]
     missing = ~present[step_row]
     if missing.any():  # rows get `_step` from their record's step, appended after the first row's keys
-        if missing[0] and (not missing.all() or not _only_first_row(header, keys, ok, int(ends[0]))):
+        if missing[0] and (not missing.all() or not _only_first_row(header, names, key_of, ok, int(ends[0]))):
             return None  # that place is not where `_step` stands in the header: record by record
         numbers[step_row, missing] = np.asarray(steps, dtype=float)[missing]
         present[step_row, missing] = True
@@ -151,7 +187,7 @@ def _block(keys: list[str], values: list, counts: list[int], steps: list[int]) -
     logged_nan = {k: nan_logged[i] for i, k in enumerate(header) if nan_logged[i].any()}
 
     def rows() -> list[dict]:
-        out, start, kept = [], 0, ok.tolist()
+        out, start, kept, keys = [], 0, ok.tolist(), [names[i] for i in key_of.tolist()]
         for r, end in enumerate(ends.tolist()):
             row = {k: v for k, v, keep in zip(keys[start:end], values[start:end], kept[start:end]) if keep}
             if "_step" not in row:
@@ -164,10 +200,10 @@ def _block(keys: list[str], values: list, counts: list[int], steps: list[int]) -
     return ColumnBlock(header, None, numbers.T, logged_nan=logged_nan, rows=rows, widest=widest)
 
 
-def _only_first_row(header: list[str], keys: list[str], kept: np.ndarray, end: int) -> bool:
-    """True when every key of the header but ``_step`` is in the first record (``keys[:end]``), so the
-    ``_step`` appended to its row comes after them, as in the row-by-row read."""
-    first = set(compress(keys[:end], kept[:end].tolist()))
+def _only_first_row(header: list[str], names: list[str], key_of: np.ndarray, kept: np.ndarray, end: int) -> bool:
+    """True when every key of the header but ``_step`` is in the first record (the first ``end`` values),
+    so the ``_step`` appended to its row comes after them, as in the row-by-row read."""
+    first = {names[i] for i in key_of[:end][kept[:end]].tolist()}
     return all(k in first for k in header if k != "_step")
 
 

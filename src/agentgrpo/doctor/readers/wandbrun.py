@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import mmap
 import re
 import struct
 import sys
@@ -105,8 +106,8 @@ def read_wandb(path: Path, bulk: bool = True) -> tuple[list[dict] | ColumnBlock,
         pb = _schema()
     except ImportError:
         raise UserError(f"{path}: reading a W&B run file (.wandb) needs wandb: {INSTALL_HINT}") from None
-    data = path.read_bytes()
-    if not data.startswith(MAGIC):
+    data = _mapped(path)
+    if data[: len(MAGIC)] != MAGIC:
         raise UserError(f"{path}: not a W&B run file (starts with {data[:7]!r}, expected the ':W&B' header)")
     fields = pb.Record.DESCRIPTOR.fields_by_name
     oneof = frozenset(f.number for f in pb.Record.DESCRIPTOR.oneofs_by_name["record_type"].fields)
@@ -216,6 +217,16 @@ def _joined(data: bytes, bodies: list) -> tuple[bytes, np.ndarray]:
     offsets = np.zeros(len(parts) + 1, dtype=np.int64)
     np.cumsum([len(p) for p in parts], out=offsets[1:])
     return b"".join(parts), offsets
+
+
+def _mapped(path: Path) -> bytes | mmap.mmap:
+    """The file's bytes, mapped rather than copied (a run file can be hundreds of MB); read when it cannot be
+    mapped (an empty file)."""
+    try:
+        with path.open("rb") as handle:
+            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (ValueError, OSError):
+        return path.read_bytes()
 
 
 def _schema():
