@@ -320,6 +320,26 @@ def test_not_a_wandb_file(tmp_path):
         read_run(bad)
 
 
+def test_tracker_folders_without_a_run_say_what_was_looked_for(tmp_path):
+    """A wandb/ folder, a run folder without its .wandb file, an mlruns/ store with no run: each error names
+    the tracker and the files looked for, not only the generic list of log formats."""
+    (tmp_path / "p" / "wandb" / "offline-run-20260101_000000-abc123" / "files").mkdir(parents=True)
+    (tmp_path / "m" / "mlruns" / "0").mkdir(parents=True)
+    (tmp_path / "m" / "mlruns" / "0" / "meta.yaml").write_text("experiment_id: '0'\n")
+    wandb_message = r"a W&B folder without a run file: looked for run-\*\.wandb here.*found none"
+    run = tmp_path / "p" / "wandb" / "offline-run-20260101_000000-abc123"
+    for path in (tmp_path / "p", tmp_path / "p" / "wandb", run):
+        with pytest.raises(UserError, match=wandb_message):
+            read_run(path)
+    mlflow_message = r"an MLflow store without a run: looked for run folders .*meta\.yaml and metrics/.*found none"
+    for path in (tmp_path / "m", tmp_path / "m" / "mlruns", tmp_path / "m" / "mlruns" / "0"):
+        with pytest.raises(UserError, match=mlflow_message):
+            read_run(path)
+    (tmp_path / "other").mkdir()
+    with pytest.raises(UserError, match=r"no training log in this directory \(found: nothing\)"):
+        read_run(tmp_path / "other")
+
+
 # -- MLflow ------------------------------------------------------------------------------------------------
 
 MLFLOW_SCRIPT = """
