@@ -70,14 +70,14 @@ def read(joined: bytes, offsets: np.ndarray) -> ColumnBlock | None:
     return _block(list(seen), key_of, values, counts, numbers)
 
 
-def _value_text(stream: bytes, n: int) -> bytes | None:
+def _value_text(stream: bytes, n: int) -> bytearray | None:
     """The ``n`` values of a serialized message holding only ``value_json`` (each: tag 0x82 0x01, a length,
     the JSON text) as one JSON array, the tags and lengths overwritten by a comma and spaces; None when some
     value is 128 bytes or longer (then the values are joined one by one). A JSON text holds no byte 0x01,
     so the tags are the byte pairs 0x82 0x01, checked against each length.
 
     >>> _value_text(b"\\x82\\x01\\x031.5\\x82\\x01\\x03NaN", 2)
-    b'[  1.5,  NaN]'
+    bytearray(b'[  1.5,  NaN]')
     """
     buf = np.frombuffer(stream, dtype=np.uint8)
     tags = np.flatnonzero(buf[:-1] == 0x82)
@@ -88,11 +88,13 @@ def _value_text(stream: bytes, n: int) -> bytes | None:
     ends = np.append(tags[1:], len(buf))
     if (lengths >= 0x80).any() or not np.array_equal(tags + 3 + lengths, ends):
         return None
-    text = buf.copy()
-    text[tags] = ord(",")
-    text[tags + 1] = text[tags + 2] = ord(" ")
-    text[0] = ord("[")
-    return text.tobytes() + b"]"
+    text = bytearray(len(buf) + 1)
+    out = np.frombuffer(text, dtype=np.uint8)
+    out[:-1] = buf
+    out[tags] = ord(",")
+    out[tags + 1] = out[tags + 2] = ord(" ")
+    out[0], out[-1] = ord("["), ord("]")
+    return text
 
 
 def _tag_counts(joined: bytes, offsets: np.ndarray) -> list[int]:
@@ -117,7 +119,7 @@ def _tag_in_varint(numbers: list[int]) -> list[int]:
     return np.flatnonzero(hit).tolist()
 
 
-def _values(text: bytes) -> list | None:
+def _values(text: bytes | bytearray) -> list | None:
     """The logged values (``NaN`` and ``Infinity`` as floats), in one JSON parse; None when one is not JSON."""
     if orjson is not None and b"Infinity" not in text:
         nan = b"NaN" in text
