@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import random
 import struct
@@ -160,6 +161,66 @@ def test_wandb_missing_package_is_a_clear_error(wandb_runs, monkeypatch):
         read_run(full)
 
 
+ORACLE_SCRIPT = """
+import json, math, random, sys, wandb
+rng = random.Random(int(sys.argv[1]))
+keys = ["train/reward", "train/kl", "train/entropy", "train/rewards/correct/mean", "eval/reward", "x" * 140]
+run = wandb.init(mode="offline", project="p", dir=".", config={"max_completion_length": 128})
+step = 0
+for _ in range(180):
+    step += rng.choice([1, 1, 1, 2, 7])  # missing steps; and 130, whose varint holds a value tag's bytes
+    step = 130 if 123 < step < 130 else step
+    row = {k: rng.uniform(-2, 2) for k in keys if rng.random() < 0.7}
+    row["train/reward"] = rng.choice([rng.uniform(0, 1), float("nan"), 3, float("inf"), -float("inf")])
+    if rng.random() < 0.1:
+        row["note"] = rng.choice(["text", True, None, [1, 2], "NaN", "y" * 200])  # a value of 200 bytes
+    if sys.argv[1] == "2" and rng.random() < 0.1:
+        row["nested"] = {"a": rng.uniform(0, 1)}  # a two-part nested key: read record by record
+    if rng.random() < 0.5:
+        row["train/global_step"] = step
+    wandb.log(row, step=step)
+run.finish()
+"""
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_wandb_bulk_read_equals_the_record_by_record_read(tmp_path, seed, monkeypatch):
+    """Oracle: on a run written offline by wandb itself (generated values: NaN, +-Infinity, ints, keys
+    missing from rows, skipped steps, non-numeric values, a key over 127 bytes), the bulk read gives the
+    rows of wandb's own schema decoded record by record, and the same table, notes and config."""
+    if importlib.util.find_spec("wandb") is None:
+        pytest.skip("wandb not installed (pip install 'agentgrpo[wandb]')")
+    from agentgrpo.doctor.readers import fasthistory
+
+    full_env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    env = dict(full_env, WANDB_MODE="offline", WANDB_SILENT="true", WANDB_DISABLE_GIT="true")
+    done = subprocess.run(
+        [sys.executable, "-c", ORACLE_SCRIPT, str(seed)], cwd=tmp_path, env=env, capture_output=True, timeout=180
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    file = next(tmp_path.glob("wandb/offline-run-*/*.wandb"))
+    block, notes, fmt, config = wandbrun.read_wandb(file)
+    rows, slow_notes, slow_fmt, slow_config = wandbrun.read_wandb(file, bulk=False)
+    assert isinstance(block, fasthistory.ColumnBlock) == (seed != 2), "the bulk read gave up on a run wandb wrote"
+    if seed == 2:
+        assert repr(block) == repr(rows)
+        return
+    assert (notes, fmt, config) == (slow_notes, slow_fmt, slow_config)
+    assert repr(block.records()) == repr(rows)  # NaN included; same keys, same order, same types
+    assert len(block) == len(rows) and block.header == list(dict.fromkeys(k for r in rows for k in r))
+    for j, key in enumerate(block.header):
+        expected = [r.get(key, math.nan) for r in rows]
+        assert np.array_equal(block.numbers[:, j], np.array(expected, dtype=float), equal_nan=True), key
+    fast = read_run(file)
+    monkeypatch.setattr(fasthistory, "read", lambda *args: None)
+    slow = read_run(file)
+    assert fast.notes == slow.notes and fast.config == slow.config
+    assert fast.table.meta == slow.table.meta and np.array_equal(fast.table.steps, slow.table.steps)
+    assert list(fast.table.columns) == list(slow.table.columns)
+    for name, col in slow.table.columns.items():
+        assert np.array_equal(fast.table[name], col, equal_nan=True), name
+
+
 def _leveldb_log(payloads: list[bytes]) -> bytes:
     """An independent writer of the LevelDB log format (doc/log_format.md) with W&B's 7-byte file header."""
     out = bytearray(b":W&B" + struct.pack("<HB", 0xBEE1, 0))
@@ -194,6 +255,62 @@ def test_wandb_framing_against_an_independent_writer(seed):
     assert got == payloads[: len(got)] and (why or got == payloads)
 
 
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            return bytes(out)
+
+
+def _record(rng: random.Random, num: int, odd: float) -> bytes:
+    """A Record-shaped payload: ``num`` then a history, summary, config or other field; or random bytes."""
+    body = bytes(rng.getrandbits(8) for _ in range(rng.choice([0, 3, 120, 2000, 40000])))
+    field = rng.choice([2, 2, 2, 3, 3, 5, 17, 26, 9])
+    tag = _varint((field << 3) | 2)
+    shapes = [
+        b"\x08" + _varint(num) + tag + _varint(len(body)) + body,
+        b"\x08" + _varint(num) + tag + _varint(len(body) + 5) + body,  # a length past the payload's end
+        tag + _varint(len(body)) + body,  # no num
+        bytes(rng.getrandbits(8) for _ in range(rng.randint(0, 40))),
+    ]
+    return shapes[0] if rng.random() >= odd else rng.choice(shapes)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_wandb_bulk_framing_equals_the_chunk_by_chunk_scan(seed):
+    """Oracle: on files of the independent writer (records crossing blocks, history and other records,
+    odd shapes, then a flipped byte), the numpy walk finds the same history bodies and kept records as
+    `scan` and the record-by-record split, or hands the file to them."""
+    from functools import partial
+
+    from agentgrpo.doctor.readers import wandbframes
+
+    rng = random.Random(seed)
+    payloads = [_record(rng, num, 0.0 if seed % 2 else 0.05) for num in range(1, rng.randint(2, 60))]
+    data = _leveldb_log(payloads)
+    oneof, wanted = frozenset({2, 3, 5, 9, 17, 26}), {2, 5, 17}
+    classify = partial(wandbrun._classify, oneof=oneof, wanted=wanted)
+    for blob in (data, data[: len(data) * 2 // 3], bytes(b ^ 0xFF if i == len(data) // 2 else b for i, b in
+                                                          enumerate(data))):
+        found = wandbframes.history_bodies(blob, classify, oneof - wanted)
+        scanned, why = wandbrun.scan(blob)
+        expected = wandbrun._split_history(scanned, oneof, wanted)
+        if found is None:
+            assert why or expected[1] is None or blob != data
+            continue
+        bodies, rest, skipped = found
+        assert not why
+        assert expected[1] is not None
+        assert [bytes(blob[b[0] : b[1]]) if isinstance(b, tuple) else b for b in bodies] == expected[0]
+        assert (rest, skipped) == (expected[1], expected[2])
+        if blob == data:
+            assert len(bodies) + len(rest) + skipped == len(payloads)
+    if seed % 2:  # plain records only: read in bulk
+        assert wandbframes.history_bodies(data, classify, oneof - wanted) is not None
+
+
 def test_not_a_wandb_file(tmp_path):
     if importlib.util.find_spec("wandb") is None:
         pytest.skip("wandb not installed")
@@ -201,6 +318,26 @@ def test_not_a_wandb_file(tmp_path):
     bad.write_bytes(b":W&Bxx\x00garbage")
     with pytest.raises(UserError, match="not a W&B run file"):
         read_run(bad)
+
+
+def test_tracker_folders_without_a_run_say_what_was_looked_for(tmp_path):
+    """A wandb/ folder, a run folder without its .wandb file, an mlruns/ store with no run: each error names
+    the tracker and the files looked for, not only the generic list of log formats."""
+    (tmp_path / "p" / "wandb" / "offline-run-20260101_000000-abc123" / "files").mkdir(parents=True)
+    (tmp_path / "m" / "mlruns" / "0").mkdir(parents=True)
+    (tmp_path / "m" / "mlruns" / "0" / "meta.yaml").write_text("experiment_id: '0'\n")
+    wandb_message = r"a W&B folder without a run file: looked for run-\*\.wandb here.*found none"
+    run = tmp_path / "p" / "wandb" / "offline-run-20260101_000000-abc123"
+    for path in (tmp_path / "p", tmp_path / "p" / "wandb", run):
+        with pytest.raises(UserError, match=wandb_message):
+            read_run(path)
+    mlflow_message = r"an MLflow store without a run: looked for run folders .*meta\.yaml and metrics/.*found none"
+    for path in (tmp_path / "m", tmp_path / "m" / "mlruns", tmp_path / "m" / "mlruns" / "0"):
+        with pytest.raises(UserError, match=mlflow_message):
+            read_run(path)
+    (tmp_path / "other").mkdir()
+    with pytest.raises(UserError, match=r"no training log in this directory \(found: nothing\)"):
+        read_run(tmp_path / "other")
 
 
 # -- MLflow ------------------------------------------------------------------------------------------------
@@ -283,6 +420,7 @@ def test_public_wandb_run_written_by_wandb_0_14():
 
     run_dir = Path(__file__).parent / "data" / "trackers" / "public-wandb-2023" / "run-20230420_073822-clnzftry"
     rows, _, fmt, _ = wandbrun.read_wandb(run_dir / "run-clnzftry.wandb")
+    rows = rows.records()
     summary = json.loads((run_dir / "files" / "wandb-summary.json").read_text())
     assert fmt == "wandb" and len(rows) == summary["_step"] + 1
     assert [r["_step"] for r in rows] == list(range(len(rows)))
@@ -357,6 +495,71 @@ def test_mlflow_file_store_old_lines_and_bad_lines_are_counted(tmp_path):
     assert got.table.steps.tolist() == list(range(0, 13))
     assert np.allclose(got.table["reward"][1:], rewards)
     assert any("1 unreadable metric line" in note for note in got.notes)
+
+
+def _mlflow_reference(run) -> tuple[list[dict], int]:
+    """Oracle: the file store read line by line in plain Python (the reader before its column-wise read)."""
+    by_step, bad = {}, 0
+    for file in sorted(p for p in (run / "metrics").rglob("*") if p.is_file()):
+        key = file.relative_to(run / "metrics").as_posix()
+        for line in file.read_text(encoding="utf-8", errors="replace").splitlines():
+            parts = line.split()
+            if len(parts) not in (2, 3):
+                bad += bool(parts)
+                continue
+            try:
+                value, step = float(parts[1]), int(parts[2]) if len(parts) == 3 else 0
+            except ValueError:
+                bad += 1
+                continue
+            by_step.setdefault(step, {"step": step})[key] = value
+    return [by_step[s] for s in sorted(by_step)], bad
+
+
+def _odd_line(rng: random.Random, step: int) -> str:
+    return rng.choice(
+        [
+            f"1000 nan {step}\n", f"1000 inf {step}\n", f"1000 -inf {step}\n", "1000 0.5\n", "garbage here\n",
+            f"1000 {step}\n", f"1000  0.25 {step}\n", f"1000 0.25 {step}\r\n", f"1000 0.25 {step}.0\n",
+            f"1000 1_0 {step}\n", f"1000 +1 {step}\n", f"1000 true {step}\n", "\n", f"1000 1e400 {step}\n",
+            f"1000 0.1 {step} extra\n", f"null 0.3 {step}\n", f" 1000 0.2 {step}\n", f"1000 7 {step}\n",
+        ]
+    )
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_mlflow_column_read_equals_line_by_line(tmp_path, seed, monkeypatch):
+    """Generated file stores (metrics at shared and at their own steps, steps repeated and out of order,
+    nan/inf, old two-field lines, bad lines, sub-folder names): the column-wise read gives the records of the
+    plain line-by-line oracle, and `read_run` the table those records give."""
+    from agentgrpo.doctor.readers import mlflowstore
+    from agentgrpo.doctor.readers import read as read_module
+
+    rng = random.Random(seed)
+    run = tmp_path / "mlruns" / "0" / "r"
+    (run / "metrics" / "rewards").mkdir(parents=True)
+    (run / "meta.yaml").write_text("run_id: r\n")
+    shared = sorted(rng.sample(range(1, 400), 150))
+    names = ["reward", "kl", "rewards/correct", "entropy", "train_runtime" if seed == 3 else "loss"]
+    for i, name in enumerate(names):
+        steps = shared if i < 3 or rng.random() < 0.5 else sorted(rng.sample(range(0, 500), rng.randint(1, 60)))
+        if seed % 2 and i == 4:
+            steps = steps[:40] + steps[:10]  # logged again (a resumed run)
+        lines = [f"{1700000000000 + s} {rng.uniform(-1, 1)!r} {s}\n" for s in steps]
+        if seed % 4 == 2 and i == 1:
+            lines = [_odd_line(rng, s) if rng.random() < 0.2 else line for line, s in zip(lines, steps)]
+        (run / "metrics" / name).write_text("".join(lines).rstrip("\n") if i == 2 else "".join(lines))
+    block, notes, fmt, _ = mlflowstore.read_file_store(run)
+    expected, bad = _mlflow_reference(run)
+    assert repr(block.records()) == repr(expected)
+    assert any(f"{bad} unreadable" in n for n in notes) == (bad > 0)
+    fast = read_run(run)
+    monkeypatch.setattr(read_module, "_block_table", lambda *args: None)  # the general path, from the records
+    slow = read_run(run)
+    assert fast.notes == slow.notes and fast.table.meta == slow.table.meta
+    assert np.array_equal(fast.table.steps, slow.table.steps) and list(fast.table.columns) == list(slow.table.columns)
+    for name, col in slow.table.columns.items():
+        assert np.array_equal(fast.table[name], col, equal_nan=True), name
 
 
 def test_cli_reads_a_wandb_run_folder(capsys):

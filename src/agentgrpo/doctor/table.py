@@ -190,6 +190,25 @@ class TextBlock:
         return dict(zip(self.header, block.T.copy()))
 
 
+@dataclass
+class ColumnBlock(TextBlock):
+    """Rows already parsed into float columns (`numbers`: rows x header, NaN where a row has no value), with
+    the rows where NaN was logged as a value (``logged_nan``: header name -> bool per row), and ``rows``,
+    which builds the same rows as dicts whenever the general path is needed (a W&B run file's history)."""
+
+    logged_nan: dict = field(default_factory=dict)
+    rows: object = None  # () -> list[dict]
+    widest: int = 0  # the most values in one row
+
+    def records(self) -> list[dict]:
+        return self.rows()
+
+    def raw_columns(self) -> dict[str, np.ndarray] | None:
+        if len(set(self.header)) != len(self.header):
+            return None
+        return dict(zip(self.header, self.numbers.T.copy()))
+
+
 def _spelling_rank(key: str, name: str) -> tuple:
     """Order of trust among keys that spell one metric: the step keys by `names.STEP_KEYS`, else the
     canonical spelling first, then the others by name."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -42,6 +43,16 @@ def read_run(path: str | Path, mapping: Mapping[str, str] | None = None) -> Run:
     ``mapping`` names the log's key for a canonical metric (``{"reward": "score"}``, from ``--map``).
     Raises `UserError` saying what was found and what is missing.
     """
+    collecting = gc.isenabled()
+    gc.disable()  # a long log is millions of new objects, none in a cycle: the collector's passes are wasted
+    try:
+        return _read_run(path, mapping)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _read_run(path: str | Path, mapping: Mapping[str, str] | None) -> Run:
     spec = str(path)
     if trackio.is_spec(spec):
         db, run_name = trackio.resolve(spec)
@@ -114,12 +125,36 @@ def _find_log(path: Path) -> Path:
         shown = ", ".join(str(f.relative_to(path)) for f in folders[:8])
         raise UserError(f"{path}: TensorBoard event files of {len(folders)} runs ({shown}); pass one run's folder")
     found = ", ".join(sorted(p.name for p in path.iterdir())[:12]) or "nothing"
+    tracker = _tracker_without_metrics(path)
+    if tracker:
+        raise UserError(f"{path}: {tracker} (found here: {found})")
     raise UserError(
         f"{path}: no training log in this directory (found: {found}). Expected metrics.jsonl (agentgrpo), "
         "trainer_state.json or checkpoint-*/trainer_state.json (TRL), one .csv export, a W&B run "
         "(wandb/run-*/run-*.wandb), an MLflow store (mlruns/<experiment>/<run>/metrics/ or mlflow.db), or "
         "TensorBoard event files; or pass the log file itself."
     )
+
+
+_WANDB_RUN = re.compile(r"(offline-)?run-\d{8}_\d{6}-\w+")
+
+
+def _tracker_without_metrics(path: Path) -> str | None:
+    """What was looked for, when ``path`` is a W&B or MLflow folder with no run to read in it; else None."""
+    if path.name == "wandb" or (path / "wandb").is_dir() or _WANDB_RUN.fullmatch(path.name):
+        return (
+            "a W&B folder without a run file: looked for run-*.wandb here, in its sub-folders and in "
+            "wandb/*/, and found none. wandb writes one per run (wandb/run-*/run-*.wandb; offline: "
+            "wandb/offline-run-*/) unless the run was started with mode='disabled'; pass the folder of a run, "
+            "its .wandb file, or a CSV export of its history"
+        )
+    if path.name == "mlruns" or (path / "mlruns").is_dir() or (path / "meta.yaml").is_file():
+        return (
+            "an MLflow store without a run: looked for run folders (<experiment>/<run>/ with meta.yaml and "
+            "metrics/) here, below it and in mlruns/*/*, and for mlflow.db, and found none. Did the run log "
+            "metrics (mlflow.log_metric, or TRL with report_to='mlflow') to this tracking URI?"
+        )
+    return None
 
 
 def _read_file(path: Path, mapping, run_name: str | None = None) -> Run:
@@ -301,7 +336,8 @@ def _block_table(block: TextBlock, source, fmt: str, mapping) -> MetricTable | N
     steps = raw[step_key]
     if not np.isfinite(steps).all() or np.any(np.diff(steps) < 0):
         return None
-    table = MetricTable.from_raw(raw, {}, meta={"source": str(source), "format": fmt}, rename=rename)
+    logged_nan = getattr(block, "logged_nan", {})  # a `ColumnBlock` knows where NaN was logged
+    table = MetricTable.from_raw(raw, logged_nan, meta={"source": str(source), "format": fmt}, rename=rename)
     notes: list[str] = []
     if 0 < len(table) < len(block):
         notes.append(f"{len(block) - len(table)} record(s) repeat a logged step: merged, later values win")
