@@ -127,11 +127,29 @@ def read_wandb(path: Path, bulk: bool = True) -> tuple[list[dict] | ColumnBlock,
             payloads, why = scan(data)
         rest, skipped = payloads, 0
     notes = [f"{path.name}: {why}"] if why else []
-    histories, config, counts, bad = [], {}, {}, 0
-    if block is not None:
-        counts["history"] = len(block)
-    record = pb.Record()
-    for payload in rest:
+    counts = {"history": len(block)} if block is not None else {}
+    histories, config, other, bad = _decode(rest, pb.Record(), oneof, wanted, counts)
+    skipped += other
+    rows = block if block is not None else _rows(histories)
+    if bad:
+        notes.append(f"{path.name}: {bad} record(s) that wandb's schema could not decode skipped")
+    if not (block.widest > 1 if block is not None else any(len(r) > 1 for r in rows)):
+        shown = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if k != "history") or "no records"
+        raise UserError(
+            f"{path}: a W&B run file without logged metrics: looked for history records (the rows of wandb.log) "
+            f"with a metric and found none ({counts.get('history', 0)} history records; also {shown}, and "
+            f"{skipped} records of other types). Was the run stopped before its first logging step? With TRL, "
+            "report_to='wandb' and logging_steps decide what is logged."
+        )
+    notes.append(f"W&B run file {path.name}: {len(rows)} history rows")
+    return rows, notes, "wandb", config
+
+
+def _decode(payloads, record, oneof, wanted: set, counts: dict) -> tuple[list, dict, int, int]:
+    """(history rows as (items, step), config, records of other types skipped, undecodable records) of the
+    payloads read through wandb's schema; ``counts`` gains each record type's count."""
+    histories, config, skipped, bad = [], {}, 0, 0
+    for payload in payloads:
         kind_number = _record_kind(payload, oneof)
         if kind_number is not None and kind_number not in wanted:  # another type (summary, stats, output, ...)
             skipped += 1
@@ -150,19 +168,7 @@ def read_wandb(path: Path, bulk: bool = True) -> tuple[list[dict] | ColumnBlock,
             items = record.config.update if kind == "config" else record.run.config.update
             for item in items:
                 config[_key(item)] = _config_value(item.value_json)
-    rows = block if block is not None else _rows(histories)
-    if bad:
-        notes.append(f"{path.name}: {bad} record(s) that wandb's schema could not decode skipped")
-    if not (block.widest > 1 if block is not None else any(len(r) > 1 for r in rows)):
-        shown = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if k != "history") or "no records"
-        raise UserError(
-            f"{path}: a W&B run file without logged metrics: looked for history records (the rows of wandb.log) "
-            f"with a metric and found none ({counts.get('history', 0)} history records; also {shown}, and "
-            f"{skipped} records of other types). Was the run stopped before its first logging step? With TRL, "
-            "report_to='wandb' and logging_steps decide what is logged."
-        )
-    notes.append(f"W&B run file {path.name}: {len(rows)} history rows")
-    return rows, notes, "wandb", config
+    return histories, config, skipped, bad
 
 
 # A Record's ``num`` (field 1, a varint), then its history field (field 2: tag 0x12, the body's length) or
