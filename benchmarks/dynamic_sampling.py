@@ -90,11 +90,11 @@ class EvalByTokens(TrainerCallback):
 
 def run_one(task_name: str, mode: str, seed: int, args, root: Path) -> dict:
     from agentgrpo.config import config_path
-    from agentgrpo.plan import load_config
+    from agentgrpo.plan import resolve_plan
     from agentgrpo.tiny.build import SHIPPED_SFT
     from agentgrpo.training.grpo import build_grpo_trainer
 
-    cfg = load_config(config_path("demo"),
+    cfg = resolve_plan(config_path("demo"),
                       ["--task", task_name, "--dynamic_sampling", mode, "--seed", str(seed),
                        "--max_generation_rounds", str(args.max_generation_rounds), "--max_steps", str(args.max_steps),
                        "--save_strategy", "no", "--disable_tqdm", "true", "--doctor_every", "0",

@@ -86,7 +86,7 @@ def preload(doctor, steps: int) -> None:
 
 def one_run(with_callbacks: bool, steps: int, model: str, every: int | None, history: int) -> dict:
     from agentgrpo.pipeline import _live_doctor
-    from agentgrpo.plan import load_config
+    from agentgrpo.plan import resolve_plan
     from agentgrpo.tasks import get_task
     from agentgrpo.training.grpo import build_grpo_trainer
 
@@ -96,7 +96,7 @@ def one_run(with_callbacks: bool, steps: int, model: str, every: int | None, his
                  "--disable_tqdm", "true", "--seed", "0"]
     if every is not None:
         overrides += ["--doctor_every", str(every)]
-    cfg = load_config(None, overrides)
+    cfg = resolve_plan(None, overrides)
     timer = _timer()
     with tempfile.TemporaryDirectory() as tmp:
         ours = _live_doctor(cfg, Path(tmp)) if with_callbacks else []

@@ -38,12 +38,12 @@ def measured(seed: int, steps: int, out: Path) -> tuple[float, list[float], floa
 
     from agentgrpo import rundir
     from agentgrpo.pipeline import _grpo
-    from agentgrpo.plan import load_config
+    from agentgrpo.plan import resolve_plan
     from agentgrpo.tasks import get_task
     from agentgrpo.training.models import resolve_model
     from agentgrpo.training.reward_specs import normalize_specs
 
-    cfg = load_config(
+    cfg = resolve_plan(
         "src/agentgrpo/configs/demo.yaml",
         {
             "max_steps": steps,
@@ -69,12 +69,12 @@ def measured(seed: int, steps: int, out: Path) -> tuple[float, list[float], floa
 
 
 def preflight_seconds(out: Path) -> float:
-    from agentgrpo.plan import load_config
+    from agentgrpo.plan import resolve_plan
     from agentgrpo.preflight.run import run_preflight
     from agentgrpo.tasks import get_task
     from agentgrpo.training.models import resolve_model
 
-    cfg = load_config("src/agentgrpo/configs/demo.yaml")
+    cfg = resolve_plan("src/agentgrpo/configs/demo.yaml")
     task = get_task("calculator")
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()

@@ -132,11 +132,11 @@ def main(argv: list[str]) -> None:
 
     from accelerate.utils import gather_object
 
-    from agentgrpo.plan import load_config
+    from agentgrpo.plan import resolve_plan
     from agentgrpo.training.grpo import build_grpo_trainer
 
     out, model_dir, run_dir, overrides = argv[0], argv[1], Path(argv[2]), argv[3:]
-    cfg = load_config(None, ["--model", "tiny", *overrides], cuda_available=False)
+    cfg = resolve_plan(None, ["--model", "tiny", *overrides], cuda_available=False)
     trainer = build_grpo_trainer(cfg, PARITY_TASK, model_dir, run_dir)
     seen = spy(trainer)
     trainer.train()

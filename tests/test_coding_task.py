@@ -9,7 +9,7 @@ import torch
 
 from agentgrpo import rundir
 from agentgrpo.errors import UserError
-from agentgrpo.plan import load_config
+from agentgrpo.plan import resolve_plan
 from agentgrpo.tasks import coding, get_task
 
 
@@ -191,7 +191,7 @@ class ScriptedFirstTurn:
 def test_grpo_steps_call_run_python_mask_its_output_and_count_failures(tiny_coding_dir, tmp_path, task):
     from agentgrpo.training.grpo import build_grpo_trainer
 
-    cfg = load_config(None, ["--model", str(tiny_coding_dir), "--task", "coding",
+    cfg = resolve_plan(None, ["--model", str(tiny_coding_dir), "--task", "coding",
                              "--per_device_train_batch_size", "4", "--num_generations", "4",
                              "--max_completion_length", "128", "--max_steps", "2", "--logging_steps", "1",
                              "--save_strategy", "no", "--disable_tqdm", "true", "--doctor_every", "0",

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from agentgrpo.plan import load_config
+from agentgrpo.plan import resolve_plan
 
 TOOLS = '''
 def add(a: int, b: int) -> int:
@@ -36,7 +36,7 @@ def dataset_cfg(tmp_path_factory, calculator):
             f.write(json.dumps({"prompt": row["prompt"][-1]["content"], "answer": row["answer"]}) + "\n")
     (root / "my_tools.py").write_text(textwrap.dedent(TOOLS))
     (root / "my_rewards.py").write_text(textwrap.dedent(REWARDS))
-    return load_config({"model": "tiny-random", "max_steps": 1, "dataset_name": str(root / "data.jsonl"),
+    return resolve_plan({"model": "tiny-random", "max_steps": 1, "dataset_name": str(root / "data.jsonl"),
                         "rewards": [f"{root}/my_rewards.py:contains_answer"], "tools": [f"{root}/my_tools.py:add"],
                         "max_completion_length": 6, "num_generations": 2, "per_device_train_batch_size": 2},
                        cuda_available=False)

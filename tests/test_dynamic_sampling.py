@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from agentgrpo import rundir
 from agentgrpo.errors import ConfigError
-from agentgrpo.plan import load_config
+from agentgrpo.plan import resolve_plan
 from agentgrpo.training import dynamic_sampling as ds
 from agentgrpo.training.dynamic_trainer import NoLearningSignal
 from agentgrpo.training.grpo import build_grpo_trainer
@@ -177,7 +177,7 @@ def test_rounds_concatenate_and_compact_without_losing_a_row(shapes, data):
 ])
 def test_bad_options_are_refused_before_training(flags, field, words):
     with pytest.raises(ConfigError) as err:
-        load_config(None, ["--model", "tiny", "--max_steps", "2", "--per_device_train_batch_size", "16",
+        resolve_plan(None, ["--model", "tiny", "--max_steps", "2", "--per_device_train_batch_size", "16",
                            "--num_generations", "8", *flags], cuda_available=False)
     assert any(p.startswith(f"{field}:") and words in p for p in err.value.problems), err.value.problems
 
@@ -190,7 +190,7 @@ SMALL = ["--model", "tiny", "--per_device_train_batch_size", "16", "--num_genera
 
 
 def train(tmp_path, model_dir, task, mode, *extra, steps=3):
-    cfg = load_config(None, [*SMALL, "--max_steps", str(steps), "--dynamic_sampling", mode, *extra],
+    cfg = resolve_plan(None, [*SMALL, "--max_steps", str(steps), "--dynamic_sampling", mode, *extra],
                       cuda_available=False)
     trainer = build_grpo_trainer(cfg, task, str(model_dir), tmp_path)
     seen = probe.spy(trainer)
@@ -365,7 +365,7 @@ def test_a_carried_group_is_weighed_by_the_policy_that_sampled_it(tiny_sft_dir, 
     after the update), the current ones for fresh rows (ratio 1)."""
     from transformers import AutoModelForCausalLM
 
-    cfg = load_config(None, [*SMALL, "--max_steps", "4", "--dynamic_sampling", "refill", "--max_generation_rounds",
+    cfg = resolve_plan(None, [*SMALL, "--max_steps", "4", "--dynamic_sampling", "refill", "--max_generation_rounds",
                              "10", "--num_generations", "2", "--learning_rate", "1e-3", "--refill_carry", "true"],
                       cuda_available=False)
     trainer = build_grpo_trainer(cfg, probe.PARITY_TASK, str(tiny_sft_dir), tmp_path)
@@ -419,7 +419,7 @@ def test_a_resume_starts_without_carried_groups(tiny_sft_dir, tmp_path):
     generated itself."""
     from transformers import TrainerCallback
 
-    cfg = load_config(None, [*SMALL, "--max_steps", "6", "--dynamic_sampling", "refill", "--max_generation_rounds",
+    cfg = resolve_plan(None, [*SMALL, "--max_steps", "6", "--dynamic_sampling", "refill", "--max_generation_rounds",
                              "10", "--num_generations", "2", "--save_strategy", "steps", "--save_steps", "1",
                              "--refill_carry", "true"], cuda_available=False)
     trainer = build_grpo_trainer(cfg, probe.PARITY_TASK, str(tiny_sft_dir), tmp_path)
@@ -482,7 +482,7 @@ def test_refill_at_the_round_limit_trains_on_what_it_has_and_says_so(tiny_sft_di
 
 @pytest.mark.parametrize("mode, rounds_before_stop", [("filter", 3), ("refill", 3)])
 def test_a_reward_constant_for_every_prompt_stops_the_run(tiny_sft_dir, tmp_path, mode, rounds_before_stop):
-    cfg = load_config(None, [*SMALL, "--max_steps", "20", "--dynamic_sampling", mode, "--max_generation_rounds",
+    cfg = resolve_plan(None, [*SMALL, "--max_steps", "20", "--dynamic_sampling", mode, "--max_generation_rounds",
                              str(rounds_before_stop)], cuda_available=False)
     trainer = build_grpo_trainer(cfg, probe.CONSTANT_TASK, str(tiny_sft_dir), tmp_path)
     seen = probe.spy(trainer)
@@ -499,7 +499,7 @@ def test_refill_refuses_a_dataset_smaller_than_one_batch(tiny_sft_dir, tmp_path)
 
     from agentgrpo.errors import UserError
 
-    cfg = load_config(None, [*SMALL, "--max_steps", "2", "--dynamic_sampling", "refill"], cuda_available=False)
+    cfg = resolve_plan(None, [*SMALL, "--max_steps", "2", "--dynamic_sampling", "refill"], cuda_available=False)
     options = dataclasses.replace(cfg.options, run=dataclasses.replace(cfg.run, train_size=1))
     cfg = dataclasses.replace(cfg, options=options)  # a plan whose dataset ended up smaller than one batch
     with pytest.raises(UserError, match="train_size 1 is smaller than one generation batch"):
@@ -616,7 +616,7 @@ def test_refill_skip_solved_replaces_only_the_groups_that_failed(tiny_sft_dir, t
 
 
 def test_refill_skip_solved_with_a_constant_reward_still_stops(tiny_sft_dir, tmp_path):
-    cfg = load_config(None, [*SMALL, "--max_steps", "20", "--dynamic_sampling", "refill", "--max_generation_rounds",
+    cfg = resolve_plan(None, [*SMALL, "--max_steps", "20", "--dynamic_sampling", "refill", "--max_generation_rounds",
                              "3", "--refill_skip_solved", "true"], cuda_available=False)
     trainer = build_grpo_trainer(cfg, probe.CONSTANT_TASK, str(tiny_sft_dir), tmp_path)
     with pytest.raises(NoLearningSignal):
@@ -625,7 +625,7 @@ def test_refill_skip_solved_with_a_constant_reward_still_stops(tiny_sft_dir, tmp
 
 def test_refill_skip_solved_needs_refill():
     with pytest.raises(ConfigError) as err:
-        load_config(None, ["--model", "tiny", "--dynamic_sampling", "filter", "--refill_skip_solved", "true"],
+        resolve_plan(None, ["--model", "tiny", "--dynamic_sampling", "filter", "--refill_skip_solved", "true"],
                     cuda_available=False)
     assert any(p.startswith("refill_skip_solved:") and "refill only" in p for p in err.value.problems)
 
@@ -647,7 +647,7 @@ def test_refill_skip_solved_counts_solved_tokens_in_the_loss_normaliser(tiny_sft
         return batch
 
     monkeypatch.setattr(GRPOTrainer, "_generate_and_score_completions", record_round)
-    cfg = load_config(None, [*SMALL, "--max_steps", "3", "--dynamic_sampling", "refill", "--max_generation_rounds",
+    cfg = resolve_plan(None, [*SMALL, "--max_steps", "3", "--dynamic_sampling", "refill", "--max_generation_rounds",
                              "10", "--num_generations", "2", "--refill_skip_solved", "true"], cuda_available=False)
     assert cfg.setting("loss_type") == "dapo"
     trainer = build_grpo_trainer(cfg, probe.SOLVED_TASK, str(tiny_sft_dir), tmp_path)
@@ -708,7 +708,7 @@ def test_filter_by_a_named_reward_drops_groups_that_differ_only_in_another(tiny_
 def test_a_trainer_refuses_a_dynamic_sampling_reward_it_does_not_have(tiny_sft_dir, tmp_path):
     from agentgrpo.errors import UserError
 
-    cfg = load_config(None, [*SMALL, "--max_steps", "1", "--dynamic_sampling", "filter",
+    cfg = resolve_plan(None, [*SMALL, "--max_steps", "1", "--dynamic_sampling", "filter",
                              "--dynamic_sampling_reward", "correct_answer"], cuda_available=False)
     with pytest.raises(UserError, match="dynamic_sampling_reward: 'correct_answer' is not one of this run's "
                                         r"rewards \['parity_reward'\]"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from agentgrpo import rundir
-from agentgrpo.plan import load_config
+from agentgrpo.plan import resolve_plan
 from agentgrpo.tasks.calculator import safe_arithmetic
 from agentgrpo.training.grpo import build_grpo_trainer
 
@@ -15,7 +15,7 @@ SMALL = ["--model", "tiny", "--max_steps", "2",
 
 
 def trainer_for(model_dir, tmp_path, calculator, *extra):
-    cfg = load_config(None, [*SMALL, *extra], cuda_available=False)
+    cfg = resolve_plan(None, [*SMALL, *extra], cuda_available=False)
     return build_grpo_trainer(cfg, calculator, str(model_dir), tmp_path)
 
 

@@ -12,7 +12,7 @@ import pytest
 from transformers.utils import get_json_schema
 
 from agentgrpo import rundir
-from agentgrpo.plan import load_config
+from agentgrpo.plan import resolve_plan
 from agentgrpo.tasks.calculator import CalculatorEnv
 from agentgrpo.training.grpo import build_grpo_trainer
 from agentgrpo.training.tool_timeout import TIMEOUTS, ToolTimeout, timed_environment_factory
@@ -64,7 +64,7 @@ def test_a_hanging_tool_becomes_an_observation_and_training_goes_on(tiny_sft_dir
     sys.path.insert(0, str(HERE))
     from hanging_task import TASK
 
-    cfg = load_config(None, [*SMALL, "--tool_timeout", "0.3"], cuda_available=False)
+    cfg = resolve_plan(None, [*SMALL, "--tool_timeout", "0.3"], cuda_available=False)
     trainer = build_grpo_trainer(cfg, TASK, str(tiny_sft_dir), tmp_path)
     trainer.train()
     records = rundir.read_jsonl(tmp_path / rundir.METRICS)
@@ -79,9 +79,9 @@ def test_the_watchdog_dumps_stacks_and_fails_a_hung_run(tiny_sft_dir, tmp_path):
         import sys
         sys.path.insert(0, {str(HERE)!r})
         from hanging_task import TASK
-        from agentgrpo.plan import load_config
+        from agentgrpo.plan import resolve_plan
         from agentgrpo.training.grpo import build_grpo_trainer
-        cfg = load_config(None, {[*SMALL, "--tool_timeout", "0", "--step_timeout", "20"]!r}, cuda_available=False)
+        cfg = resolve_plan(None, {[*SMALL, "--tool_timeout", "0", "--step_timeout", "20"]!r}, cuda_available=False)
         build_grpo_trainer(cfg, TASK, {str(tiny_sft_dir)!r}, __import__("pathlib").Path({str(tmp_path)!r})).train()
     """)
     start = time.monotonic()
@@ -102,7 +102,7 @@ def test_a_train_that_raises_disarms_its_watchdog(tiny_sft_dir, tmp_path):
     script = textwrap.dedent(f"""
         import time
         from transformers import TrainerCallback
-        from agentgrpo.plan import load_config
+        from agentgrpo.plan import resolve_plan
         from agentgrpo.tasks.calculator import TASK
         from agentgrpo.training import watchdog
         from agentgrpo.training.grpo import build_grpo_trainer
@@ -112,7 +112,7 @@ def test_a_train_that_raises_disarms_its_watchdog(tiny_sft_dir, tmp_path):
                 assert len(watchdog.running()) == 1  # armed while training
                 raise RuntimeError("the planted error")
 
-        cfg = load_config(None, {[*SMALL, "--step_timeout", "1"]!r}, cuda_available=False)
+        cfg = resolve_plan(None, {[*SMALL, "--step_timeout", "1"]!r}, cuda_available=False)
         trainer = build_grpo_trainer(cfg, TASK, {str(tiny_sft_dir)!r}, __import__("pathlib").Path({str(tmp_path)!r}),
                                      callbacks=[Fails()])
         try:

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from agentgrpo import rundir
-from agentgrpo.plan import load_config
+from agentgrpo.plan import resolve_plan
 from agentgrpo.rewards import games
 from agentgrpo.tasks import get_task, wordle
 from agentgrpo.training.trl_compat import call_tool
@@ -173,7 +173,7 @@ def test_grpo_plays_several_turns_masks_feedback_and_logs_turns(tiny_random_dir,
     from agentgrpo.training.grpo import build_grpo_trainer
 
     tiny = long_context_copy(tiny_random_dir, tmp_path / "tiny")
-    cfg = load_config(None, ["--model", str(tiny), "--task", "wordle",
+    cfg = resolve_plan(None, ["--model", str(tiny), "--task", "wordle",
                              "--per_device_train_batch_size", "4", "--num_generations", "4",
                              "--max_completion_length", "1024", "--max_steps", "2", "--logging_steps", "1",
                              "--save_strategy", "no", "--disable_tqdm", "true", "--doctor_every", "0",

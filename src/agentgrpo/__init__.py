@@ -19,8 +19,8 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["DynamicSamplingTrainer", "LiveDoctor", "LiveDoctorCallback", "Recorder", "load_config", "tiny_model_path",
-           "train", "validate"]
+__all__ = ["DynamicSamplingTrainer", "LiveDoctor", "LiveDoctorCallback", "Recorder", "resolve_plan",
+           "tiny_model_path", "train", "validate"]
 
 
 def tiny_model_path() -> str:
@@ -38,11 +38,11 @@ def validate(config=None, /, *, train_dataset=None, eval_dataset=None, peft_conf
     listing every problem. Loads no model.
     """
     from agentgrpo.config import config_path
-    from agentgrpo.plan import load_config
+    from agentgrpo.plan import resolve_plan
 
     objects = {"train_dataset": train_dataset, "eval_dataset": eval_dataset, "peft_config": peft_config}
     source = config if isinstance(config, dict) or config is None else config_path(str(config))
-    return load_config(source, overrides, deep=True, objects={k: v for k, v in objects.items() if v is not None})
+    return resolve_plan(source, overrides, deep=True, objects={k: v for k, v in objects.items() if v is not None})
 
 
 def train(config=None, /, *, callbacks=(), train_dataset=None, eval_dataset=None, peft_config=None, **overrides):
@@ -60,14 +60,11 @@ def train(config=None, /, *, callbacks=(), train_dataset=None, eval_dataset=None
     return run(cfg, callbacks=list(callbacks))
 
 
-def load_config(*args, **kwargs):
-    """`agentgrpo.plan.load_config` (checks without the deep ones)."""
-    from agentgrpo.plan import load_config as _load
-
-    return _load(*args, **kwargs)
-
-
 def __getattr__(name: str):
+    if name == "resolve_plan":  # config + overrides -> the checked RunPlan (without the deep checks)
+        from agentgrpo.plan import resolve_plan
+
+        return resolve_plan
     if name == "Recorder":
         from agentgrpo.training.recorder import Recorder
 

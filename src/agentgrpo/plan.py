@@ -140,22 +140,6 @@ class RunPlan:
         return self.options.grpo_args(output_dir, **_trainer_defaults(self.task, self.rewards, Path(output_dir)))
 
 
-def load_config(path: str | os.PathLike | dict | None, overrides: list[str] | dict | None = None,
-                *, cuda_available: bool | None = None, deep: bool = False, objects: dict | None = None,
-                early: bool = False) -> RunPlan:
-    """Read ``path`` (a YAML file, or a dict), apply ``overrides``, check everything, return the `RunPlan`
-    (which reads like the options: ``.run``, ``.grpo``, ``.setting(name)``).
-
-    Raises `ConfigError` listing every problem found. Loads no model. ``deep`` adds the checks that touch
-    more than the config: the model is reachable (a Hub id while offline), every reward and tool answers a
-    sample call (with the tool timeout), the dataset loads (`agentgrpo validate` and `train` run them).
-    ``early`` (train) raises the problems found without importing torch, transformers or TRL at once, before
-    the deep checks (which import them); without it (validate) every problem is reported together.
-    ``objects`` are Python objects the API passes (``train_dataset``, ``peft_config``).
-    """
-    return resolve_plan(path, overrides, cuda_available=cuda_available, deep=deep, objects=objects, early=early)
-
-
 def resolve_plan(source: str | os.PathLike | dict | None, overrides: list[str] | dict | None = None, *,
                  cuda_available: bool | None = None, deep: bool = False, objects: dict | None = None,
                  early: bool = False) -> RunPlan:

@@ -35,17 +35,17 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from agentgrpo.plan import load_config
+    from agentgrpo.plan import resolve_plan
 
     overrides = collect_overrides(args)
     path = config_path(args.config)
-    probe = load_config(path, overrides, cuda_available=True)  # target fields only; re-checked per target
+    probe = resolve_plan(path, overrides, cuda_available=True)  # target fields only; re-checked per target
     target = probe.launch.target
     if target == "hf-jobs":
         return _hf_jobs(path, overrides, args.dry_run)
     if target == "accelerate":
         return _accelerate(path, overrides, args.dry_run)
-    cfg = load_config(path, overrides, deep=True)
+    cfg = resolve_plan(path, overrides, deep=True)
     if args.dry_run:
         print(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
         return 0
@@ -56,10 +56,10 @@ def run(args) -> int:
 
 def _accelerate(path, overrides: list[str], dry_run: bool) -> int:
     from agentgrpo.launch import accelerate_cmd
-    from agentgrpo.plan import load_config
+    from agentgrpo.plan import resolve_plan
 
     gpus = accelerate_cmd.visible_gpus()
-    cfg = load_config(path, overrides, cuda_available=gpus > 0)  # names the run: every process writes there
+    cfg = resolve_plan(path, overrides, cuda_available=gpus > 0)  # names the run: every process writes there
     n = cfg.launch.num_processes
     problems = accelerate_cmd.check(cfg.setting, n, cfg.launch.accelerate_config, gpus=gpus,
                                     vllm_installed=accelerate_cmd.vllm_installed())
@@ -82,10 +82,10 @@ def _hf_jobs(path, overrides: list[str], dry_run: bool) -> int:
     from agentgrpo.config import parse_overrides
     from agentgrpo.launch import bundle as bundle_mod
     from agentgrpo.launch import flavors, hf_jobs, hub_io
-    from agentgrpo.plan import load_config
+    from agentgrpo.plan import resolve_plan
 
     token = None if dry_run else hub_io.require_token()
-    probe = load_config(path, overrides, cuda_available=True)
+    probe = resolve_plan(path, overrides, cuda_available=True)
     table, source = flavors.load_flavors(hub_io.api())  # the Hub's list (and prices) when online
     problems = flavors.check_flavor(probe.launch.flavor, table, hf_jobs.gpu_options(probe.to_dict()))
     if problems:
@@ -95,7 +95,7 @@ def _hf_jobs(path, overrides: list[str], dry_run: bool) -> int:
     extra = {}
     if flavor.gpus > 1 and "num_processes" not in {*given, *_file_keys(path)}:
         extra["num_processes"] = flavor.gpus  # one process per GPU of the flavor
-    cfg = load_config(path, [*overrides, *_as_flags(extra)], cuda_available=flavor.is_gpu)
+    cfg = resolve_plan(path, [*overrides, *_as_flags(extra)], cuda_available=flavor.is_gpu)
     for warning in flavors.flavor_warnings(flavor, cfg.setting, cfg.launch.num_processes):
         print(f"[agentgrpo] warning: {warning}")
     config = cfg.to_dict()

@@ -19,8 +19,8 @@ def train_dataset(task: Task, size: int, seed: int) -> Dataset:
     return Dataset.from_list(task.train_problems(size, seed))
 
 
-def build_grpo_trainer(cfg, task: Task, model_path: str, run_dir: Path, callbacks=(), record: bool = True):
-    """A ready `GRPOTrainer` for the run plan ``cfg`` (`agentgrpo.plan.RunPlan`), writing checkpoints under
+def build_grpo_trainer(plan, task: Task, model_path: str, run_dir: Path, callbacks=(), record: bool = True):
+    """A ready `GRPOTrainer` for the run plan ``plan`` (`agentgrpo.plan.RunPlan`), writing checkpoints under
     ``run_dir/checkpoints`` and metrics to ``run_dir``.
 
     The plan's own RewardSet and GRPOConfig are used as they are; a ``task`` or ``run_dir`` other than the
@@ -32,31 +32,31 @@ def build_grpo_trainer(cfg, task: Task, model_path: str, run_dir: Path, callback
     from agentgrpo.training.dynamic_trainer import DynamicSamplingTrainer
     from agentgrpo.training.models import freeze_fixed_parameters, load_tokenizer
 
-    own = task is cfg.task and Path(run_dir) == Path(cfg.run_dir) and cfg.grpo_config is not None
+    own = task is plan.task and Path(run_dir) == Path(plan.run_dir) and plan.grpo_config is not None
     if own:
-        funcs, args = cfg.rewards.funcs, cfg.grpo_config
+        funcs, args = plan.rewards.funcs, plan.grpo_config
     else:
-        funcs, weights = make_reward_funcs(cfg.run.rewards, task, strict=cfg.run.strict_rewards)
+        funcs, weights = make_reward_funcs(plan.run.rewards, task, strict=plan.run.strict_rewards)
         # trackio / wandb show the run under its own name and project (TRL's defaults: random, "huggingface")
-        args = cfg.options.grpo_args(run_dir / rundir.CHECKPOINTS, reward_weights=weights, run_name=run_dir.name,
+        args = plan.options.grpo_args(run_dir / rundir.CHECKPOINTS, reward_weights=weights, run_name=run_dir.name,
                                      project=f"agentgrpo-{task.name}")
     recorder = Recorder(run_dir) if record else None
-    guards = [ToolTimeoutCounter(), Watchdog(run_dir, cfg.run.step_timeout)] if record else []
+    guards = [ToolTimeoutCounter(), Watchdog(run_dir, plan.run.step_timeout)] if record else []
     trainer = DynamicSamplingTrainer(
         model=model_path,
-        dynamic_sampling=cfg.run.dynamic_sampling,
-        max_generation_rounds=cfg.run.max_generation_rounds,
-        refill_carry=cfg.run.refill_carry,
-        refill_skip_solved=cfg.run.refill_skip_solved,
-        dynamic_sampling_reward=cfg.run.dynamic_sampling_reward,
-        refill_round_size=cfg.run.refill_round_size,
+        dynamic_sampling=plan.run.dynamic_sampling,
+        max_generation_rounds=plan.run.max_generation_rounds,
+        refill_carry=plan.run.refill_carry,
+        refill_skip_solved=plan.run.refill_skip_solved,
+        dynamic_sampling_reward=plan.run.dynamic_sampling_reward,
+        refill_round_size=plan.run.refill_round_size,
         reward_funcs=funcs,
         args=args,
-        train_dataset=train_dataset(task, cfg.run.train_size, seed=args.seed),
+        train_dataset=train_dataset(task, plan.run.train_size, seed=args.seed),
         processing_class=load_tokenizer(model_path),
-        environment_factory=timed_environment_factory(task.environment_factory, cfg.run.tool_timeout),
-        tools=timed_tools(task.tool_functions, cfg.run.tool_timeout) or None,
-        peft_config=cfg.peft_config(),
+        environment_factory=timed_environment_factory(task.environment_factory, plan.run.tool_timeout),
+        tools=timed_tools(task.tool_functions, plan.run.tool_timeout) or None,
+        peft_config=plan.peft_config(),
         callbacks=[c for c in (*guards[:1], recorder, *guards[1:], *callbacks) if c is not None],
     )
     freeze_fixed_parameters(trainer.model)
