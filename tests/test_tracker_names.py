@@ -11,10 +11,11 @@ def test_tracker_run_name_and_project(tiny_sft_dir, tmp_path, calculator):
     run_dir.mkdir()
     cfg = resolve_plan(
         None,
-        ["--model", "tiny", "--max_steps", "2", "--per_device_train_batch_size", "8", "--save_strategy", "no"],
+        ["--model", "tiny", "--max_steps", "2", "--per_device_train_batch_size", "8", "--save_strategy", "no",
+         "--output_dir", str(run_dir)],
         cuda_available=False,
     )
-    args = build_grpo_trainer(cfg, calculator, str(tiny_sft_dir), run_dir).args
+    args = build_grpo_trainer(cfg, str(tiny_sft_dir)).args
     assert args.run_name == "my-run" and args.project == "agentgrpo-calculator"
     cfg = resolve_plan(
         None,
@@ -29,7 +30,9 @@ def test_tracker_run_name_and_project(tiny_sft_dir, tmp_path, calculator):
             "no",
             "--project",
             "mine",
+            "--output_dir",
+            str(run_dir),
         ],
         cuda_available=False,
     )
-    assert build_grpo_trainer(cfg, calculator, str(tiny_sft_dir), run_dir).args.project == "mine"
+    assert build_grpo_trainer(cfg, str(tiny_sft_dir)).args.project == "mine"

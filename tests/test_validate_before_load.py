@@ -118,8 +118,9 @@ def test_trl_defaults_are_read_from_grpoconfig():
 def test_the_real_grpoconfig_is_built_without_deprecation_noise():
     import warnings
 
-    cfg = resolve_plan(BASE, cuda_available=False)
+    import trl  # noqa: F401 - imported first: warnings at import time are not the GRPOConfig's
+
     with warnings.catch_warnings():
         warnings.simplefilter("error", FutureWarning)
-        args = cfg.grpo_args_for("/tmp/agentgrpo-unused")
+        args = resolve_plan(BASE, cuda_available=False).grpo_config  # the plan builds the one GRPOConfig
     assert args.activation_checkpointing is True and args.logging_steps == 1

@@ -39,6 +39,16 @@ class EvalSettings:
     max_completion_length: int
     max_tool_calling_iterations: int | None
     seed: int
+    tool_timeout: float
+
+    @classmethod
+    def of(cls, options: ResolvedConfig) -> EvalSettings:
+        r = options.run
+        return cls(size=r.eval_size, modes=tuple(r.eval_modes), batch_size=r.eval_batch_size, before=r.eval_before,
+                   after=r.eval_after, temperature=options.setting("temperature"),
+                   max_completion_length=options.setting("max_completion_length"),
+                   max_tool_calling_iterations=options.setting("max_tool_calling_iterations"),
+                   seed=options.setting("seed"), tool_timeout=r.tool_timeout)
 
 
 @dataclass(frozen=True)
@@ -48,6 +58,12 @@ class LaunchSettings:
     num_processes: int
     accelerate_config: str | None
     job_timeout: str | None
+
+    @classmethod
+    def of(cls, options: ResolvedConfig) -> LaunchSettings:
+        r = options.run
+        return cls(target=r.target, flavor=r.flavor, num_processes=r.num_processes,
+                   accelerate_config=r.accelerate_config, job_timeout=r.job_timeout)
 
 
 # The GRPOConfig settings the samplers (eval, preflight) read; their values come from the plan.
@@ -68,6 +84,10 @@ class RunPlan:
     resumed: bool  # an existing run continues
     checkpoint: str | bool  # what trainer.train(resume_from_checkpoint=...) gets
     grpo_config: Any  # the one trl.GRPOConfig (None where the device was only simulated)
+    eval: EvalSettings  # how held-out eval generates
+    launch: LaunchSettings  # where `agentgrpo launch` trains
+    dynamic_sampling: Any  # agentgrpo.training.dynamic_sampling_options.DynamicSampling (None: its values had problems)
+    heal: Any  # agentgrpo.heal.settings.HealSettings
     warnings: list[str] = dataclasses.field(default_factory=list)  # doubtful, not wrong (printed)
 
     # --- the options, read-only --------------------------------------------------------------------
@@ -110,34 +130,22 @@ class RunPlan:
         return {**dataclasses.asdict(self.run), "rewards": [dict(s) for s in self.reward_specs], **self.peft,
                 **self.grpo}
 
-    # --- what each command reads -------------------------------------------------------------------
-    @property
-    def eval(self) -> EvalSettings:
-        r = self.run
-        return EvalSettings(size=r.eval_size, modes=tuple(r.eval_modes), batch_size=r.eval_batch_size,
-                            before=r.eval_before, after=r.eval_after, temperature=self.setting("temperature"),
-                            max_completion_length=self.setting("max_completion_length"),
-                            max_tool_calling_iterations=self.setting("max_tool_calling_iterations"),
-                            seed=self.setting("seed"))
-
+    # --- what each command reads ---------------------------------------------------------------------
     @property
     def sampling(self) -> dict:
         """The GRPOConfig settings the samplers read (the preflight check, pass@k), TRL's defaults filled in."""
         return {k: self.setting(k) for k in SAMPLING}
 
     @property
-    def launch(self) -> LaunchSettings:
-        r = self.run
-        return LaunchSettings(target=r.target, flavor=r.flavor, num_processes=r.num_processes,
-                              accelerate_config=r.accelerate_config, job_timeout=r.job_timeout)
-
-    @property
     def reward_weights(self) -> dict[str, float]:
         return dict(zip(self.rewards.names, self.rewards.weights, strict=True))
 
-    def grpo_args_for(self, output_dir: str | os.PathLike):
-        """The GRPOConfig for another output directory (a benchmark's own); the plan's own is `grpo_config`."""
-        return self.options.grpo_args(output_dir, **_trainer_defaults(self.task, self.rewards, Path(output_dir)))
+    def with_changes(self, changes: dict[str, Any], checkpoint: str | os.PathLike) -> RunPlan:
+        """The plan of the next segment of a healed run (`agentgrpo.heal.apply`): this plan with ``changes``
+        (option -> new value) applied, resuming from ``checkpoint``; its rewards, GRPOConfig and settings objects
+        are made as `resolve_plan` makes them, and checked. Raises `ConfigError` listing every problem."""
+        data = {**self.to_dict(), **changes, "resume_from_checkpoint": str(Path(self.run_dir) / checkpoint)}
+        return _plan_of(data, [], [], cuda_available=None, deep=False, objects=self.objects, early=False)
 
 
 def resolve_plan(source: str | os.PathLike | dict | None, overrides: list[str] | dict | None = None, *,
@@ -148,30 +156,38 @@ def resolve_plan(source: str | os.PathLike | dict | None, overrides: list[str] |
     Loads no model. ``deep`` adds the checks that call user code or look beyond the config: every reward
     and tool is called once on a sample input (with the tool timeout), the model is reachable.
     """
-    from agentgrpo import checks
-
     file_data = dict(source) if isinstance(source, dict) else (read_yaml(source) if source else {})
     now, problems = _overrides(overrides)
     data, notes = _with_saved_plan(file_data, now)
+    return _plan_of(data, problems, notes, cuda_available=cuda_available, deep=deep, objects=objects, early=early)
+
+
+def _plan_of(data: dict, problems: list[str], notes: list[str], *, cuda_available: bool | None, deep: bool,
+             objects: dict | None, early: bool) -> RunPlan:
+    """The `RunPlan` for the options ``data`` (the config's, overrides and a resumed run's saved plan applied);
+    ``problems`` found so far are reported with the rest."""
+    from agentgrpo import checks
+
+    problems = list(problems)
     cuda = cuda_available if cuda_available is not None else _cuda_guess()  # torch is asked only before TRL
     options, option_problems = resolve_options(data, cuda, objects)
-    problems += option_problems
     warnings = list(notes)
     task, rewards, specs, task_problems = _task_and_rewards(options)
-    problems += task_problems
     if task is not None and "train_size" not in options.given and task.size is not None:
         options = dataclasses.replace(options, run=dataclasses.replace(options.run, train_size=task.size))
     run_dir, resumed, checkpoint = _run_dir(options, task)
     if task is not None and not options.run.run_name and not options.run.output_dir:
         options = dataclasses.replace(options, run=dataclasses.replace(options.run, run_name=run_dir.name))
+    settings, settings_problems = _settings(options)
     plan = RunPlan(options=options, task=task, rewards=rewards, reward_specs=tuple(specs), run_dir=run_dir,
-                   resumed=resumed, checkpoint=checkpoint, grpo_config=None)
+                   resumed=resumed, checkpoint=checkpoint, grpo_config=None, **settings)
+    problems += option_problems + task_problems + settings_problems
     problems += checks.check_plan(plan, cuda_available=cuda, warnings=warnings)
     # Every problem above was found without importing torch, transformers or TRL (`agentgrpo.trl_fields`):
     # bad input is named at once. Only a plan without problems pays for the imports: the real device, then
     # TRL's own GRPOConfig checks.
     if not problems and cuda_available is None and _cuda(None) != cuda:
-        return resolve_plan(source, overrides, cuda_available=not cuda, deep=deep, objects=objects, early=early)
+        return _plan_of(data, [], notes, cuda_available=not cuda, deep=deep, objects=objects, early=early)
     if not problems and rewards is not None and (cuda_available is None or cuda == _cuda(None)):
         grpo_config, grpo_problems = _grpo_config(options, task, rewards, run_dir)
         problems += [p for p in grpo_problems if not checks.already_said(p, problems)]
@@ -183,6 +199,20 @@ def resolve_plan(source: str | os.PathLike | dict | None, overrides: list[str] |
     if problems:
         raise ConfigError(problems)
     return dataclasses.replace(plan, warnings=list(warnings))
+
+
+def _settings(options: ResolvedConfig) -> tuple[dict[str, Any], list[str]]:
+    """The plan's settings objects, each made once from the options: eval, launch, dynamic sampling, heal;
+    (the fields, problems with their values)."""
+    from agentgrpo.heal.settings import HealSettings
+    from agentgrpo.training.dynamic_sampling_options import DynamicSampling
+
+    try:
+        dynamic_sampling, problems = DynamicSampling.of(options.run), []
+    except ConfigError as exc:
+        dynamic_sampling, problems = None, list(exc.problems)
+    return {"eval": EvalSettings.of(options), "launch": LaunchSettings.of(options),
+            "dynamic_sampling": dynamic_sampling, "heal": HealSettings.of(options.run)}, problems
 
 
 def _overrides(overrides) -> tuple[dict, list[str]]:

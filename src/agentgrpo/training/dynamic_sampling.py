@@ -12,8 +12,6 @@ import math
 
 import torch
 
-from agentgrpo.training.dynamic_sampling_options import check_options  # noqa: F401 - ds.check_options
-
 KEEP = "dynamic_sampling_keep"  # the batch key marking the rows the loss sees (the rest are dropped there)
 CARRIED = "dynamic_sampling_carried"  # the batch key marking rows of groups generated in an earlier step
 LEFT_PADDED = {"prompt_ids": "pad", "prompt_mask": 0}  # TRL pads prompts on the left, completions on the right

@@ -10,7 +10,6 @@ from agentgrpo import rundir
 from agentgrpo.tasks.base import Task
 from agentgrpo.training.progress import use_compact_progress
 from agentgrpo.training.recorder import Recorder
-from agentgrpo.training.reward_specs import make_reward_funcs
 from agentgrpo.training.tool_timeout import ToolTimeoutCounter, timed_environment_factory, timed_tools
 from agentgrpo.training.watchdog import Watchdog, stop_with_training
 
@@ -19,38 +18,29 @@ def train_dataset(task: Task, size: int, seed: int) -> Dataset:
     return Dataset.from_list(task.train_problems(size, seed))
 
 
-def build_grpo_trainer(plan, task: Task, model_path: str, run_dir: Path, callbacks=(), record: bool = True):
+def build_grpo_trainer(plan, model_path: str, callbacks=(), record: bool = True):
     """A ready `GRPOTrainer` for the run plan ``plan`` (`agentgrpo.plan.RunPlan`), writing checkpoints under
-    ``run_dir/checkpoints`` and metrics to ``run_dir``.
+    ``run_dir/checkpoints`` and metrics to the plan's run directory.
 
-    The plan's own RewardSet and GRPOConfig are used as they are; a ``task`` or ``run_dir`` other than the
-    plan's (a test's, a benchmark's) gets its own. ``record=False`` leaves out the recorder (plain TRL, for
-    overhead measurements). With ``use_peft`` (or a ``peft_config`` object) TRL wraps the model in a LoRA
-    adapter; only the adapter trains. The trainer is TRL's `GRPOTrainer` with the plan's ``dynamic_sampling``
-    (`agentgrpo.training.dynamic_trainer`; off = TRL's own training).
+    The plan's own task, RewardSet, GRPOConfig and `DynamicSampling` are used as they are (a test or a
+    benchmark resolves a plan of its own: its task, ``output_dir``). ``record=False`` leaves out the recorder
+    (plain TRL, for overhead measurements). With ``use_peft`` (or a ``peft_config`` object) TRL wraps the model
+    in a LoRA adapter; only the adapter trains. The trainer is TRL's `GRPOTrainer` with the plan's dynamic
+    sampling (`agentgrpo.training.dynamic_trainer`; off = TRL's own training).
     """
     from agentgrpo.training.dynamic_trainer import DynamicSamplingTrainer
     from agentgrpo.training.models import freeze_fixed_parameters, load_tokenizer
 
-    own = task is plan.task and Path(run_dir) == Path(plan.run_dir) and plan.grpo_config is not None
-    if own:
-        funcs, args = plan.rewards.funcs, plan.grpo_config
-    else:
-        funcs, weights = make_reward_funcs(plan.run.rewards, task, strict=plan.run.strict_rewards)
-        # trackio / wandb show the run under its own name and project (TRL's defaults: random, "huggingface")
-        args = plan.options.grpo_args(run_dir / rundir.CHECKPOINTS, reward_weights=weights, run_name=run_dir.name,
-                                     project=f"agentgrpo-{task.name}")
+    if plan.grpo_config is None:
+        raise ValueError("build_grpo_trainer: the plan was resolved for a simulated device (cuda_available differs "
+                         "from this machine's); it has no GRPOConfig to train with")
+    task, run_dir, args = plan.task, Path(plan.run_dir), plan.grpo_config
     recorder = Recorder(run_dir) if record else None
     guards = [ToolTimeoutCounter(), Watchdog(run_dir, plan.run.step_timeout)] if record else []
     trainer = DynamicSamplingTrainer(
         model=model_path,
-        dynamic_sampling=plan.run.dynamic_sampling,
-        max_generation_rounds=plan.run.max_generation_rounds,
-        refill_carry=plan.run.refill_carry,
-        refill_skip_solved=plan.run.refill_skip_solved,
-        dynamic_sampling_reward=plan.run.dynamic_sampling_reward,
-        refill_round_size=plan.run.refill_round_size,
-        reward_funcs=funcs,
+        dynamic_sampling=plan.dynamic_sampling,
+        reward_funcs=plan.rewards.funcs,
         args=args,
         train_dataset=train_dataset(task, plan.run.train_size, seed=args.seed),
         processing_class=load_tokenizer(model_path),
