@@ -57,7 +57,7 @@ def measured(seed: int, steps: int, out: Path) -> tuple[float, list[float], floa
     )
     task = get_task(cfg.run.task)
     cfg.run.rewards = [dataclasses.asdict(s) for s in normalize_specs(cfg.run.rewards, task)]
-    run_dir = rundir.new_run_dir(cfg.run.runs_dir, cfg.run.run_name, task.name)
+    run_dir = rundir.new_run_dir(cfg.run.runs_dir, cfg.run.run_name, task.name, resume=False)
     torch.manual_seed(seed)
     start = time.perf_counter()
     _grpo(cfg, task, resolve_model(cfg.run.model, task), run_dir)

@@ -712,6 +712,6 @@ def test_filter_by_a_named_reward_drops_groups_that_differ_only_in_another(tiny_
 
 def test_a_plan_refuses_a_dynamic_sampling_reward_its_task_does_not_have(tmp_path):
     with pytest.raises(ConfigError, match="dynamic_sampling_reward: 'correct_answer' is not one of this run's "
-                                          r"rewards \['parity'\]"):
+                                          r"rewards \['parity_reward'\]"):
         plan_for(probe.PARITY_TASK, tmp_path, [*SMALL, "--max_steps", "1", "--dynamic_sampling", "filter",
                                                "--dynamic_sampling_reward", "correct_answer"])

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgrpo import rundir
-from agentgrpo.config import ResolvedConfig, parse_overrides, read_yaml, resolve_options
+from agentgrpo.config import ResolvedConfig, RunConfig, parse_overrides, read_yaml, resolve_options
 from agentgrpo.errors import ConfigError, UserError
 
 
@@ -65,6 +65,8 @@ class LaunchSettings:
         return cls(target=r.target, flavor=r.flavor, num_processes=r.num_processes,
                    accelerate_config=r.accelerate_config, job_timeout=r.job_timeout)
 
+
+RUN_OPTIONS = frozenset(f.name for f in dataclasses.fields(RunConfig))  # agentgrpo's own options
 
 # The GRPOConfig settings the samplers (eval, preflight) read; their values come from the plan.
 SAMPLING = ("seed", "num_generations", "temperature", "max_completion_length", "max_tool_calling_iterations",
@@ -116,7 +118,12 @@ class RunPlan:
         return self.options.uses_peft
 
     def setting(self, name: str) -> Any:
-        """A GRPOConfig value: the config's, else TRL's own default."""
+        """A GRPOConfig value: the config's, else TRL's own default; or one of agentgrpo's own options (a
+        remedy may change either: `agentgrpo.heal.remedies`)."""
+        from agentgrpo.config import _grpo_fields
+
+        if name not in self.options.grpo and name in RUN_OPTIONS and name not in _grpo_fields():
+            return getattr(self.run, name)
         return self.options.setting(name)
 
     def peft_config(self):
@@ -160,6 +167,19 @@ def resolve_plan(source: str | os.PathLike | dict | None, overrides: list[str] |
     now, problems = _overrides(overrides)
     data, notes = _with_saved_plan(file_data, now)
     return _plan_of(data, problems, notes, cuda_available=cuda_available, deep=deep, objects=objects, early=early)
+
+
+def read_options(source: str | os.PathLike | dict | None, overrides: list[str] | dict | None = None) -> ResolvedConfig:
+    """The type-checked options of a config plus ``overrides`` (a resumed run's saved plan applied), without the
+    task, the rewards or the checks: what ``agentgrpo launch`` reads to choose a target (and a flavor) before
+    it resolves the plan, once, for that target. Raises `ConfigError` listing the options' problems."""
+    file_data = dict(source) if isinstance(source, dict) else (read_yaml(source) if source else {})
+    now, problems = _overrides(overrides)
+    data, _notes = _with_saved_plan(file_data, now)
+    options, option_problems = resolve_options(data, cuda=True)
+    if problems + option_problems:
+        raise ConfigError(problems + option_problems)
+    return options
 
 
 def _plan_of(data: dict, problems: list[str], notes: list[str], *, cuda_available: bool | None, deep: bool,
@@ -273,8 +293,6 @@ def _named_dir(data: dict) -> Path | None:
     if isinstance(data.get("output_dir"), str):
         return Path(data["output_dir"]).expanduser()
     if isinstance(data.get("run_name"), str):
-        from agentgrpo.config import RunConfig
-
         runs = data.get("runs_dir", RunConfig.runs_dir)
         return Path(str(runs)) / data["run_name"]
     return None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass, field
 
+from agentgrpo.config import RunConfig
 from agentgrpo.errors import ConfigError, UserError
 
 
@@ -20,7 +21,7 @@ from agentgrpo.errors import ConfigError, UserError
 class Target:
     task: object  # agentgrpo Task
     rewards: object  # agentgrpo RewardSet (trained rewards first, then weight-0 shadows)
-    model: str = "tiny"
+    model: str = RunConfig.model
     grpo: dict = field(default_factory=dict)
     train_size: int | None = None
     config: object | None = None  # the ResolvedConfig, when the target was a config

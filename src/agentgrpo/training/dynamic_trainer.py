@@ -213,7 +213,7 @@ class DynamicSamplingTrainer(GRPOTrainer):
     def _informative(self) -> torch.Tensor:
         """The round's groups that teach: their total reward varies (TRL's test), or with
         ``dynamic_sampling_reward`` named, that reward varies."""
-        aggregation = getattr(self, "multi_objective_aggregation", "sum_then_normalize")
+        aggregation = self.multi_objective_aggregation  # TRL's copy of the GRPOConfig field
         if self.dynamic_sampling_reward is not None:
             aggregation = "sum_then_normalize"  # one reward with weight 1: its own spread
         return ds.informative_groups(*self._decision_rewards(), self.num_generations, aggregation).cpu()

@@ -77,7 +77,7 @@ def _name_local_base_in_model_card(trainer, model_path: str) -> None:
     trainer.create_model_card = create_model_card
 
 
-def train(trainer, run_dir: Path, resume: bool | str = False, save_merged: bool = False) -> Path:
+def train(trainer, run_dir: Path, *, resume: bool | str, save_merged: bool) -> Path:
     """Train (from ``resume``: True = the run's last checkpoint, or a checkpoint path); save the final model.
 
     A LoRA run saves the adapter (adapter_config.json + weights) to final/; ``save_merged`` also writes

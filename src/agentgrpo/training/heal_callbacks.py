@@ -25,6 +25,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from agentgrpo import rundir
+from agentgrpo.config import RunConfig
 from agentgrpo.doctor.live import History, LiveDoctorCallback
 from agentgrpo.doctor.modes import MODES
 from agentgrpo.heal import history, rollback
@@ -82,7 +83,8 @@ class HealCallback(LiveDoctorCallback):
     a checkpoint, stops, and writes the heal plan to ``<run_dir>/heal.jsonl`` (the checkpoint before the onset,
     the remedy's settings, or a stop with the reason); `resume_healed` carries it out."""
 
-    def __init__(self, run_dir: str | Path, every: int = 10, stop_on=(), heal_max: int = 2, **kwargs):
+    def __init__(self, run_dir: str | Path, every: int = RunConfig.doctor_every, stop_on=(),
+                 heal_max: int = RunConfig.heal_max, **kwargs):
         super().__init__(every=every, stop_on=tuple(stop_on) or MODES, run_dir=run_dir, **kwargs)
         self.heal_max = heal_max
         self.planned: dict | None = None
