@@ -19,8 +19,8 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["DynamicSamplingTrainer", "LiveDoctor", "LiveDoctorCallback", "Recorder", "resolve_plan",
-           "tiny_model_path", "train", "validate"]
+__all__ = ["DynamicSampling", "DynamicSamplingTrainer", "LiveDoctor", "LiveDoctorCallback", "Recorder",
+           "resolve_plan", "tiny_model_path", "train", "validate"]
 
 
 def tiny_model_path() -> str:
@@ -73,6 +73,10 @@ def __getattr__(name: str):
         from agentgrpo.doctor.live import LiveDoctorCallback
 
         return LiveDoctorCallback
+    if name == "DynamicSampling":  # the trainer's dynamic sampling settings (torch-free)
+        from agentgrpo.training.dynamic_sampling_options import DynamicSampling
+
+        return DynamicSampling
     if name == "DynamicSamplingTrainer":
         from agentgrpo.training.dynamic_trainer import DynamicSamplingTrainer
 
