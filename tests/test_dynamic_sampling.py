@@ -67,7 +67,8 @@ def oracle_normalize_then_sum(table, weights, g) -> list[bool]:
 def test_informative_groups_match_plain_python(case):
     table, weights, g = case
     rewards, w = torch.tensor(table), torch.tensor(weights)
-    assert ds.informative_groups(rewards, w, g).tolist() == oracle_sum_then_normalize(table, weights, g)
+    assert ds.informative_groups(rewards, w, g, "sum_then_normalize").tolist() == \
+        oracle_sum_then_normalize(table, weights, g)
     assert ds.informative_groups(rewards, w, g, "normalize_then_sum").tolist() == \
         oracle_normalize_then_sum(table, weights, g)
 
@@ -98,7 +99,7 @@ def test_refill_rounds_are_sized_to_the_missing_groups(missing, informative, gro
     informative = min(informative, groups)
     unit = processes // math.gcd(g, processes)
     full = units * unit  # TRL's batch of prompts splits evenly over the processes
-    size = ds.refill_prompts(missing, informative, groups, full, processes, g, last)
+    size = ds.refill_prompts(missing, informative, groups, full, processes, g, last, "expected")
     assert 1 <= size <= full and size * g % processes == 0
     if last or informative == 0:
         assert size == full
@@ -113,7 +114,7 @@ def test_refill_rounds_are_sized_to_the_missing_groups(missing, informative, gro
 
 def test_refill_round_size_refuses_nothing_missing():
     with pytest.raises(ValueError, match="missing must be >= 1"):
-        ds.refill_prompts(0, 1, 4, 4, 1, 8, False)
+        ds.refill_prompts(0, 1, 4, 4, 1, 8, False, "expected")
 
 
 def _batch(rows, prompt_width, completion_width, pad=0):
@@ -687,9 +688,11 @@ def test_a_named_reward_alone_decides_which_groups_teach(case, data):
     names = [f"r{i}" for i in range(len(weights))]
     decided = ds.decision_rewards(torch.tensor(table), torch.tensor(weights), names, f"r{k}")
     column = [[row[k]] for row in table]
-    assert ds.informative_groups(*decided, g).tolist() == oracle_sum_then_normalize(column, [1.0], g)
+    assert ds.informative_groups(*decided, g, "sum_then_normalize").tolist() == \
+        oracle_sum_then_normalize(column, [1.0], g)
     undecided = ds.decision_rewards(torch.tensor(table), torch.tensor(weights), names, None)
-    assert ds.informative_groups(*undecided, g).tolist() == oracle_sum_then_normalize(table, weights, g)
+    assert ds.informative_groups(*undecided, g, "sum_then_normalize").tolist() == \
+        oracle_sum_then_normalize(table, weights, g)
 
 
 def test_filter_by_a_named_reward_drops_groups_that_differ_only_in_another(tiny_sft_dir, tmp_path):

@@ -1,14 +1,17 @@
 """One run, resolved once: config + overrides + task -> a frozen `RunPlan` every command reads.
 
     plan = resolve_plan("configs/demo.yaml", ["--max_steps", "20"])   # every problem at once, or a RunPlan
-    plan.task, plan.rewards, plan.grpo_config, plan.eval, plan.launch, plan.run_dir
+    plan.task, plan.rewards, plan.grpo_config, plan.run_dir                   # built once, here
+    plan.eval, plan.launch, plan.dynamic_sampling, plan.heal                  # one frozen settings object each
 
-`resolve_plan` is the only place a run's settings are decided: the options are type-checked (`config`), the
-task is loaded, the one `RewardSet` is built, the run directory is named, the one `trl.GRPOConfig` is
-built (TRL's own checks run then), and each package's checks of the plan run (`agentgrpo.checks` composes
-them). Nothing changes the plan afterwards: `train`, `resume`, `validate`, `eval`, `check`, `audit`,
-`launch` and the cost line read it. A run that resumes reloads its own plan (the ``config.yaml`` in its
-run directory) and applies only the overrides given now; the config file's values are not re-read.
+`resolve_plan` is the only way to a plan and the only place a run's settings are decided: the options are
+type-checked (`config`), the task is loaded, the one `RewardSet` is built, the run directory is named, the
+settings objects are made (their values checked as they are made), the one `trl.GRPOConfig` is built (TRL's
+own checks run then), and each package's checks of the plan run (`agentgrpo.checks` composes them). Nothing
+changes the plan afterwards: `train`, `resume`, `validate`, `eval`, `check`, `audit`, `launch` and the cost
+line read it, and nothing downstream rebuilds what it holds. A run that resumes reloads its own plan (the
+``config.yaml`` in its run directory) and applies only the overrides given now; the config file's values are
+not re-read. A heal makes the next segment's plan with `RunPlan.with_changes` (`agentgrpo.heal.apply`).
 """
 
 from __future__ import annotations
@@ -88,7 +91,7 @@ class RunPlan:
     grpo_config: Any  # the one trl.GRPOConfig (None where the device was only simulated)
     eval: EvalSettings  # how held-out eval generates
     launch: LaunchSettings  # where `agentgrpo launch` trains
-    dynamic_sampling: Any  # agentgrpo.training.dynamic_sampling_options.DynamicSampling (None: its values had problems)
+    dynamic_sampling: Any  # training.dynamic_sampling_options.DynamicSampling (None: its values had problems)
     heal: Any  # agentgrpo.heal.settings.HealSettings
     warnings: list[str] = dataclasses.field(default_factory=list)  # doubtful, not wrong (printed)
 

@@ -33,7 +33,7 @@ METRICS = (METRIC_ROUNDS, METRIC_DROPPED, METRIC_INFORMATIVE, METRIC_UNUSED, MET
 
 
 def informative_groups(rewards_per_func: torch.Tensor, weights: torch.Tensor, num_generations: int,
-                       aggregation: str = "sum_then_normalize") -> torch.Tensor:
+                       aggregation: str) -> torch.Tensor:
     """One bool per group (``num_generations`` consecutive rows): do its rewards differ, as GRPO sees them?
 
     ``rewards_per_func`` is TRL's (completions x reward functions) tensor, NaN where a function returned None.
@@ -118,7 +118,7 @@ def first_informative(informative: torch.Tensor, wanted: int) -> torch.Tensor:
 
 
 def refill_prompts(missing: int, informative_seen: int, groups_seen: int, full: int, processes: int,
-                   num_generations: int, last_round: bool, size: str = "expected") -> int:
+                   num_generations: int, last_round: bool, size: str) -> int:
     """How many prompts a refill round generates for: with ``size`` "expected", enough to bring ``missing``
     informative groups at the informative rate seen so far this step (``informative_seen`` of
     ``groups_seen``), not a whole batch; with "missing", ``missing`` (no group beyond the target).
