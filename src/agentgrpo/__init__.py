@@ -4,7 +4,7 @@ From Python, what the CLI does::
 
     import agentgrpo
     result = agentgrpo.train("configs/demo.yaml", max_steps=20, callbacks=[MyCallback()])
-    cfg = agentgrpo.validate({"model": "tiny", "max_steps": 10})   # every problem at once, no model loaded
+    plan = agentgrpo.validate({"model": "tiny", "max_steps": 10})   # every problem at once, no model loaded
 
 In your own TRL script, the flight recorder and the live doctor are plain `TrainerCallback`s::
 
@@ -55,9 +55,9 @@ def train(config=None, /, *, callbacks=(), train_dataset=None, eval_dataset=None
     """
     from agentgrpo.pipeline import run
 
-    cfg = validate(config, train_dataset=train_dataset, eval_dataset=eval_dataset, peft_config=peft_config,
+    plan = validate(config, train_dataset=train_dataset, eval_dataset=eval_dataset, peft_config=peft_config,
                    **overrides)
-    return run(cfg, callbacks=list(callbacks))
+    return run(plan, callbacks=list(callbacks))
 
 
 def __getattr__(name: str):
