@@ -39,18 +39,19 @@ def main(argv=None) -> int:
     from transformers import TrainerCallback
 
     from agentgrpo.config import config_path
-    from agentgrpo.plan import load_config
+    from agentgrpo.plan import resolve_plan
     from agentgrpo.tiny.build import SHIPPED_SFT
     from agentgrpo.training import dynamic_sampling as ds
     from agentgrpo.training.grpo import build_grpo_trainer
 
     torch.set_num_threads(1)
-    cfg = load_config(config_path("demo"), [
-        "--task", args.task, "--dynamic_sampling", "refill", "--refill_carry", "true", "--seed", str(args.seed),
-        "--max_steps", str(args.max_steps), "--save_strategy", "no", "--disable_tqdm", "true", "--doctor_every", "0"])
     totals = {"carried": [0, 0.0, 0.0], "fresh": [0, 0.0, 0.0]}  # tokens, sum |log ratio|, clipped tokens
     with tempfile.TemporaryDirectory() as tmp:
-        trainer = build_grpo_trainer(cfg, cfg.task, str(SHIPPED_SFT), Path(tmp))
+        cfg = resolve_plan(config_path("demo"), [
+            "--task", args.task, "--dynamic_sampling", "refill", "--refill_carry", "true", "--seed", str(args.seed),
+            "--max_steps", str(args.max_steps), "--save_strategy", "no", "--disable_tqdm", "true", "--doctor_every",
+            "0", "--output_dir", tmp])
+        trainer = build_grpo_trainer(cfg, str(SHIPPED_SFT))
         compute = trainer.compute_loss
 
         def compute_loss(model, inputs, **kwargs):

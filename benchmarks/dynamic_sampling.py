@@ -84,17 +84,17 @@ class EvalByTokens(TrainerCallback):
                           modes=("sampled",), temperature=e.temperature,
                           max_completion_length=e.max_completion_length,
                           max_tool_calling_iterations=e.max_tool_calling_iterations,
-                          batch_size=e.batch_size, seed=e.seed, show_progress=False)
+                          batch_size=e.batch_size, seed=e.seed, tool_timeout=e.tool_timeout, show_progress=False)
         return result["sampled"]["success_rate"]
 
 
 def run_one(task_name: str, mode: str, seed: int, args, root: Path) -> dict:
     from agentgrpo.config import config_path
-    from agentgrpo.plan import load_config
+    from agentgrpo.plan import resolve_plan
     from agentgrpo.tiny.build import SHIPPED_SFT
     from agentgrpo.training.grpo import build_grpo_trainer
 
-    cfg = load_config(config_path("demo"),
+    cfg = resolve_plan(config_path("demo"),
                       ["--task", task_name, "--dynamic_sampling", mode, "--seed", str(seed),
                        "--max_generation_rounds", str(args.max_generation_rounds), "--max_steps", str(args.max_steps),
                        "--save_strategy", "no", "--disable_tqdm", "true", "--doctor_every", "0",
@@ -102,11 +102,11 @@ def run_one(task_name: str, mode: str, seed: int, args, root: Path) -> dict:
                        *(["--refill_skip_solved", "true"] if args.refill_skip_solved and mode == "refill" else []),
                        *(["--refill_round_size", args.refill_round_size] if mode == "refill" else []),
                        *(["--dynamic_sampling_reward", args.dynamic_sampling_reward]
-                         if args.dynamic_sampling_reward and mode != "off" else [])])
+                         if args.dynamic_sampling_reward and mode != "off" else []),
+                       "--output_dir", str(root / f"{task_name}-{mode}-{seed}")])
     task = cfg.task  # the plan's task (its success reward resolved once, there)
-    run_dir = root / f"{task_name}-{mode}-{seed}"
     watcher = EvalByTokens(cfg, task, args.eval_every, args.target, args.eval_size, args.token_budget)
-    trainer = build_grpo_trainer(cfg, task, str(SHIPPED_SFT), run_dir, callbacks=[watcher])
+    trainer = build_grpo_trainer(cfg, str(SHIPPED_SFT), callbacks=[watcher])
     watcher.trainer = trainer
     trainer.train()
     last = watcher.curve[-1]

@@ -86,8 +86,7 @@ def preload(doctor, steps: int) -> None:
 
 def one_run(with_callbacks: bool, steps: int, model: str, every: int | None, history: int) -> dict:
     from agentgrpo.pipeline import _live_doctor
-    from agentgrpo.plan import load_config
-    from agentgrpo.tasks import get_task
+    from agentgrpo.plan import resolve_plan
     from agentgrpo.training.grpo import build_grpo_trainer
 
     overrides = ["--model", "tiny", "--max_steps", str(steps),
@@ -96,16 +95,14 @@ def one_run(with_callbacks: bool, steps: int, model: str, every: int | None, his
                  "--disable_tqdm", "true", "--seed", "0"]
     if every is not None:
         overrides += ["--doctor_every", str(every)]
-    cfg = load_config(None, overrides)
     timer = _timer()
     with tempfile.TemporaryDirectory() as tmp:
+        cfg = resolve_plan(None, [*overrides, "--task", "calculator", "--output_dir", tmp])
         ours = _live_doctor(cfg, Path(tmp)) if with_callbacks else []
         for cb in ours:
             cb.print_fn = None
             preload(cb, history)
-        trainer = build_grpo_trainer(
-            cfg, get_task("calculator"), model, Path(tmp), callbacks=[timer, *ours], record=with_callbacks
-        )
+        trainer = build_grpo_trainer(cfg, model, callbacks=[timer, *ours], record=with_callbacks)
         mine = [
             cb for cb in trainer.callback_handler.callbacks if type(cb).__name__ in ("Recorder", "LiveDoctorCallback")
         ]

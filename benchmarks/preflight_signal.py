@@ -38,12 +38,12 @@ def measured(seed: int, steps: int, out: Path) -> tuple[float, list[float], floa
 
     from agentgrpo import rundir
     from agentgrpo.pipeline import _grpo
-    from agentgrpo.plan import load_config
+    from agentgrpo.plan import resolve_plan
     from agentgrpo.tasks import get_task
     from agentgrpo.training.models import resolve_model
     from agentgrpo.training.reward_specs import normalize_specs
 
-    cfg = load_config(
+    cfg = resolve_plan(
         "src/agentgrpo/configs/demo.yaml",
         {
             "max_steps": steps,
@@ -57,7 +57,7 @@ def measured(seed: int, steps: int, out: Path) -> tuple[float, list[float], floa
     )
     task = get_task(cfg.run.task)
     cfg.run.rewards = [dataclasses.asdict(s) for s in normalize_specs(cfg.run.rewards, task)]
-    run_dir = rundir.new_run_dir(cfg.run.runs_dir, cfg.run.run_name, task.name)
+    run_dir = rundir.new_run_dir(cfg.run.runs_dir, cfg.run.run_name, task.name, resume=False)
     torch.manual_seed(seed)
     start = time.perf_counter()
     _grpo(cfg, task, resolve_model(cfg.run.model, task), run_dir)
@@ -69,12 +69,12 @@ def measured(seed: int, steps: int, out: Path) -> tuple[float, list[float], floa
 
 
 def preflight_seconds(out: Path) -> float:
-    from agentgrpo.plan import load_config
+    from agentgrpo.plan import resolve_plan
     from agentgrpo.preflight.run import run_preflight
     from agentgrpo.tasks import get_task
     from agentgrpo.training.models import resolve_model
 
-    cfg = load_config("src/agentgrpo/configs/demo.yaml")
+    cfg = resolve_plan("src/agentgrpo/configs/demo.yaml")
     task = get_task("calculator")
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()

@@ -62,7 +62,6 @@ _.find_dicts  # the console reader's entry; tests hold it equal to find_dicts_by
 _.read_preflight  # preflight.json read back (tests/test_preflight_train.py)
 _.new_run_dir  # benchmarks/preflight_signal.py
 _.run_dir_path  # RunPlan reads like the options it replaced (tests/test_validate_before_load.py)
-_.grpo_args_for  # a GRPOConfig for a benchmark's own directory (tests/test_validate_before_load.py)
 _.build_offline_file  # rebuilds the shipped BFCL file (docs/tasks.md)
 # Documented crash recovery (heal/rollback.py's docstring) that nothing in src/ calls yet: issue 37, item 5.
 _.finish_pending

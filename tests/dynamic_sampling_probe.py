@@ -76,6 +76,12 @@ CONSTANT_TASK = dataclasses.replace(TASK, name="calculator", reward_funcs={"cons
                                     success_reward="constant")
 
 
+def task_spec(task) -> str:
+    """The ``task`` option naming one of this module's tasks (``dynamic_sampling_probe:PARITY_TASK``)."""
+    name = next(k for k, v in globals().items() if v is task and k.endswith("_TASK"))
+    return f"dynamic_sampling_probe:{name}"  # importable by name: the tests put this folder on sys.path
+
+
 def answers_in(tokenizer, prompt_ids) -> list[int]:
     """The gold answer of each row, read back from its prompt tokens."""
     out = []
@@ -132,12 +138,13 @@ def main(argv: list[str]) -> None:
 
     from accelerate.utils import gather_object
 
-    from agentgrpo.plan import load_config
+    from agentgrpo.plan import resolve_plan
     from agentgrpo.training.grpo import build_grpo_trainer
 
     out, model_dir, run_dir, overrides = argv[0], argv[1], Path(argv[2]), argv[3:]
-    cfg = load_config(None, ["--model", "tiny", *overrides], cuda_available=False)
-    trainer = build_grpo_trainer(cfg, PARITY_TASK, model_dir, run_dir)
+    cfg = resolve_plan(None, ["--model", "tiny", *overrides, "--task", task_spec(PARITY_TASK),
+                              "--output_dir", str(run_dir)], cuda_available=False)
+    trainer = build_grpo_trainer(cfg, model_dir)
     seen = spy(trainer)
     trainer.train()
     rows = [r for part in gather_object([seen["loss_rows"]]) for r in part]

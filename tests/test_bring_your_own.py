@@ -11,7 +11,7 @@ import pytest
 from agentgrpo import rundir
 from agentgrpo.cli import main
 from agentgrpo.errors import ConfigError
-from agentgrpo.plan import load_config
+from agentgrpo.plan import resolve_plan
 
 REWARDS = '''
 def contains_answer(completions, answer, **kwargs):
@@ -76,16 +76,16 @@ def dataset_config(user_dir, **extra):
 
 
 def test_a_task_from_a_file_path_and_a_clear_error_when_missing(user_dir):
-    cfg = load_config(
+    cfg = resolve_plan(
         {"task": f"{user_dir}/my_task.py:MY_TASK", "model": "tiny-random", "max_steps": 2}, cuda_available=False
     )
     assert cfg.task.name == "my-arithmetic"
     with pytest.raises(ConfigError, match=r"defines no 'NOPE'. It defines: .*MY_TASK"):
-        load_config(
+        resolve_plan(
             {"task": f"{user_dir}/my_task.py:NOPE", "model": "tiny-random", "max_steps": 2}, cuda_available=False
         )
     with pytest.raises(ConfigError, match="does not exist"):
-        load_config({"task": "./no_such_file.py:TASK", "model": "tiny-random", "max_steps": 2}, cuda_available=False)
+        resolve_plan({"task": "./no_such_file.py:TASK", "model": "tiny-random", "max_steps": 2}, cuda_available=False)
 
 
 def test_tiny_with_another_task_or_a_plain_dataset_goes_the_path_s_way(user_dir, tmp_path, capsys):
@@ -111,7 +111,7 @@ def test_tiny_with_another_task_or_a_plain_dataset_goes_the_path_s_way(user_dir,
 def test_validate_calls_each_tool_and_reports_one_that_raises(user_dir):
     tools = [f"{user_dir}/my_tools.py:add", f"{user_dir}/my_tools.py:broken"]
     with pytest.raises(ConfigError) as info:
-        load_config(dataset_config(user_dir, tools=tools), cuda_available=False, deep=True)
+        resolve_plan(dataset_config(user_dir, tools=tools), cuda_available=False, deep=True)
     (msg,) = info.value.problems
     assert msg.startswith("tool 'broken': raised RuntimeError: backend is down when called with {'query': '1'}")
 
@@ -119,9 +119,9 @@ def test_validate_calls_each_tool_and_reports_one_that_raises(user_dir):
 def test_a_dataset_needs_a_prompt_column_and_rewards(user_dir, tmp_path):
     (tmp_path / "bad.csv").write_text("question,answer\n1+1,2\n")
     with pytest.raises(ConfigError, match="no 'prompt' column .*'question'"):
-        load_config({**dataset_config(user_dir), "dataset_name": str(tmp_path / "bad.csv")}, cuda_available=False)
+        resolve_plan({**dataset_config(user_dir), "dataset_name": str(tmp_path / "bad.csv")}, cuda_available=False)
     with pytest.raises(ConfigError, match="rewards: a dataset run needs its reward functions"):
-        load_config({**dataset_config(user_dir), "rewards": None}, cuda_available=False)
+        resolve_plan({**dataset_config(user_dir), "rewards": None}, cuda_available=False)
 
 
 def test_a_plain_dataset_run_with_a_reward_and_a_tool_from_user_files(user_dir, tmp_path):
@@ -197,7 +197,7 @@ def test_a_hub_dataset_while_offline_says_how_to_fix_it(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     with pytest.raises(ConfigError) as info:
-        load_config(
+        resolve_plan(
             {
                 "model": "tiny-random",
                 "max_steps": 2,
@@ -233,7 +233,7 @@ class Lookup:
 def test_an_environment_class_from_a_file_is_checked_with_a_sample_call(user_dir):
     (user_dir / "my_env.py").write_text(ENV)
     cfg = dataset_config(user_dir, environment=f"{user_dir}/my_env.py:Lookup")
-    resolved = load_config(cfg, cuda_available=False, deep=True)  # key '1' is in no row: a warning only
+    resolved = resolve_plan(cfg, cuda_available=False, deep=True)  # key '1' is in no row: a warning only
     assert resolved.warnings == ["tool 'lookup': raised KeyError: '1' when called with {'key': '1'} (a made-up "
                                  "sample input; fine if that input is invalid for it)"]
     task = resolved.task

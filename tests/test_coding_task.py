@@ -9,8 +9,9 @@ import torch
 
 from agentgrpo import rundir
 from agentgrpo.errors import UserError
-from agentgrpo.plan import load_config
+from agentgrpo.plan import resolve_plan
 from agentgrpo.tasks import coding, get_task
+from agentgrpo.timeouts import DEFAULT_TOOL_TIMEOUT
 
 
 @pytest.fixture(scope="module")
@@ -191,13 +192,13 @@ class ScriptedFirstTurn:
 def test_grpo_steps_call_run_python_mask_its_output_and_count_failures(tiny_coding_dir, tmp_path, task):
     from agentgrpo.training.grpo import build_grpo_trainer
 
-    cfg = load_config(None, ["--model", str(tiny_coding_dir), "--task", "coding",
+    cfg = resolve_plan(None, ["--model", str(tiny_coding_dir), "--task", "coding",
                              "--per_device_train_batch_size", "4", "--num_generations", "4",
                              "--max_completion_length", "128", "--max_steps", "2", "--logging_steps", "1",
                              "--save_strategy", "no", "--disable_tqdm", "true", "--doctor_every", "0",
-                             "--learning_rate", "1e-3", "--max_tool_calling_iterations", "2"],
-                      cuda_available=False)
-    trainer = build_grpo_trainer(cfg, task, str(tiny_coding_dir), tmp_path)
+                             "--learning_rate", "1e-3", "--max_tool_calling_iterations", "2",
+                             "--output_dir", str(tmp_path)], cuda_available=False)
+    trainer = build_grpo_trainer(cfg, str(tiny_coding_dir))
     trainer.model.generate = ScriptedFirstTurn(trainer.model, trainer.processing_class)
     tok = trainer.processing_class
     out = trainer._generate_and_score_completions([trainer.train_dataset[i] for i in range(4)])
@@ -227,7 +228,8 @@ def test_pass_at_k_uses_the_rollout_path(tiny_coding_dir, task):
     model, tok = load_model(str(tiny_coding_dir)), load_tokenizer(str(tiny_coding_dir))
     model.generate = ScriptedFirstTurn(model, tok, own_tokens=False)
     rows = coding.eval_problems(2)
-    res = evaluate_pass_at_k(model, tok, task, rows, samples=2, ks=[1, 2], max_completion_length=1000)
+    res = evaluate_pass_at_k(model, tok, task, rows, samples=2, ks=[1, 2], max_completion_length=1000, temperature=1.0,
+                             max_tool_calling_iterations=None, seed=0, tool_timeout=DEFAULT_TOOL_TIMEOUT)
     assert res["samples_per_problem"] == 2 and res["tool_call_rate"] == 1.0
     assert res["tool_failure_rate"] == pytest.approx(0.5)  # the scripted "1 / 0" runs, every other sample
     assert res["unscored"] == 0

@@ -6,21 +6,21 @@ import pytest
 
 from agentgrpo.commands._common import config_path
 from agentgrpo.errors import ConfigError
-from agentgrpo.plan import load_config
+from agentgrpo.plan import resolve_plan
 
 ESSENTIALS = ["--model", "tiny", "--max_steps", "5"]
 
 
 def problems(overrides, path=None, cuda=False):
     with pytest.raises(ConfigError) as info:
-        load_config(path, [*ESSENTIALS, *overrides] if path is None else overrides, cuda_available=cuda)
+        resolve_plan(path, [*ESSENTIALS, *overrides] if path is None else overrides, cuda_available=cuda)
     return info.value.problems
 
 
 def test_demo_config_is_valid():
     from agentgrpo.commands._common import config_path
 
-    cfg = load_config(config_path("demo"), [], cuda_available=False)
+    cfg = resolve_plan(config_path("demo"), [], cuda_available=False)
     assert cfg.run.task == "calculator" and cfg.grpo["num_generations"] == 8
     assert cfg.grpo["use_cpu"] is True and cfg.grpo["bf16"] is False
 
@@ -45,7 +45,7 @@ def test_num_generations_must_divide_generation_batch():
 def test_bf16_on_cpu_only_machine():
     (msg,) = problems(["--bf16", "true"], cuda=False)
     assert msg.startswith("bf16: true needs a CUDA GPU") and "bf16: false" in msg
-    load_config(None, [*ESSENTIALS, "--bf16", "true", "--use_cpu", "false"], cuda_available=True)  # fine, GPU
+    resolve_plan(None, [*ESSENTIALS, "--bf16", "true", "--use_cpu", "false"], cuda_available=True)  # fine, GPU
 
 
 def test_unknown_task_and_reward_say_did_you_mean():
@@ -103,7 +103,7 @@ def test_real_model_config_is_valid_on_a_gpu_machine_and_refused_on_cpu():
         (msg,) = problems([], path=config_path("qwen2.5-0.5b-1gpu"), cuda=True)
         assert msg.startswith("report_to: TrackioCallback cannot start") and "pip install trackio" in msg
         return
-    cfg = load_config(config_path("qwen2.5-0.5b-1gpu"), [], cuda_available=True)
+    cfg = resolve_plan(config_path("qwen2.5-0.5b-1gpu"), [], cuda_available=True)
     assert cfg.run.model == "Qwen/Qwen2.5-0.5B-Instruct" and cfg.grpo["use_vllm"] and cfg.grpo["bf16"]
     msgs = problems([], path=config_path("qwen2.5-0.5b-1gpu"), cuda=False)
     assert {m.split(":")[0] for m in msgs} - {"report_to"} == {"bf16", "use_vllm"}
@@ -122,7 +122,7 @@ def test_hub_ids_and_directories_resolve_to_the_same_string_path(tmp_path, calcu
 
 def test_output_dir_flag_with_a_config_that_leaves_run_name_null(tmp_path):
     """The shipped demo has `run_name: null`; --output_dir on top of it is the run directory, not a clash."""
-    cfg = load_config(config_path("demo"), ["--output_dir", str(tmp_path / "mine")], cuda_available=False)
+    cfg = resolve_plan(config_path("demo"), ["--output_dir", str(tmp_path / "mine")], cuda_available=False)
     assert cfg.run.output_dir == str(tmp_path / "mine")
     with pytest.raises(ConfigError, match="output_dir: given together with run_name"):
-        load_config(config_path("demo"), ["--output_dir", "x", "--run_name", "y"], cuda_available=False)
+        resolve_plan(config_path("demo"), ["--output_dir", "x", "--run_name", "y"], cuda_available=False)

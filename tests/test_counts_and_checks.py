@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from agentgrpo import rundir
 from agentgrpo.cli import main
 from agentgrpo.errors import ConfigError
-from agentgrpo.plan import load_config
+from agentgrpo.plan import resolve_plan
 
 HERE = Path(__file__).parent
 CONSTANT = '''
@@ -37,11 +37,13 @@ def test_the_cost_line_counts_every_refill_round(tiny_sft_dir, tmp_path):
     sys.path.insert(0, str(HERE))
     import dynamic_sampling_probe as probe
 
-    cfg = load_config(None, ["--model", "tiny", "--per_device_train_batch_size", "16", "--num_generations", "8",
+    cfg = resolve_plan(None, ["--model", "tiny", "--per_device_train_batch_size", "16", "--num_generations", "8",
                              "--max_completion_length", "24", "--save_strategy", "no", "--disable_tqdm", "true",
                              "--doctor_every", "0", "--learning_rate", "1e-4", "--seed", "5", "--max_steps", "3",
-                             "--dynamic_sampling", "refill", "--max_generation_rounds", "10"], cuda_available=False)
-    build_grpo_trainer(cfg, probe.PARITY_TASK, str(tiny_sft_dir), tmp_path).train()
+                             "--dynamic_sampling", "refill", "--max_generation_rounds", "10",
+                             "--task", probe.task_spec(probe.PARITY_TASK), "--output_dir", str(tmp_path)],
+                       cuda_available=False)
+    build_grpo_trainer(cfg, str(tiny_sft_dir)).train()
     rundir.write_config(tmp_path, cfg.to_dict())
     records = rundir.read_jsonl(tmp_path / rundir.METRICS)
     assert any(r["dynamic_sampling/generation_rounds"] > 1 for r in records), "seed 5 should need a refill round"
@@ -123,7 +125,7 @@ def test_a_failed_audit_stops_the_run_by_default(tmp_path, monkeypatch, strict):
     options = {"rewards": [{"name": "planted_default_mod:any_number", "weight": 1.0}],
                "runs_dir": str(tmp_path / "runs"), "run_name": f"audit-{strict}", "eval_before": False,
                "eval_after": False, **({} if strict is None else {"strict_preflight": strict})}
-    cfg = load_config("src/agentgrpo/configs/demo.yaml", options)
+    cfg = resolve_plan("src/agentgrpo/configs/demo.yaml", options)
     if strict is None:
         with pytest.raises(UserError, match="reward audit failed.*strict_preflight: false to train anyway"):
             pipeline.run(cfg)
@@ -149,9 +151,9 @@ def test_heal_rewards_are_refused_when_stop_on_names_no_mode_that_uses_them(stop
     if refused:
         with pytest.raises(ConfigError, match=r"heal_rewards: given, but stop_on .* names none of the failures "
                                               r"whose heal switches to them \(hacking or length\)"):
-            load_config("src/agentgrpo/configs/demo.yaml", {**HEAL, "stop_on": stop_on})
+            resolve_plan("src/agentgrpo/configs/demo.yaml", {**HEAL, "stop_on": stop_on})
     else:
-        load_config("src/agentgrpo/configs/demo.yaml", {**HEAL, "stop_on": stop_on})
+        resolve_plan("src/agentgrpo/configs/demo.yaml", {**HEAL, "stop_on": stop_on})
 
 
 # --- the doctor on a short run ----------------------------------------------------------------------------

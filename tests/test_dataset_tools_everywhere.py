@@ -8,7 +8,8 @@ import textwrap
 
 import pytest
 
-from agentgrpo.plan import load_config
+from agentgrpo.plan import resolve_plan
+from agentgrpo.timeouts import DEFAULT_TOOL_TIMEOUT
 
 TOOLS = '''
 def add(a: int, b: int) -> int:
@@ -36,7 +37,7 @@ def dataset_cfg(tmp_path_factory, calculator):
             f.write(json.dumps({"prompt": row["prompt"][-1]["content"], "answer": row["answer"]}) + "\n")
     (root / "my_tools.py").write_text(textwrap.dedent(TOOLS))
     (root / "my_rewards.py").write_text(textwrap.dedent(REWARDS))
-    return load_config({"model": "tiny-random", "max_steps": 1, "dataset_name": str(root / "data.jsonl"),
+    return resolve_plan({"model": "tiny-random", "max_steps": 1, "dataset_name": str(root / "data.jsonl"),
                         "rewards": [f"{root}/my_rewards.py:contains_answer"], "tools": [f"{root}/my_tools.py:add"],
                         "max_completion_length": 6, "num_generations": 2, "per_device_train_batch_size": 2},
                        cuda_available=False)
@@ -86,9 +87,10 @@ def test_eval_pass_at_k_and_signal_check_offer_the_datasets_tools(dataset_cfg, t
         assert ep.prompt_ids == _expected_prompt_ids(tokenizer, task, row)
 
     with _Spy(tokenizer) as spy:
-        evaluate(model, tokenizer, task, rows, modes=["greedy"], max_completion_length=4, temperature=1.0)
-        evaluate_pass_at_k(model, tokenizer, task, rows, samples=2, ks=[1], temperature=1.0,
-                           max_completion_length=4)
+        settings = {"temperature": 1.0, "max_completion_length": 4, "max_tool_calling_iterations": None, "seed": 0,
+                    "tool_timeout": DEFAULT_TOOL_TIMEOUT}
+        evaluate(model, tokenizer, task, rows, modes=["greedy"], batch_size=100, **settings)
+        evaluate_pass_at_k(model, tokenizer, task, rows, samples=2, ks=[1], **settings)
     assert len(spy.seen) == 3 + 6 and all(names == ["add"] for names in spy.seen), spy.seen
 
     rewards = build_task_rewards(dataset_cfg.run.rewards, task)

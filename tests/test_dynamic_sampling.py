@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from agentgrpo import rundir
 from agentgrpo.errors import ConfigError
-from agentgrpo.plan import load_config
+from agentgrpo.plan import resolve_plan
 from agentgrpo.training import dynamic_sampling as ds
 from agentgrpo.training.dynamic_trainer import NoLearningSignal
 from agentgrpo.training.grpo import build_grpo_trainer
@@ -67,7 +67,8 @@ def oracle_normalize_then_sum(table, weights, g) -> list[bool]:
 def test_informative_groups_match_plain_python(case):
     table, weights, g = case
     rewards, w = torch.tensor(table), torch.tensor(weights)
-    assert ds.informative_groups(rewards, w, g).tolist() == oracle_sum_then_normalize(table, weights, g)
+    assert ds.informative_groups(rewards, w, g, "sum_then_normalize").tolist() == \
+        oracle_sum_then_normalize(table, weights, g)
     assert ds.informative_groups(rewards, w, g, "normalize_then_sum").tolist() == \
         oracle_normalize_then_sum(table, weights, g)
 
@@ -98,7 +99,7 @@ def test_refill_rounds_are_sized_to_the_missing_groups(missing, informative, gro
     informative = min(informative, groups)
     unit = processes // math.gcd(g, processes)
     full = units * unit  # TRL's batch of prompts splits evenly over the processes
-    size = ds.refill_prompts(missing, informative, groups, full, processes, g, last)
+    size = ds.refill_prompts(missing, informative, groups, full, processes, g, last, "expected")
     assert 1 <= size <= full and size * g % processes == 0
     if last or informative == 0:
         assert size == full
@@ -113,7 +114,7 @@ def test_refill_rounds_are_sized_to_the_missing_groups(missing, informative, gro
 
 def test_refill_round_size_refuses_nothing_missing():
     with pytest.raises(ValueError, match="missing must be >= 1"):
-        ds.refill_prompts(0, 1, 4, 4, 1, 8, False)
+        ds.refill_prompts(0, 1, 4, 4, 1, 8, False, "expected")
 
 
 def _batch(rows, prompt_width, completion_width, pad=0):
@@ -177,7 +178,7 @@ def test_rounds_concatenate_and_compact_without_losing_a_row(shapes, data):
 ])
 def test_bad_options_are_refused_before_training(flags, field, words):
     with pytest.raises(ConfigError) as err:
-        load_config(None, ["--model", "tiny", "--max_steps", "2", "--per_device_train_batch_size", "16",
+        resolve_plan(None, ["--model", "tiny", "--max_steps", "2", "--per_device_train_batch_size", "16",
                            "--num_generations", "8", *flags], cuda_available=False)
     assert any(p.startswith(f"{field}:") and words in p for p in err.value.problems), err.value.problems
 
@@ -189,10 +190,15 @@ SMALL = ["--model", "tiny", "--per_device_train_batch_size", "16", "--num_genera
          "--learning_rate", "1e-4", "--seed", "5"]
 
 
+def plan_for(task, run_dir, overrides):
+    """The plan that trains ``task`` (one of the probe's) into ``run_dir``."""
+    return resolve_plan(None, [*overrides, "--task", probe.task_spec(task), "--output_dir", str(run_dir)],
+                        cuda_available=False)
+
+
 def train(tmp_path, model_dir, task, mode, *extra, steps=3):
-    cfg = load_config(None, [*SMALL, "--max_steps", str(steps), "--dynamic_sampling", mode, *extra],
-                      cuda_available=False)
-    trainer = build_grpo_trainer(cfg, task, str(model_dir), tmp_path)
+    cfg = plan_for(task, tmp_path, [*SMALL, "--max_steps", str(steps), "--dynamic_sampling", mode, *extra])
+    trainer = build_grpo_trainer(cfg, str(model_dir))
     seen = probe.spy(trainer)
     trainer.train()
     return seen, rundir.read_jsonl(tmp_path / rundir.METRICS)
@@ -365,10 +371,10 @@ def test_a_carried_group_is_weighed_by_the_policy_that_sampled_it(tiny_sft_dir, 
     after the update), the current ones for fresh rows (ratio 1)."""
     from transformers import AutoModelForCausalLM
 
-    cfg = load_config(None, [*SMALL, "--max_steps", "4", "--dynamic_sampling", "refill", "--max_generation_rounds",
-                             "10", "--num_generations", "2", "--learning_rate", "1e-3", "--refill_carry", "true"],
-                      cuda_available=False)
-    trainer = build_grpo_trainer(cfg, probe.PARITY_TASK, str(tiny_sft_dir), tmp_path)
+    cfg = plan_for(probe.PARITY_TASK, tmp_path, [*SMALL, "--max_steps", "4", "--dynamic_sampling", "refill",
+            "--max_generation_rounds", "10", "--num_generations", "2", "--learning_rate", "1e-3", "--refill_carry",
+            "true"])
+    trainer = build_grpo_trainer(cfg, str(tiny_sft_dir))
     assert trainer.loss_type == "dapo" and trainer.beta == 0.0
     weights, losses = {}, []
     generate, compute = trainer._generate_and_score_completions, trainer.compute_loss
@@ -419,10 +425,10 @@ def test_a_resume_starts_without_carried_groups(tiny_sft_dir, tmp_path):
     generated itself."""
     from transformers import TrainerCallback
 
-    cfg = load_config(None, [*SMALL, "--max_steps", "6", "--dynamic_sampling", "refill", "--max_generation_rounds",
-                             "10", "--num_generations", "2", "--save_strategy", "steps", "--save_steps", "1",
-                             "--refill_carry", "true"], cuda_available=False)
-    trainer = build_grpo_trainer(cfg, probe.PARITY_TASK, str(tiny_sft_dir), tmp_path)
+    cfg = plan_for(probe.PARITY_TASK, tmp_path, [*SMALL, "--max_steps", "6", "--dynamic_sampling", "refill",
+            "--max_generation_rounds", "10", "--num_generations", "2", "--save_strategy", "steps", "--save_steps",
+            "1", "--refill_carry", "true"])
+    trainer = build_grpo_trainer(cfg, str(tiny_sft_dir))
     carried_rows = []  # (step, rows of carried groups the loss saw)
     compute = trainer.compute_loss
 
@@ -482,9 +488,9 @@ def test_refill_at_the_round_limit_trains_on_what_it_has_and_says_so(tiny_sft_di
 
 @pytest.mark.parametrize("mode, rounds_before_stop", [("filter", 3), ("refill", 3)])
 def test_a_reward_constant_for_every_prompt_stops_the_run(tiny_sft_dir, tmp_path, mode, rounds_before_stop):
-    cfg = load_config(None, [*SMALL, "--max_steps", "20", "--dynamic_sampling", mode, "--max_generation_rounds",
-                             str(rounds_before_stop)], cuda_available=False)
-    trainer = build_grpo_trainer(cfg, probe.CONSTANT_TASK, str(tiny_sft_dir), tmp_path)
+    cfg = plan_for(probe.CONSTANT_TASK, tmp_path, [*SMALL, "--max_steps", "20", "--dynamic_sampling", mode,
+            "--max_generation_rounds", str(rounds_before_stop)])
+    trainer = build_grpo_trainer(cfg, str(tiny_sft_dir))
     seen = probe.spy(trainer)
     with pytest.raises(NoLearningSignal, match="the run's first 3 generation rounds .* no group whose completions"):
         trainer.train()
@@ -499,11 +505,11 @@ def test_refill_refuses_a_dataset_smaller_than_one_batch(tiny_sft_dir, tmp_path)
 
     from agentgrpo.errors import UserError
 
-    cfg = load_config(None, [*SMALL, "--max_steps", "2", "--dynamic_sampling", "refill"], cuda_available=False)
+    cfg = plan_for(probe.PARITY_TASK, tmp_path, [*SMALL, "--max_steps", "2", "--dynamic_sampling", "refill"])
     options = dataclasses.replace(cfg.options, run=dataclasses.replace(cfg.run, train_size=1))
     cfg = dataclasses.replace(cfg, options=options)  # a plan whose dataset ended up smaller than one batch
     with pytest.raises(UserError, match="train_size 1 is smaller than one generation batch"):
-        build_grpo_trainer(cfg, probe.PARITY_TASK, str(tiny_sft_dir), tmp_path)
+        build_grpo_trainer(cfg, str(tiny_sft_dir))
 
 
 # --- several processes ------------------------------------------------------------------------------------
@@ -616,16 +622,16 @@ def test_refill_skip_solved_replaces_only_the_groups_that_failed(tiny_sft_dir, t
 
 
 def test_refill_skip_solved_with_a_constant_reward_still_stops(tiny_sft_dir, tmp_path):
-    cfg = load_config(None, [*SMALL, "--max_steps", "20", "--dynamic_sampling", "refill", "--max_generation_rounds",
-                             "3", "--refill_skip_solved", "true"], cuda_available=False)
-    trainer = build_grpo_trainer(cfg, probe.CONSTANT_TASK, str(tiny_sft_dir), tmp_path)
+    cfg = plan_for(probe.CONSTANT_TASK, tmp_path, [*SMALL, "--max_steps", "20", "--dynamic_sampling", "refill",
+            "--max_generation_rounds", "3", "--refill_skip_solved", "true"])
+    trainer = build_grpo_trainer(cfg, str(tiny_sft_dir))
     with pytest.raises(NoLearningSignal):
         trainer.train()
 
 
 def test_refill_skip_solved_needs_refill():
     with pytest.raises(ConfigError) as err:
-        load_config(None, ["--model", "tiny", "--dynamic_sampling", "filter", "--refill_skip_solved", "true"],
+        resolve_plan(None, ["--model", "tiny", "--dynamic_sampling", "filter", "--refill_skip_solved", "true"],
                     cuda_available=False)
     assert any(p.startswith("refill_skip_solved:") and "refill only" in p for p in err.value.problems)
 
@@ -647,10 +653,10 @@ def test_refill_skip_solved_counts_solved_tokens_in_the_loss_normaliser(tiny_sft
         return batch
 
     monkeypatch.setattr(GRPOTrainer, "_generate_and_score_completions", record_round)
-    cfg = load_config(None, [*SMALL, "--max_steps", "3", "--dynamic_sampling", "refill", "--max_generation_rounds",
-                             "10", "--num_generations", "2", "--refill_skip_solved", "true"], cuda_available=False)
+    cfg = plan_for(probe.SOLVED_TASK, tmp_path, [*SMALL, "--max_steps", "3", "--dynamic_sampling", "refill",
+            "--max_generation_rounds", "10", "--num_generations", "2", "--refill_skip_solved", "true"])
     assert cfg.setting("loss_type") == "dapo"
-    trainer = build_grpo_trainer(cfg, probe.SOLVED_TASK, str(tiny_sft_dir), tmp_path)
+    trainer = build_grpo_trainer(cfg, str(tiny_sft_dir))
     for_loss = trainer._batch_for_loss
     trainer._batch_for_loss = lambda *a, **k: normalisers.append(int((b := for_loss(*a, **k))["num_items_in_batch"])) or b
     trainer.train()
@@ -682,9 +688,11 @@ def test_a_named_reward_alone_decides_which_groups_teach(case, data):
     names = [f"r{i}" for i in range(len(weights))]
     decided = ds.decision_rewards(torch.tensor(table), torch.tensor(weights), names, f"r{k}")
     column = [[row[k]] for row in table]
-    assert ds.informative_groups(*decided, g).tolist() == oracle_sum_then_normalize(column, [1.0], g)
+    assert ds.informative_groups(*decided, g, "sum_then_normalize").tolist() == \
+        oracle_sum_then_normalize(column, [1.0], g)
     undecided = ds.decision_rewards(torch.tensor(table), torch.tensor(weights), names, None)
-    assert ds.informative_groups(*undecided, g).tolist() == oracle_sum_then_normalize(table, weights, g)
+    assert ds.informative_groups(*undecided, g, "sum_then_normalize").tolist() == \
+        oracle_sum_then_normalize(table, weights, g)
 
 
 def test_filter_by_a_named_reward_drops_groups_that_differ_only_in_another(tiny_sft_dir, tmp_path):
@@ -705,11 +713,8 @@ def test_filter_by_a_named_reward_drops_groups_that_differ_only_in_another(tiny_
     assert [r[ds.METRIC_INFORMATIVE] for r in records] == [sum(r["informative"]) for r in seen["rounds"]]
 
 
-def test_a_trainer_refuses_a_dynamic_sampling_reward_it_does_not_have(tiny_sft_dir, tmp_path):
-    from agentgrpo.errors import UserError
-
-    cfg = load_config(None, [*SMALL, "--max_steps", "1", "--dynamic_sampling", "filter",
-                             "--dynamic_sampling_reward", "correct_answer"], cuda_available=False)
-    with pytest.raises(UserError, match="dynamic_sampling_reward: 'correct_answer' is not one of this run's "
-                                        r"rewards \['parity_reward'\]"):
-        build_grpo_trainer(cfg, probe.PARITY_TASK, str(tiny_sft_dir), tmp_path)
+def test_a_plan_refuses_a_dynamic_sampling_reward_its_task_does_not_have(tmp_path):
+    with pytest.raises(ConfigError, match="dynamic_sampling_reward: 'correct_answer' is not one of this run's "
+                                          r"rewards \['parity_reward'\]"):
+        plan_for(probe.PARITY_TASK, tmp_path, [*SMALL, "--max_steps", "1", "--dynamic_sampling", "filter",
+                                               "--dynamic_sampling_reward", "correct_answer"])

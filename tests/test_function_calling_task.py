@@ -11,7 +11,7 @@ import torch
 
 from agentgrpo import rundir
 from agentgrpo.errors import UserError
-from agentgrpo.plan import load_config
+from agentgrpo.plan import resolve_plan
 from agentgrpo.rewards import calls
 from agentgrpo.tasks import function_calling, get_task
 from tests.scripted_policy import END, ScriptedPolicy, long_context_copy
@@ -205,12 +205,12 @@ def test_grpo_steps_score_calls_and_count_bad_answers(tiny_random_dir, tmp_path,
         question = text.rsplit("<|im_start|>user\n", 1)[1].split("<|im_end|>")[0]
         return next(gold for system, gold in golds[question] if system in text) + END
 
-    cfg = load_config(None, ["--model", str(tiny), "--task", "function-calling",
+    cfg = resolve_plan(None, ["--model", str(tiny), "--task", "function-calling",
                              "--per_device_train_batch_size", "4", "--num_generations", "4",
                              "--max_completion_length", "256", "--max_steps", "2", "--logging_steps", "1",
                              "--save_strategy", "no", "--disable_tqdm", "true", "--doctor_every", "0",
-                             "--learning_rate", "1e-3"], cuda_available=False)
-    trainer = build_grpo_trainer(cfg, task, str(tiny), tmp_path / "run")
+                             "--learning_rate", "1e-3", "--output_dir", str(tmp_path / "run")], cuda_available=False)
+    trainer = build_grpo_trainer(cfg, str(tiny))
     trainer.model.generate = ScriptedPolicy(trainer.model, trainer.processing_class, script)
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
     trainer.train()

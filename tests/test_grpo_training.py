@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from agentgrpo import rundir
-from agentgrpo.plan import load_config
+from agentgrpo.plan import resolve_plan
 from agentgrpo.tasks.calculator import safe_arithmetic
 from agentgrpo.training.grpo import build_grpo_trainer
 
@@ -15,8 +15,9 @@ SMALL = ["--model", "tiny", "--max_steps", "2",
 
 
 def trainer_for(model_dir, tmp_path, calculator, *extra):
-    cfg = load_config(None, [*SMALL, *extra], cuda_available=False)
-    return build_grpo_trainer(cfg, calculator, str(model_dir), tmp_path)
+    cfg = resolve_plan(None, [*SMALL, *extra, "--output_dir", str(tmp_path)], cuda_available=False)
+    assert cfg.task.name == calculator.name
+    return build_grpo_trainer(cfg, str(model_dir))
 
 
 def test_tool_output_is_masked_out_of_the_loss(tiny_sft_dir, tmp_path, calculator):

@@ -309,18 +309,18 @@ def test_heal_max_reached_stops_with_the_reason(tmp_path):
 )
 def test_bad_heal_settings_are_refused_naming_the_field(overrides, expected):
     from agentgrpo.config import config_path
-    from agentgrpo.plan import load_config
+    from agentgrpo.plan import resolve_plan
 
     with pytest.raises(ConfigError) as err:
-        load_config(config_path("demo"), {"on_failure": "heal", **overrides}, cuda_available=False)
+        resolve_plan(config_path("demo"), {"on_failure": "heal", **overrides}, cuda_available=False)
     assert any(expected in p for p in err.value.problems), err.value.problems
 
 
 def test_good_heal_settings_pass():
     from agentgrpo.config import config_path
-    from agentgrpo.plan import load_config
+    from agentgrpo.plan import resolve_plan
 
-    plan = load_config(config_path("demo"), {"on_failure": "heal", "save_steps": 4,
+    plan = resolve_plan(config_path("demo"), {"on_failure": "heal", "save_steps": 4,
                                               "heal_rewards": ["correct_answer"]}, cuda_available=False)
     assert (plan.run.on_failure, plan.run.heal_max) == ("heal", 2)
 

@@ -155,7 +155,7 @@ def test_the_by_name_finder_sees_each_form():
     """Planted by-name imports in synthetic sources are found; names outside the package are not."""
     modules = {"agentgrpo.plan", "agentgrpo.commands.a", "agentgrpo.commands.b"}
     cases = {
-        'import importlib\ndef f():\n    return importlib.import_module("agentgrpo.plan").load_config\n':
+        'import importlib\ndef f():\n    return importlib.import_module("agentgrpo.plan").resolve_plan\n':
             [(3, ["agentgrpo.plan"])],
         'def f():\n    return __import__("agentgrpo.plan")\n': [(2, ["agentgrpo.plan"])],
         'from importlib import import_module as im\nx = im("agentgrpo.plan")\n': [(2, ["agentgrpo.plan"])],
@@ -168,7 +168,7 @@ def test_the_by_name_finder_sees_each_form():
         # not the package: a user's module, the standard library, a docstring naming a module
         'import importlib\ndef f(user):\n    "Like agentgrpo.plan."\n    return importlib.import_module(user)\n': [],
         'import importlib\nx = importlib.import_module("json")\ny = __import__("agentgrpo_other")\n': [],
-        'from agentgrpo import plan\nx = plan.load_config("agentgrpo.plan")\n': [],
+        'from agentgrpo import plan\nx = plan.resolve_plan("agentgrpo.plan")\n': [],
     }
     for source, expected in cases.items():
         assert imports_by_name(source, modules=modules) == expected, source
@@ -186,7 +186,7 @@ def test_a_planted_by_name_import_is_refused(tmp_path):
     config = src / "agentgrpo" / "config.py"
     config.write_text(config.read_text() + (
         "\n\ndef __getattr__(name):\n    import importlib\n\n"
-        "    return importlib.import_module(\"agentgrpo.plan\").load_config\n"))
+        "    return importlib.import_module(\"agentgrpo.plan\").resolve_plan\n"))
     assert list(outside_entry_points(by_name_imports(src))) == ["agentgrpo.config"]
 
 

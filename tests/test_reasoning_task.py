@@ -10,7 +10,7 @@ import torch
 
 from agentgrpo import rundir
 from agentgrpo.errors import UserError
-from agentgrpo.plan import load_config
+from agentgrpo.plan import resolve_plan
 from agentgrpo.rewards import procedural
 from agentgrpo.tasks import get_task, reasoning
 from tests.scripted_policy import END, ScriptedPolicy, long_context_copy, tool_call
@@ -110,13 +110,13 @@ def test_grpo_steps_run_python_and_score_with_the_verifier(tiny_random_dir, tmp_
             return tool_call("run_python", {"code": f"print({answers[question]!r})" if i % 2 == 0 else "1 / 0"})
         return f"<answer>{answers[question]}</answer>{END}" if i % 2 == 0 else f"It failed, no answer.{END}"
 
-    cfg = load_config(None, ["--model", str(tiny), "--task", "reasoning", "--train_size", "64",
+    cfg = resolve_plan(None, ["--model", str(tiny), "--task", "reasoning", "--train_size", "64",
                              "--per_device_train_batch_size", "4", "--num_generations", "4",
                              "--max_completion_length", "256", "--max_steps", "2", "--logging_steps", "1",
                              "--save_strategy", "no", "--disable_tqdm", "true", "--doctor_every", "0",
-                             "--learning_rate", "1e-3", "--max_tool_calling_iterations", "2"],
-                      cuda_available=False)
-    trainer = build_grpo_trainer(cfg, task, str(tiny), tmp_path / "run")
+                             "--learning_rate", "1e-3", "--max_tool_calling_iterations", "2",
+                             "--output_dir", str(tmp_path / "run")], cuda_available=False)
+    trainer = build_grpo_trainer(cfg, str(tiny))
     trainer.model.generate = ScriptedPolicy(trainer.model, trainer.processing_class, script)
     out = trainer._generate_and_score_completions([trainer.train_dataset[0]] * 4)
     tok = trainer.processing_class

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from agentgrpo.commands._common import shipped_configs
-from agentgrpo.plan import load_config
+from agentgrpo.plan import resolve_plan
 
 CONFIGS = {"wordle-qwen3-1.7b-1gpu": "wordle", "reasoning-qwen2.5-1.5b-1gpu": "reasoning[difficulty=1]",
            "function-calling-qwen2.5-0.5b-1gpu": "function-calling"}
@@ -17,7 +17,7 @@ CONFIGS = {"wordle-qwen3-1.7b-1gpu": "wordle", "reasoning-qwen2.5-1.5b-1gpu": "r
 @pytest.mark.parametrize("name, task", sorted(CONFIGS.items()))
 def test_config_loads_and_states_memory_and_time(name, task):
     path = shipped_configs()[name]
-    cfg = load_config(path, cuda_available=True)
+    cfg = resolve_plan(path, cuda_available=True)
     assert cfg.task.name == task and cfg.warnings == []
     header = "\n".join(line for line in path.read_text().splitlines() if line.startswith("#"))
     assert "ESTIMATES, not measured" in header

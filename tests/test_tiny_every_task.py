@@ -9,7 +9,7 @@ import json
 import pytest
 
 from agentgrpo.errors import ConfigError
-from agentgrpo.plan import load_config
+from agentgrpo.plan import resolve_plan
 from agentgrpo.tasks import get_task, task_names
 from agentgrpo.tiny.build import SHIPPED_SFT, SHIPPED_SFT_TASKS
 from agentgrpo.training.checks import check_model
@@ -21,7 +21,7 @@ WARNING = "'tiny' was SFT'd on the calculator task only"
 def _outcome(data: dict) -> tuple[str, list[str]]:
     """('accepted', warnings) or ('refused', problems), the shipped checkpoint's path written as 'tiny'."""
     try:
-        plan = load_config(data, cuda_available=False)
+        plan = resolve_plan(data, cuda_available=False)
     except ConfigError as err:
         return "refused", sorted(p.replace(str(SHIPPED_SFT), "tiny") for p in err.problems)
     return "accepted", [w for w in plan.warnings if WARNING not in w]
@@ -44,7 +44,7 @@ def test_every_task_and_a_plain_dataset_take_tiny_as_they_take_its_path(tmp_path
         by_path = _outcome({**target, "model": str(SHIPPED_SFT), "max_steps": 2})
         assert by_name == by_path, (name, by_name, by_path)
         if by_name[0] == "accepted":
-            warned = load_config({**target, "model": "tiny", "max_steps": 2}, cuda_available=False).warnings
+            warned = resolve_plan({**target, "model": "tiny", "max_steps": 2}, cuda_available=False).warnings
             assert any(WARNING in w for w in warned) == (name not in SHIPPED_SFT_TASKS), (name, warned)
     accepted = [name for name, target in targets.items()
                 if _outcome({**target, "model": "tiny", "max_steps": 2})[0] == "accepted"]

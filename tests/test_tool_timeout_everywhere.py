@@ -128,9 +128,9 @@ def test_a_flag_or_the_default_limits_a_bare_models_eval(project, tiny_sft_dir):
         eval_size = eval_modes = temperature = max_completion_length = max_tool_calling_iterations = None
         seed = tool_timeout = None
 
-    assert _settings(Args(), None)[1]["tool_timeout"] == DEFAULT_TOOL_TIMEOUT
+    assert _settings(Args(), None)[1].tool_timeout == DEFAULT_TOOL_TIMEOUT
     Args.tool_timeout = 2.5
-    assert _settings(Args(), None)[1]["tool_timeout"] == 2.5
+    assert _settings(Args(), None)[1].tool_timeout == 2.5
 
 
 def test_check_finishes_and_reports_timeouts(project, tiny_sft_dir, capsys):

@@ -12,7 +12,7 @@ import pytest
 from transformers.utils import get_json_schema
 
 from agentgrpo import rundir
-from agentgrpo.plan import load_config
+from agentgrpo.plan import resolve_plan
 from agentgrpo.tasks.calculator import CalculatorEnv
 from agentgrpo.training.grpo import build_grpo_trainer
 from agentgrpo.training.tool_timeout import TIMEOUTS, ToolTimeout, timed_environment_factory
@@ -62,10 +62,9 @@ def test_timed_tools_keep_their_schema_and_results_and_time_out():
 
 def test_a_hanging_tool_becomes_an_observation_and_training_goes_on(tiny_sft_dir, tmp_path):
     sys.path.insert(0, str(HERE))
-    from hanging_task import TASK
-
-    cfg = load_config(None, [*SMALL, "--tool_timeout", "0.3"], cuda_available=False)
-    trainer = build_grpo_trainer(cfg, TASK, str(tiny_sft_dir), tmp_path)
+    cfg = resolve_plan(None, [*SMALL, "--tool_timeout", "0.3", "--task", "hanging_task:TASK",
+                              "--output_dir", str(tmp_path)], cuda_available=False)
+    trainer = build_grpo_trainer(cfg, str(tiny_sft_dir))
     trainer.train()
     records = rundir.read_jsonl(tmp_path / rundir.METRICS)
     assert [r["step"] for r in records] == [1, 2]
@@ -78,11 +77,11 @@ def test_the_watchdog_dumps_stacks_and_fails_a_hung_run(tiny_sft_dir, tmp_path):
     script = textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(HERE)!r})
-        from hanging_task import TASK
-        from agentgrpo.plan import load_config
+        from agentgrpo.plan import resolve_plan
         from agentgrpo.training.grpo import build_grpo_trainer
-        cfg = load_config(None, {[*SMALL, "--tool_timeout", "0", "--step_timeout", "20"]!r}, cuda_available=False)
-        build_grpo_trainer(cfg, TASK, {str(tiny_sft_dir)!r}, __import__("pathlib").Path({str(tmp_path)!r})).train()
+        cfg = resolve_plan(None, {[*SMALL, "--tool_timeout", "0", "--step_timeout", "20", "--task", "hanging_task:TASK",
+                                   "--output_dir", str(tmp_path)]!r}, cuda_available=False)
+        build_grpo_trainer(cfg, {str(tiny_sft_dir)!r}).train()
     """)
     start = time.monotonic()
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=240)
@@ -102,8 +101,7 @@ def test_a_train_that_raises_disarms_its_watchdog(tiny_sft_dir, tmp_path):
     script = textwrap.dedent(f"""
         import time
         from transformers import TrainerCallback
-        from agentgrpo.plan import load_config
-        from agentgrpo.tasks.calculator import TASK
+        from agentgrpo.plan import resolve_plan
         from agentgrpo.training import watchdog
         from agentgrpo.training.grpo import build_grpo_trainer
 
@@ -112,9 +110,9 @@ def test_a_train_that_raises_disarms_its_watchdog(tiny_sft_dir, tmp_path):
                 assert len(watchdog.running()) == 1  # armed while training
                 raise RuntimeError("the planted error")
 
-        cfg = load_config(None, {[*SMALL, "--step_timeout", "1"]!r}, cuda_available=False)
-        trainer = build_grpo_trainer(cfg, TASK, {str(tiny_sft_dir)!r}, __import__("pathlib").Path({str(tmp_path)!r}),
-                                     callbacks=[Fails()])
+        cfg = resolve_plan(None, {[*SMALL, "--step_timeout", "1", "--output_dir", str(tmp_path)]!r},
+                           cuda_available=False)
+        trainer = build_grpo_trainer(cfg, {str(tiny_sft_dir)!r}, callbacks=[Fails()])
         try:
             trainer.train()
         except RuntimeError as exc:

@@ -9,14 +9,14 @@ import pytest
 
 from agentgrpo.cli import main
 from agentgrpo.errors import ConfigError
-from agentgrpo.plan import load_config
+from agentgrpo.plan import resolve_plan
 
 BASE = {"model": "tiny", "max_steps": 5}
 
 
 def problems(data, deep=False):
     with pytest.raises(ConfigError) as info:
-        load_config({**BASE, **data}, cuda_available=False, deep=deep)
+        resolve_plan({**BASE, **data}, cuda_available=False, deep=deep)
     return info.value.problems
 
 
@@ -50,7 +50,7 @@ def test_every_crash_after_load_case_is_reported_in_one_validate(tmp_path, capsy
 
 
 def test_output_dir_is_the_run_directory():
-    cfg = load_config({**BASE, "output_dir": "/tmp/somewhere/run1"}, cuda_available=False)
+    cfg = resolve_plan({**BASE, "output_dir": "/tmp/somewhere/run1"}, cuda_available=False)
     assert str(cfg.run_dir_path()) == "/tmp/somewhere/run1" and "output_dir" not in cfg.grpo
     (msg,) = problems({"output_dir": "/tmp/x", "run_name": "y"})
     assert msg.startswith("output_dir: given together with run_name")
@@ -75,7 +75,7 @@ def test_silently_wrong_rewards_are_refused():
 
 
 def test_a_single_name_where_a_list_is_expected_is_a_one_item_list():
-    cfg = load_config(
+    cfg = resolve_plan(
         None,
         ["--model", "tiny", "--max_steps", "5", "--rewards", "correct_answer", "--stop_on", "collapse"],
         cuda_available=False,
@@ -93,14 +93,14 @@ def test_stop_on_accepts_every_mode_the_doctor_reports():
     from agentgrpo.doctor import detectors
 
     names = list(detectors.NAMES) + ["kl", "length", "tools", "kl_blowup", "length_gaming", "tool_misuse"]
-    cfg = load_config({**BASE, "stop_on": names}, cuda_available=False)
+    cfg = resolve_plan({**BASE, "stop_on": names}, cuda_available=False)
     assert cfg.run.stop_on == names
     (msg,) = problems({"stop_on": ["colapse"]})
     assert "Did you mean 'collapse'" in msg
 
 
 def test_config_yaml_keeps_integers():
-    cfg = load_config({**BASE, "logging_steps": 1}, cuda_available=False)
+    cfg = resolve_plan({**BASE, "logging_steps": 1}, cuda_available=False)
     assert cfg.to_dict()["logging_steps"] == 1 and isinstance(cfg.to_dict()["logging_steps"], int)
 
 
@@ -109,7 +109,7 @@ def test_trl_defaults_are_read_from_grpoconfig():
 
     from trl import GRPOConfig
 
-    cfg = load_config(BASE, cuda_available=False)
+    cfg = resolve_plan(BASE, cuda_available=False)
     defaults = {f.name: f.default for f in dataclasses.fields(GRPOConfig)}
     for name in ("temperature", "max_completion_length", "num_generations", "beta", "loss_type"):
         assert cfg.setting(name) == defaults[name]
@@ -118,8 +118,9 @@ def test_trl_defaults_are_read_from_grpoconfig():
 def test_the_real_grpoconfig_is_built_without_deprecation_noise():
     import warnings
 
-    cfg = load_config(BASE, cuda_available=False)
+    import trl  # noqa: F401 - imported first: warnings at import time are not the GRPOConfig's
+
     with warnings.catch_warnings():
         warnings.simplefilter("error", FutureWarning)
-        args = cfg.grpo_args_for("/tmp/agentgrpo-unused")
+        args = resolve_plan(BASE, cuda_available=False).grpo_config  # the plan builds the one GRPOConfig
     assert args.activation_checkpointing is True and args.logging_steps == 1

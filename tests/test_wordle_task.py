@@ -10,9 +10,10 @@ import pytest
 import torch
 
 from agentgrpo import rundir
-from agentgrpo.plan import load_config
+from agentgrpo.plan import resolve_plan
 from agentgrpo.rewards import games
 from agentgrpo.tasks import get_task, wordle
+from agentgrpo.timeouts import DEFAULT_TOOL_TIMEOUT
 from agentgrpo.training.trl_compat import call_tool
 from tests.scripted_policy import END, ScriptedPolicy, long_context_copy, tool_call
 
@@ -173,13 +174,13 @@ def test_grpo_plays_several_turns_masks_feedback_and_logs_turns(tiny_random_dir,
     from agentgrpo.training.grpo import build_grpo_trainer
 
     tiny = long_context_copy(tiny_random_dir, tmp_path / "tiny")
-    cfg = load_config(None, ["--model", str(tiny), "--task", "wordle",
+    cfg = resolve_plan(None, ["--model", str(tiny), "--task", "wordle",
                              "--per_device_train_batch_size", "4", "--num_generations", "4",
                              "--max_completion_length", "1024", "--max_steps", "2", "--logging_steps", "1",
                              "--save_strategy", "no", "--disable_tqdm", "true", "--doctor_every", "0",
-                             "--learning_rate", "1e-3", "--max_tool_calling_iterations", "8"],
-                      cuda_available=False)
-    trainer = build_grpo_trainer(cfg, task, str(tiny), tmp_path / "run")
+                             "--learning_rate", "1e-3", "--max_tool_calling_iterations", "8",
+                             "--output_dir", str(tmp_path / "run")], cuda_available=False)
+    trainer = build_grpo_trainer(cfg, str(tiny))
     trainer.model.generate = ScriptedPolicy(trainer.model, trainer.processing_class, script)
     tok = trainer.processing_class
     out = trainer._generate_and_score_completions([trainer.train_dataset[i] for i in range(4)])
@@ -220,7 +221,8 @@ def test_eval_reports_turns_tools_and_invalid_moves(tiny_random_dir, tmp_path, t
     model.generate = ScriptedPolicy(model, tok, lambda text, i: solver_turn(text) if i % 2 == 0 or
                                     "<tool_response>" in text else tool_call("guess", {"word": "qwxyz"}))
     rows = task.eval_problems(4)
-    res = evaluate(model, tok, task, rows, modes=("greedy",), max_completion_length=1500,
+    res = evaluate(model, tok, task, rows, modes=("greedy",), max_completion_length=1500, temperature=1.0,
+                   batch_size=100, max_tool_calling_iterations=None, seed=0, tool_timeout=DEFAULT_TOOL_TIMEOUT,
                    show_progress=False)["greedy"]
     replays = [games.replay_wordle(s["completion"], r["secret"]) for s, r in zip(res["samples"], rows)]
     stats = res["episodes"]

@@ -4,7 +4,7 @@ From Python, what the CLI does::
 
     import agentgrpo
     result = agentgrpo.train("configs/demo.yaml", max_steps=20, callbacks=[MyCallback()])
-    cfg = agentgrpo.validate({"model": "tiny", "max_steps": 10})   # every problem at once, no model loaded
+    plan = agentgrpo.validate({"model": "tiny", "max_steps": 10})   # every problem at once, no model loaded
 
 In your own TRL script, the flight recorder and the live doctor are plain `TrainerCallback`s::
 
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["DynamicSamplingTrainer", "LiveDoctor", "LiveDoctorCallback", "Recorder", "load_config", "tiny_model_path",
-           "train", "validate"]
+__all__ = ["DynamicSampling", "DynamicSamplingTrainer", "LiveDoctor", "LiveDoctorCallback", "Recorder",
+           "resolve_plan", "tiny_model_path", "train", "validate"]
 
 
 def tiny_model_path() -> str:
@@ -38,11 +38,11 @@ def validate(config=None, /, *, train_dataset=None, eval_dataset=None, peft_conf
     listing every problem. Loads no model.
     """
     from agentgrpo.config import config_path
-    from agentgrpo.plan import load_config
+    from agentgrpo.plan import resolve_plan
 
     objects = {"train_dataset": train_dataset, "eval_dataset": eval_dataset, "peft_config": peft_config}
     source = config if isinstance(config, dict) or config is None else config_path(str(config))
-    return load_config(source, overrides, deep=True, objects={k: v for k, v in objects.items() if v is not None})
+    return resolve_plan(source, overrides, deep=True, objects={k: v for k, v in objects.items() if v is not None})
 
 
 def train(config=None, /, *, callbacks=(), train_dataset=None, eval_dataset=None, peft_config=None, **overrides):
@@ -55,19 +55,16 @@ def train(config=None, /, *, callbacks=(), train_dataset=None, eval_dataset=None
     """
     from agentgrpo.pipeline import run
 
-    cfg = validate(config, train_dataset=train_dataset, eval_dataset=eval_dataset, peft_config=peft_config,
+    plan = validate(config, train_dataset=train_dataset, eval_dataset=eval_dataset, peft_config=peft_config,
                    **overrides)
-    return run(cfg, callbacks=list(callbacks))
-
-
-def load_config(*args, **kwargs):
-    """`agentgrpo.plan.load_config` (checks without the deep ones)."""
-    from agentgrpo.plan import load_config as _load
-
-    return _load(*args, **kwargs)
+    return run(plan, callbacks=list(callbacks))
 
 
 def __getattr__(name: str):
+    if name == "resolve_plan":  # config + overrides -> the checked RunPlan (without the deep checks)
+        from agentgrpo.plan import resolve_plan
+
+        return resolve_plan
     if name == "Recorder":
         from agentgrpo.training.recorder import Recorder
 
@@ -76,6 +73,10 @@ def __getattr__(name: str):
         from agentgrpo.doctor.live import LiveDoctorCallback
 
         return LiveDoctorCallback
+    if name == "DynamicSampling":  # the trainer's dynamic sampling settings (torch-free)
+        from agentgrpo.training.dynamic_sampling_options import DynamicSampling
+
+        return DynamicSampling
     if name == "DynamicSamplingTrainer":
         from agentgrpo.training.dynamic_trainer import DynamicSamplingTrainer
 

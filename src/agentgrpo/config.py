@@ -3,7 +3,7 @@
 
 A YAML file (or a dict, from Python) holds a flat mapping, as in TRL's own scripts; command-line flags
 ``--name value`` override it. TRL's defaults are read from the dataclasses, never retyped. Every problem is
-collected and reported at once, before any model is loaded. `agentgrpo.plan.load_config` turns the options
+collected and reported at once, before any model is loaded. `agentgrpo.plan.resolve_plan` turns the options
 into the run plan every command reads (and runs the checks, composed in `agentgrpo.checks`); this module is
 on the floor below it and never imports it. TRL's config classes come from `agentgrpo.trl_config`.
 """

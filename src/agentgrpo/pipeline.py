@@ -28,8 +28,8 @@ def say(message: str) -> None:
     print(f"[agentgrpo] {message}", flush=True)
 
 
-def run(cfg: RunPlan, callbacks=()) -> RunResult:
-    """Execute the whole run the plan ``cfg`` describes (it is read, never changed); returns where everything is.
+def run(plan: RunPlan, callbacks=()) -> RunResult:
+    """Execute the whole run the plan ``plan`` describes (it is read, never changed); returns where everything is.
 
     ``callbacks`` are extra `TrainerCallback`s for the GRPO trainer (the Python API passes them).
     """
@@ -38,28 +38,27 @@ def run(cfg: RunPlan, callbacks=()) -> RunResult:
     from agentgrpo.training.models import resolve_model
 
     main = is_main_process()
-    task = cfg.task
-    code_reward.INSECURE_OK = cfg.run.sandbox_insecure_ok  # a code reward refuses a sandbox that lacks guarantees
-    run_dir, resume, checkpoint = _open(cfg, write=main)
+    code_reward.INSECURE_OK = plan.run.sandbox_insecure_ok  # a code reward refuses a sandbox that lacks guarantees
+    run_dir, resume = _open(plan, write=main), plan.resumed
     if main:
         say(f"run directory: {run_dir}")
-        for warning in cfg.warnings:
+        for warning in plan.warnings:
             say(f"warning: {warning}")
-    torch.manual_seed(cfg.setting("seed"))
-    result = RunResult(run_dir=run_dir, model_path=resolve_model(cfg.run.model, task))
-    if cfg.run.sft and resume and (run_dir / "sft" / "config.json").exists():
+    torch.manual_seed(plan.setting("seed"))
+    result = RunResult(run_dir=run_dir, model_path=resolve_model(plan.run.model, plan.task))
+    if plan.run.sft and resume and (run_dir / "sft" / "config.json").exists():
         result.model_path = str(run_dir / "sft")  # resuming: the warm start is already done
-    elif cfg.run.sft:
-        result.model_path = _timed(result, "sft", lambda: _sft(cfg, task, result.model_path, run_dir))
-    if main and cfg.run.preflight and not resume:  # agentgrpo.preflight: audit, signal check
-        _timed(result, "preflight", lambda: _preflight(cfg, task, result.model_path, run_dir))
-    if main and cfg.run.eval_before and not (resume and "before" in rundir.read_eval(run_dir)):
-        _timed(result, "eval_before", lambda: _evaluate(cfg, task, result.model_path, run_dir, "before"))
-    final = _timed(result, "grpo", lambda: _grpo(cfg, task, result.model_path, run_dir, checkpoint, callbacks))
+    elif plan.run.sft:
+        result.model_path = _timed(result, "sft", lambda: _sft(plan, result.model_path))
+    if main and plan.run.preflight and not resume:  # agentgrpo.preflight: audit, signal check
+        _timed(result, "preflight", lambda: _preflight(plan, result.model_path))
+    if main and plan.run.eval_before and not (resume and "before" in rundir.read_eval(run_dir)):
+        _timed(result, "eval_before", lambda: _evaluate(plan, result.model_path, "before"))
+    final = _timed(result, "grpo", lambda: _grpo(plan, result.model_path, callbacks))
     if not main:  # other processes of a multi-process run only train
         return result
-    if cfg.run.eval_after:
-        _timed(result, "eval_after", lambda: _evaluate(cfg, task, str(final), run_dir, "after"))
+    if plan.run.eval_after:
+        _timed(result, "eval_after", lambda: _evaluate(plan, str(final), "after"))
     result.eval = rundir.read_eval(run_dir)
     result.curves = _draw(run_dir)
     return result
@@ -72,19 +71,18 @@ def is_main_process() -> bool:
     return int(os.environ.get("RANK", "0")) == 0
 
 
-def _open(cfg: RunPlan, write: bool = True) -> tuple[Path, bool, str | bool]:
+def _open(plan: RunPlan, write: bool = True) -> Path:
     """Create (or reopen, resuming) the run directory and write the plan (config.yaml); refuse overrides a
     resume would not honour."""
     from agentgrpo import resume as resuming
 
-    run_dir, resume, checkpoint = cfg.run_dir, cfg.resumed, cfg.checkpoint
-    config = cfg.to_dict()
-    if resume and (run_dir / rundir.CONFIG).exists():
+    run_dir, config = plan.run_dir, plan.to_dict()
+    if plan.resumed and (run_dir / rundir.CONFIG).exists():
         resuming.check_changes(rundir.read_config(run_dir), config)
-    run_dir = rundir.open_run_dir(run_dir, resume=resume)
+    run_dir = rundir.open_run_dir(run_dir, resume=plan.resumed)
     if write:
         rundir.write_config(run_dir, config)
-    return run_dir, resume, checkpoint
+    return run_dir
 
 
 def _timed(result: RunResult, name: str, fn):
@@ -94,46 +92,46 @@ def _timed(result: RunResult, name: str, fn):
     return value
 
 
-def _preflight(cfg: RunPlan, task, model_path: str, run_dir: Path) -> dict:
+def _preflight(plan: RunPlan, model_path: str) -> dict:
     from agentgrpo.preflight.run import run_preflight
 
-    return run_preflight(cfg, task, model_path, run_dir, say=say)
+    return run_preflight(plan, plan.task, model_path, plan.run_dir, say=say)
 
 
-def _sft(cfg: RunPlan, task, model_path: str, run_dir: Path) -> str:
+def _sft(plan: RunPlan, model_path: str) -> str:
     from agentgrpo.training.models import load_model, load_tokenizer
     from agentgrpo.training.sft import SFTSettings, run_sft
 
-    r = cfg.run
+    r = plan.run
     say(f"SFT warm start: {r.sft_steps} steps of {r.sft_batch_size} demonstrations "
         f"({r.sft_tool_fraction:.0%} use the tool)")
     settings = SFTSettings(steps=r.sft_steps, batch_size=r.sft_batch_size, learning_rate=r.sft_learning_rate,
-                           tool_fraction=r.sft_tool_fraction, seed=cfg.setting("seed"))
-    out = run_dir / "sft"
-    run_sft(load_model(model_path), load_tokenizer(model_path), task, settings, out,
-            use_cpu=bool(cfg.setting("use_cpu")), report_to=cfg.setting("report_to"))
+                           tool_fraction=r.sft_tool_fraction, seed=plan.setting("seed"))
+    out = plan.run_dir / "sft"
+    run_sft(load_model(model_path), load_tokenizer(model_path), plan.task, settings, out,
+            use_cpu=bool(plan.setting("use_cpu")), report_to=plan.setting("report_to"))
     return str(out)
 
 
-def _evaluate(cfg: RunPlan, task, model_path: str, run_dir: Path, stage: str) -> dict:
+def _evaluate(plan: RunPlan, model_path: str, stage: str) -> dict:
     from agentgrpo.evaluation.evaluate import evaluate
     from agentgrpo.training.models import load_model, load_tokenizer
 
-    settings = cfg.eval
+    settings = plan.eval
     say(f"held-out eval ({stage}): {settings.size} problems, {' + '.join(settings.modes)}")
     results = evaluate(
-        load_model(model_path), load_tokenizer(model_path), task, task.eval_problems(settings.size),
+        load_model(model_path), load_tokenizer(model_path), plan.task, plan.task.eval_problems(settings.size),
         modes=list(settings.modes), temperature=settings.temperature,
         max_completion_length=settings.max_completion_length,
         max_tool_calling_iterations=settings.max_tool_calling_iterations,
         batch_size=settings.batch_size, seed=settings.seed, desc=f"eval {stage}",
-        tool_timeout=cfg.run.tool_timeout,
+        tool_timeout=settings.tool_timeout,
     )
-    rundir.write_eval(run_dir, stage, {"model": model_path, **results})
+    rundir.write_eval(plan.run_dir, stage, {"model": model_path, **results})
     for mode, res in results.items():
         lo, hi = res["ci95"]
         say(f"  {stage} {mode:>7}: success {res['success_rate']:.1%} [{lo:.1%}, {hi:.1%}], "
-            f"tool calls {res['tool_call_rate']:.1%}" + _timeouts(res, cfg.run.tool_timeout))
+            f"tool calls {res['tool_call_rate']:.1%}" + _timeouts(res, plan.run.tool_timeout))
     return results
 
 
@@ -143,36 +141,30 @@ def _timeouts(res: dict, seconds: float) -> str:
     return f", {n} tool call{'s' * (n != 1)} timed out (tool_timeout {seconds:g} s)" if n else ""
 
 
-def _grpo(cfg: RunPlan, task, model_path: str, run_dir: Path, checkpoint, callbacks=()) -> Path:
+def _grpo(plan: RunPlan, model_path: str, callbacks=()) -> Path:
     from agentgrpo.training.grpo import build_grpo_trainer, train
 
-    steps = cfg.setting("max_steps")
-    lora = " (LoRA adapter)" if cfg.uses_peft else ""
-    say(f"GRPO{lora}: {steps if steps > 0 else 'epoch-based'} steps, {cfg.setting('num_generations')} "
+    run_dir, steps = plan.run_dir, plan.setting("max_steps")
+    lora = " (LoRA adapter)" if plan.uses_peft else ""
+    say(f"GRPO{lora}: {steps if steps > 0 else 'epoch-based'} steps, {plan.setting('num_generations')} "
         f"completions per prompt, metrics -> {run_dir / rundir.METRICS}")
-    if cfg.run.on_failure == "heal":  # roll back and go on when the live doctor names a failure
+    if plan.heal.heals:  # on_failure: heal: roll back and go on when the live doctor names a failure
         from agentgrpo.heal.loop import train_healing
 
-        return train_healing(cfg, model_path, run_dir, checkpoint, callbacks, live_doctor=_live_doctor)
-    trainer = build_grpo_trainer(cfg, task, model_path, run_dir,
-                                 callbacks=[*_live_doctor(cfg, run_dir), *callbacks])
-    return train(trainer, run_dir, resume=checkpoint, save_merged=cfg.run.save_merged)
+        return train_healing(plan, model_path, callbacks, live_doctor=_live_doctor)
+    trainer = build_grpo_trainer(plan, model_path, callbacks=[*_live_doctor(plan, run_dir), *callbacks])
+    return train(trainer, run_dir, resume=plan.checkpoint, save_merged=plan.run.save_merged)
 
 
-def _live_doctor(cfg: RunPlan, run_dir: Path) -> list:
-    if not cfg.run.doctor_every:
+def _live_doctor(plan: RunPlan, run_dir: Path) -> list:
+    if not plan.run.doctor_every:
         return []
     try:
         from agentgrpo.doctor.live import LiveDoctorCallback
     except ImportError:
         return []
-    stop_on = set(cfg.run.stop_on)
-    if cfg.run.on_failure == "heal" and not stop_on:  # heal: every failure the doctor names
-        from agentgrpo.doctor.modes import MODES
-
-        stop_on = set(MODES)
-    return [LiveDoctorCallback(every=cfg.run.doctor_every, stop_on=stop_on, run_dir=run_dir,
-                               reward_weights=cfg.reward_weights or None)]
+    return [LiveDoctorCallback(every=plan.run.doctor_every, stop_on=set(plan.heal.stop_on), run_dir=run_dir,
+                               reward_weights=plan.reward_weights or None)]
 
 
 def _draw(run_dir: Path) -> Path | None:

@@ -1,14 +1,17 @@
 """One run, resolved once: config + overrides + task -> a frozen `RunPlan` every command reads.
 
     plan = resolve_plan("configs/demo.yaml", ["--max_steps", "20"])   # every problem at once, or a RunPlan
-    plan.task, plan.rewards, plan.grpo_config, plan.eval, plan.launch, plan.run_dir
+    plan.task, plan.rewards, plan.grpo_config, plan.run_dir                   # built once, here
+    plan.eval, plan.launch, plan.dynamic_sampling, plan.heal                  # one frozen settings object each
 
-`resolve_plan` is the only place a run's settings are decided: the options are type-checked (`config`), the
-task is loaded, the one `RewardSet` is built, the run directory is named, the one `trl.GRPOConfig` is
-built (TRL's own checks run then), and each package's checks of the plan run (`agentgrpo.checks` composes
-them). Nothing changes the plan afterwards: `train`, `resume`, `validate`, `eval`, `check`, `audit`,
-`launch` and the cost line read it. A run that resumes reloads its own plan (the ``config.yaml`` in its
-run directory) and applies only the overrides given now; the config file's values are not re-read.
+`resolve_plan` is the only way to a plan and the only place a run's settings are decided: the options are
+type-checked (`config`), the task is loaded, the one `RewardSet` is built, the run directory is named, the
+settings objects are made (their values checked as they are made), the one `trl.GRPOConfig` is built (TRL's
+own checks run then), and each package's checks of the plan run (`agentgrpo.checks` composes them). Nothing
+changes the plan afterwards: `train`, `resume`, `validate`, `eval`, `check`, `audit`, `launch` and the cost
+line read it, and nothing downstream rebuilds what it holds. A run that resumes reloads its own plan (the
+``config.yaml`` in its run directory) and applies only the overrides given now; the config file's values are
+not re-read. A heal makes the next segment's plan with `RunPlan.with_changes` (`agentgrpo.heal.apply`).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgrpo import rundir
-from agentgrpo.config import ResolvedConfig, parse_overrides, read_yaml, resolve_options
+from agentgrpo.config import ResolvedConfig, RunConfig, parse_overrides, read_yaml, resolve_options
 from agentgrpo.errors import ConfigError, UserError
 
 
@@ -39,6 +42,16 @@ class EvalSettings:
     max_completion_length: int
     max_tool_calling_iterations: int | None
     seed: int
+    tool_timeout: float
+
+    @classmethod
+    def of(cls, options: ResolvedConfig) -> EvalSettings:
+        r = options.run
+        return cls(size=r.eval_size, modes=tuple(r.eval_modes), batch_size=r.eval_batch_size, before=r.eval_before,
+                   after=r.eval_after, temperature=options.setting("temperature"),
+                   max_completion_length=options.setting("max_completion_length"),
+                   max_tool_calling_iterations=options.setting("max_tool_calling_iterations"),
+                   seed=options.setting("seed"), tool_timeout=r.tool_timeout)
 
 
 @dataclass(frozen=True)
@@ -49,6 +62,14 @@ class LaunchSettings:
     accelerate_config: str | None
     job_timeout: str | None
 
+    @classmethod
+    def of(cls, options: ResolvedConfig) -> LaunchSettings:
+        r = options.run
+        return cls(target=r.target, flavor=r.flavor, num_processes=r.num_processes,
+                   accelerate_config=r.accelerate_config, job_timeout=r.job_timeout)
+
+
+RUN_OPTIONS = frozenset(f.name for f in dataclasses.fields(RunConfig))  # agentgrpo's own options
 
 # The GRPOConfig settings the samplers (eval, preflight) read; their values come from the plan.
 SAMPLING = ("seed", "num_generations", "temperature", "max_completion_length", "max_tool_calling_iterations",
@@ -68,6 +89,10 @@ class RunPlan:
     resumed: bool  # an existing run continues
     checkpoint: str | bool  # what trainer.train(resume_from_checkpoint=...) gets
     grpo_config: Any  # the one trl.GRPOConfig (None where the device was only simulated)
+    eval: EvalSettings  # how held-out eval generates
+    launch: LaunchSettings  # where `agentgrpo launch` trains
+    dynamic_sampling: Any  # training.dynamic_sampling_options.DynamicSampling (None: its values had problems)
+    heal: Any  # agentgrpo.heal.settings.HealSettings
     warnings: list[str] = dataclasses.field(default_factory=list)  # doubtful, not wrong (printed)
 
     # --- the options, read-only --------------------------------------------------------------------
@@ -96,7 +121,12 @@ class RunPlan:
         return self.options.uses_peft
 
     def setting(self, name: str) -> Any:
-        """A GRPOConfig value: the config's, else TRL's own default."""
+        """A GRPOConfig value: the config's, else TRL's own default; or one of agentgrpo's own options (a
+        remedy may change either: `agentgrpo.heal.remedies`)."""
+        from agentgrpo.config import _grpo_fields
+
+        if name not in self.options.grpo and name in RUN_OPTIONS and name not in _grpo_fields():
+            return getattr(self.run, name)
         return self.options.setting(name)
 
     def peft_config(self):
@@ -110,50 +140,22 @@ class RunPlan:
         return {**dataclasses.asdict(self.run), "rewards": [dict(s) for s in self.reward_specs], **self.peft,
                 **self.grpo}
 
-    # --- what each command reads -------------------------------------------------------------------
-    @property
-    def eval(self) -> EvalSettings:
-        r = self.run
-        return EvalSettings(size=r.eval_size, modes=tuple(r.eval_modes), batch_size=r.eval_batch_size,
-                            before=r.eval_before, after=r.eval_after, temperature=self.setting("temperature"),
-                            max_completion_length=self.setting("max_completion_length"),
-                            max_tool_calling_iterations=self.setting("max_tool_calling_iterations"),
-                            seed=self.setting("seed"))
-
+    # --- what each command reads ---------------------------------------------------------------------
     @property
     def sampling(self) -> dict:
         """The GRPOConfig settings the samplers read (the preflight check, pass@k), TRL's defaults filled in."""
         return {k: self.setting(k) for k in SAMPLING}
 
     @property
-    def launch(self) -> LaunchSettings:
-        r = self.run
-        return LaunchSettings(target=r.target, flavor=r.flavor, num_processes=r.num_processes,
-                              accelerate_config=r.accelerate_config, job_timeout=r.job_timeout)
-
-    @property
     def reward_weights(self) -> dict[str, float]:
         return dict(zip(self.rewards.names, self.rewards.weights, strict=True))
 
-    def grpo_args_for(self, output_dir: str | os.PathLike):
-        """The GRPOConfig for another output directory (a benchmark's own); the plan's own is `grpo_config`."""
-        return self.options.grpo_args(output_dir, **_trainer_defaults(self.task, self.rewards, Path(output_dir)))
-
-
-def load_config(path: str | os.PathLike | dict | None, overrides: list[str] | dict | None = None,
-                *, cuda_available: bool | None = None, deep: bool = False, objects: dict | None = None,
-                early: bool = False) -> RunPlan:
-    """Read ``path`` (a YAML file, or a dict), apply ``overrides``, check everything, return the `RunPlan`
-    (which reads like the options: ``.run``, ``.grpo``, ``.setting(name)``).
-
-    Raises `ConfigError` listing every problem found. Loads no model. ``deep`` adds the checks that touch
-    more than the config: the model is reachable (a Hub id while offline), every reward and tool answers a
-    sample call (with the tool timeout), the dataset loads (`agentgrpo validate` and `train` run them).
-    ``early`` (train) raises the problems found without importing torch, transformers or TRL at once, before
-    the deep checks (which import them); without it (validate) every problem is reported together.
-    ``objects`` are Python objects the API passes (``train_dataset``, ``peft_config``).
-    """
-    return resolve_plan(path, overrides, cuda_available=cuda_available, deep=deep, objects=objects, early=early)
+    def with_changes(self, changes: dict[str, Any], checkpoint: str | os.PathLike) -> RunPlan:
+        """The plan of the next segment of a healed run (`agentgrpo.heal.apply`): this plan with ``changes``
+        (option -> new value) applied, resuming from ``checkpoint``; its rewards, GRPOConfig and settings objects
+        are made as `resolve_plan` makes them, and checked. Raises `ConfigError` listing every problem."""
+        data = {**self.to_dict(), **changes, "resume_from_checkpoint": str(Path(self.run_dir) / checkpoint)}
+        return _plan_of(data, [], [], cuda_available=None, deep=False, objects=self.objects, early=False)
 
 
 def resolve_plan(source: str | os.PathLike | dict | None, overrides: list[str] | dict | None = None, *,
@@ -164,30 +166,51 @@ def resolve_plan(source: str | os.PathLike | dict | None, overrides: list[str] |
     Loads no model. ``deep`` adds the checks that call user code or look beyond the config: every reward
     and tool is called once on a sample input (with the tool timeout), the model is reachable.
     """
-    from agentgrpo import checks
-
     file_data = dict(source) if isinstance(source, dict) else (read_yaml(source) if source else {})
     now, problems = _overrides(overrides)
     data, notes = _with_saved_plan(file_data, now)
+    return _plan_of(data, problems, notes, cuda_available=cuda_available, deep=deep, objects=objects, early=early)
+
+
+def read_options(source: str | os.PathLike | dict | None, overrides: list[str] | dict | None = None) -> ResolvedConfig:
+    """The type-checked options of a config plus ``overrides`` (a resumed run's saved plan applied), without the
+    task, the rewards or the checks: what ``agentgrpo launch`` reads to choose a target (and a flavor) before
+    it resolves the plan, once, for that target. Raises `ConfigError` listing the options' problems."""
+    file_data = dict(source) if isinstance(source, dict) else (read_yaml(source) if source else {})
+    now, problems = _overrides(overrides)
+    data, _notes = _with_saved_plan(file_data, now)
+    options, option_problems = resolve_options(data, cuda=True)
+    if problems + option_problems:
+        raise ConfigError(problems + option_problems)
+    return options
+
+
+def _plan_of(data: dict, problems: list[str], notes: list[str], *, cuda_available: bool | None, deep: bool,
+             objects: dict | None, early: bool) -> RunPlan:
+    """The `RunPlan` for the options ``data`` (the config's, overrides and a resumed run's saved plan applied);
+    ``problems`` found so far are reported with the rest."""
+    from agentgrpo import checks
+
+    problems = list(problems)
     cuda = cuda_available if cuda_available is not None else _cuda_guess()  # torch is asked only before TRL
     options, option_problems = resolve_options(data, cuda, objects)
-    problems += option_problems
     warnings = list(notes)
     task, rewards, specs, task_problems = _task_and_rewards(options)
-    problems += task_problems
     if task is not None and "train_size" not in options.given and task.size is not None:
         options = dataclasses.replace(options, run=dataclasses.replace(options.run, train_size=task.size))
     run_dir, resumed, checkpoint = _run_dir(options, task)
     if task is not None and not options.run.run_name and not options.run.output_dir:
         options = dataclasses.replace(options, run=dataclasses.replace(options.run, run_name=run_dir.name))
+    settings, settings_problems = _settings(options)
     plan = RunPlan(options=options, task=task, rewards=rewards, reward_specs=tuple(specs), run_dir=run_dir,
-                   resumed=resumed, checkpoint=checkpoint, grpo_config=None)
+                   resumed=resumed, checkpoint=checkpoint, grpo_config=None, **settings)
+    problems += option_problems + task_problems + settings_problems
     problems += checks.check_plan(plan, cuda_available=cuda, warnings=warnings)
     # Every problem above was found without importing torch, transformers or TRL (`agentgrpo.trl_fields`):
     # bad input is named at once. Only a plan without problems pays for the imports: the real device, then
     # TRL's own GRPOConfig checks.
     if not problems and cuda_available is None and _cuda(None) != cuda:
-        return resolve_plan(source, overrides, cuda_available=not cuda, deep=deep, objects=objects, early=early)
+        return _plan_of(data, [], notes, cuda_available=not cuda, deep=deep, objects=objects, early=early)
     if not problems and rewards is not None and (cuda_available is None or cuda == _cuda(None)):
         grpo_config, grpo_problems = _grpo_config(options, task, rewards, run_dir)
         problems += [p for p in grpo_problems if not checks.already_said(p, problems)]
@@ -199,6 +222,20 @@ def resolve_plan(source: str | os.PathLike | dict | None, overrides: list[str] |
     if problems:
         raise ConfigError(problems)
     return dataclasses.replace(plan, warnings=list(warnings))
+
+
+def _settings(options: ResolvedConfig) -> tuple[dict[str, Any], list[str]]:
+    """The plan's settings objects, each made once from the options: eval, launch, dynamic sampling, heal;
+    (the fields, problems with their values)."""
+    from agentgrpo.heal.settings import HealSettings
+    from agentgrpo.training.dynamic_sampling_options import DynamicSampling
+
+    try:
+        dynamic_sampling, problems = DynamicSampling.of(options.run), []
+    except ConfigError as exc:
+        dynamic_sampling, problems = None, list(exc.problems)
+    return {"eval": EvalSettings.of(options), "launch": LaunchSettings.of(options),
+            "dynamic_sampling": dynamic_sampling, "heal": HealSettings.of(options.run)}, problems
 
 
 def _overrides(overrides) -> tuple[dict, list[str]]:
@@ -259,8 +296,6 @@ def _named_dir(data: dict) -> Path | None:
     if isinstance(data.get("output_dir"), str):
         return Path(data["output_dir"]).expanduser()
     if isinstance(data.get("run_name"), str):
-        from agentgrpo.config import RunConfig
-
         runs = data.get("runs_dir", RunConfig.runs_dir)
         return Path(str(runs)) / data["run_name"]
     return None

@@ -48,7 +48,7 @@ TRAINER_STATE = "trainer_state.json"  # in each checkpoint-N (TRL's name)
 CHECKPOINT_PREFIX = "checkpoint-"  # TRL's checkpoint-N folders
 
 
-def new_run_dir(runs_dir: str | Path, run_name: str | None, task: str, *, resume: bool = False) -> Path:
+def new_run_dir(runs_dir: str | Path, run_name: str | None, task: str, *, resume: bool) -> Path:
     """Create ``runs_dir/run_name`` (default name: ``<task>-<YYYYmmdd-HHMMSS>``).
 
     An existing run is only reused when resuming, so no history is ever appended to by accident.
@@ -57,7 +57,7 @@ def new_run_dir(runs_dir: str | Path, run_name: str | None, task: str, *, resume
     return open_run_dir(Path(runs_dir) / name, resume=resume)
 
 
-def open_run_dir(path: Path, *, resume: bool = False) -> Path:
+def open_run_dir(path: Path, *, resume: bool) -> Path:
     """Create the run directory ``path``; an existing run is only reused when resuming."""
     from agentgrpo.errors import UserError
 

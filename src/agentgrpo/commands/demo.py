@@ -44,7 +44,7 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     from agentgrpo.pipeline import run as run_pipeline
     from agentgrpo.pipeline import say, summary_lines
-    from agentgrpo.plan import load_config
+    from agentgrpo.plan import resolve_plan
 
     overrides = collect_overrides(args)
     if args.heal and not args.failure:
@@ -63,8 +63,8 @@ def run(args) -> int:
 
             planted.update({**HEAL_SETTINGS, **HEAL[args.failure]})
     path = config_path(args.config)
-    cfg = load_config(path, _demo_choices(path, _merge(planted, overrides), args.failure), deep=True)
-    result = run_pipeline(cfg)
+    plan = resolve_plan(path, _demo_choices(path, _merge(planted, overrides), args.failure), deep=True)
+    result = run_pipeline(plan)
     say("done.")
     for line in summary_lines(result):
         say(line)

@@ -75,22 +75,22 @@ def run(args) -> int:
     path = resolve_model(model, task)
     if model == "tiny" and tiny_note(task.name):
         print(f"warning: {tiny_note(task.name)}")
-    print(f"eval: {path} on {task.name}, " + ", ".join(f"{k} {v}" for k, v in settings.items()
-                                                       if k not in ("eval_size", "eval_modes", "seed")))
+    print(f"eval: {path} on {task.name}, " + ", ".join(f"{k} {getattr(settings, k)}"
+                                                       for k in (*FROM_RUN, "tool_timeout")))
     if args.samples > 1:
         return _pass_at_k(args, task, path, settings)
-    results = evaluate(load_model(path), load_tokenizer(path), task, task.eval_problems(settings["eval_size"]),
-                       modes=settings["eval_modes"], seed=settings["seed"], tool_timeout=settings["tool_timeout"],
-                       **{k: settings[k] for k in FROM_RUN})
+    results = evaluate(load_model(path), load_tokenizer(path), task, task.eval_problems(settings.size),
+                       modes=list(settings.modes), seed=settings.seed, tool_timeout=settings.tool_timeout,
+                       batch_size=settings.batch_size, **{k: getattr(settings, k) for k in FROM_RUN})
     for mode, res in results.items():
         lo, hi = res["ci95"]
         print(f"{mode:>7}: success {res['success_rate']:.1%} [{lo:.1%}, {hi:.1%}] (n={res['n']}), "
               f"tool calls {res['tool_call_rate']:.1%}, tool failures {res['tool_failure_rate']:.1%}, "
               f"mean turns {res['mean_turns']:.2f}, truncated {res['truncation_rate']:.1%}, "
-              f"tool calls timed out {res['tool_timeouts']} (tool_timeout {settings['tool_timeout']:g} s)")
+              f"tool calls timed out {res['tool_timeouts']} (tool_timeout {settings.tool_timeout:g} s)")
         print_episodes(res["episodes"])
     if args.out:
-        payload = {"model": path, "task": task.name, "settings": {k: settings[k] for k in FROM_RUN}, **results}
+        payload = {"model": path, "task": task.name, "settings": {k: getattr(settings, k) for k in FROM_RUN}, **results}
         Path(args.out).write_text(json.dumps(payload, indent=1))
         print(f"results written to {args.out}")
     return 0
@@ -111,37 +111,34 @@ def _is_model(path: Path) -> bool:
     return (path / "config.json").is_file() or (path / "adapter_config.json").is_file()
 
 
-SETTINGS = (*FROM_RUN, "seed", "eval_size", "eval_modes", "tool_timeout")
+SETTINGS = (*FROM_RUN, "seed", "eval_size", "eval_modes", "tool_timeout")  # the options eval takes as flags
+FIELD = {"eval_size": "size", "eval_modes": "modes"}  # their `EvalSettings` names where they differ
 
 
 def _settings(args, saved: dict | None):
-    """The task and generation settings: the flags, else the run's plan (config.yaml), else what training
-    would use (one table: TRL's GRPOConfig defaults and agentgrpo's own)."""
-    from agentgrpo.config import resolve_options
-    from agentgrpo.tasks.dataset import task_for
+    """The task and the `EvalSettings`: the run's plan (config.yaml; `RunPlan.eval`), else those of the options
+    a training run would have (the same builder, `EvalSettings.of`), with the flags given here applied."""
+    import dataclasses
+
+    from agentgrpo.plan import EvalSettings, resolve_plan
 
     flags = {k: getattr(args, k) for k in SETTINGS if getattr(args, k, None) is not None}
     if saved is None:
+        from agentgrpo.config import resolve_options
+        from agentgrpo.tasks.dataset import task_for
+
         options, problems = resolve_options({"task": args.task or "calculator", **flags}, cuda=False)
         if problems:
             from agentgrpo.errors import ConfigError
 
             raise ConfigError(problems)
-        return task_for(options), _values(options)
-    from agentgrpo.plan import resolve_plan
-
+        return task_for(options), EvalSettings.of(options)
     plan = resolve_plan(dict(saved), {"task": args.task} if args.task else None, cuda_available=True)
-    trained = _values(plan)
     for key, flag in flags.items():
-        if key in FROM_RUN and flag != trained[key]:
-            print(f"note: {key} {flag} (the run trained with {trained[key]})")
-    return plan.task, {**trained, **flags}
-
-
-def _values(source) -> dict:
-    """The eval settings of a plan (or of bare options: the same table)."""
-    return {**{k: source.setting(k) for k in (*FROM_RUN, "seed")}, "eval_size": source.run.eval_size,
-            "eval_modes": list(source.run.eval_modes), "tool_timeout": source.run.tool_timeout}
+        if key in FROM_RUN and flag != getattr(plan.eval, key):
+            print(f"note: {key} {flag} (the run trained with {getattr(plan.eval, key)})")
+    given = {FIELD.get(k, k): (tuple(v) if k == "eval_modes" else v) for k, v in flags.items()}
+    return plan.task, dataclasses.replace(plan.eval, **given)
 
 
 def _pass_at_k(args, task, path: str, settings: dict) -> int:
@@ -150,22 +147,22 @@ def _pass_at_k(args, task, path: str, settings: dict) -> int:
     from agentgrpo.evaluation.passk import evaluate_pass_at_k
     from agentgrpo.training.models import load_model, load_tokenizer
 
-    rows = task.eval_problems(settings["eval_size"])
+    rows = task.eval_problems(settings.size)
     with tqdm(total=len(rows) * args.samples, desc="pass@k", leave=False) as bar:
         res = evaluate_pass_at_k(load_model(path), load_tokenizer(path), task, rows, samples=args.samples,
-                                 ks=args.k, temperature=settings["temperature"],
-                                 max_completion_length=settings["max_completion_length"], seed=settings["seed"],
-                                 max_tool_calling_iterations=settings["max_tool_calling_iterations"],
-                                 progress=bar, tool_timeout=settings["tool_timeout"])
+                                 ks=args.k, temperature=settings.temperature,
+                                 max_completion_length=settings.max_completion_length, seed=settings.seed,
+                                 max_tool_calling_iterations=settings.max_tool_calling_iterations,
+                                 progress=bar, tool_timeout=settings.tool_timeout)
     for key, entry in res.items():
         if key.startswith("pass@"):
             lo, hi = entry["ci95_bootstrap"]
             wilson = entry.get("ci95_wilson")
             extra = f", Wilson [{wilson[0]:.1%}, {wilson[1]:.1%}]" if wilson else ""
             print(f"{key:>8}: {entry['estimate']:.1%} [bootstrap {lo:.1%}, {hi:.1%}{extra}]")
-    print(f"{res['problems']} problems x {args.samples} samples at temperature {settings['temperature']}; tool "
+    print(f"{res['problems']} problems x {args.samples} samples at temperature {settings.temperature}; tool "
           f"calls {res['tool_call_rate']:.1%}, tool failures {res['tool_failure_rate']:.1%}, "
-          f"tool calls timed out {res['tool_timeouts']} (tool_timeout {settings['tool_timeout']:g} s), "
+          f"tool calls timed out {res['tool_timeouts']} (tool_timeout {settings.tool_timeout:g} s), "
           f"unscored {res['unscored']}")
     print_episodes(res["episodes"])
     if args.out:

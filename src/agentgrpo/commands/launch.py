@@ -35,76 +35,80 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from agentgrpo.plan import load_config
+    """Resolve the plan once, for the target the options name, and launch it there."""
+    from agentgrpo.plan import read_options, resolve_plan
 
     overrides = collect_overrides(args)
     path = config_path(args.config)
-    probe = load_config(path, overrides, cuda_available=True)  # target fields only; re-checked per target
-    target = probe.launch.target
-    if target == "hf-jobs":
-        return _hf_jobs(path, overrides, args.dry_run)
-    if target == "accelerate":
+    options = read_options(path, overrides)  # the target (and flavor) decide how the plan is resolved
+    if options.run.target == "hf-jobs":
+        return _hf_jobs(path, overrides, options, args.dry_run)
+    if options.run.target == "accelerate":
         return _accelerate(path, overrides, args.dry_run)
-    cfg = load_config(path, overrides, deep=True)
+    plan = resolve_plan(path, overrides, deep=True)
     if args.dry_run:
-        print(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+        print(yaml.safe_dump(plan.to_dict(), sort_keys=False))
         return 0
     from agentgrpo.commands.train import run_resolved
 
-    return run_resolved(cfg)
+    return run_resolved(plan)
 
 
 def _accelerate(path, overrides: list[str], dry_run: bool) -> int:
     from agentgrpo.launch import accelerate_cmd
-    from agentgrpo.plan import load_config
+    from agentgrpo.plan import resolve_plan
 
     gpus = accelerate_cmd.visible_gpus()
-    cfg = load_config(path, overrides, cuda_available=gpus > 0)  # names the run: every process writes there
-    n = cfg.launch.num_processes
-    problems = accelerate_cmd.check(cfg.setting, n, cfg.launch.accelerate_config, gpus=gpus,
+    plan = resolve_plan(path, overrides, cuda_available=gpus > 0)  # names the run: every process writes there
+    n = plan.launch.num_processes
+    problems = accelerate_cmd.check(plan.setting, n, plan.launch.accelerate_config, gpus=gpus,
                                     vllm_installed=accelerate_cmd.vllm_installed())
-    if cfg.run.sft and n > 1:
+    if plan.run.sft and n > 1:
         problems.append("sft: the SFT warm start runs in one process; run it first (`agentgrpo train --sft true "
                         "--max_steps 1 ...`) and launch GRPO from its run's sft/ directory (--model runs/NAME/sft).")
     if problems:
         raise ConfigError(problems)
-    resolved = Path(cfg.run.runs_dir) / f".launch-{cfg.run_dir.name}.yaml"
+    resolved = Path(plan.run.runs_dir) / f".launch-{plan.run_dir.name}.yaml"
     resolved.parent.mkdir(parents=True, exist_ok=True)
-    resolved.write_text(yaml.safe_dump({**cfg.to_dict(), "target": "local"}, sort_keys=False))
-    cmd = accelerate_cmd.command(str(resolved), [], n, cfg.launch.accelerate_config, gpus)
+    resolved.write_text(yaml.safe_dump({**plan.to_dict(), "target": "local"}, sort_keys=False))
+    cmd = accelerate_cmd.command(str(resolved), [], n, plan.launch.accelerate_config, gpus)
     print("[agentgrpo] " + " ".join(cmd), flush=True)
     if dry_run:
         return 0
     return subprocess.call(cmd)  # process 0 prints the summary, cost included
 
 
-def _hf_jobs(path, overrides: list[str], dry_run: bool) -> int:
+def _hf_jobs(path, overrides: list[str], options, dry_run: bool) -> int:
+    """``options``: the config's options (`read_options`): its flavor decides the device the plan is
+    resolved for and, on a multi-GPU flavor, the processes."""
+    import dataclasses
+
     from agentgrpo.config import parse_overrides
     from agentgrpo.launch import bundle as bundle_mod
     from agentgrpo.launch import flavors, hf_jobs, hub_io
-    from agentgrpo.plan import load_config
+    from agentgrpo.plan import resolve_plan
 
     token = None if dry_run else hub_io.require_token()
-    probe = load_config(path, overrides, cuda_available=True)
     table, source = flavors.load_flavors(hub_io.api())  # the Hub's list (and prices) when online
-    problems = flavors.check_flavor(probe.launch.flavor, table, hf_jobs.gpu_options(probe.to_dict()))
+    values = {**dataclasses.asdict(options.run), **options.grpo}
+    problems = flavors.check_flavor(options.run.flavor, table, hf_jobs.gpu_options(values))
     if problems:
         raise ConfigError(problems)
-    flavor = table[probe.launch.flavor]
+    flavor = table[options.run.flavor]
     given, _ = parse_overrides(overrides)
     extra = {}
     if flavor.gpus > 1 and "num_processes" not in {*given, *_file_keys(path)}:
         extra["num_processes"] = flavor.gpus  # one process per GPU of the flavor
-    cfg = load_config(path, [*overrides, *_as_flags(extra)], cuda_available=flavor.is_gpu)
-    for warning in flavors.flavor_warnings(flavor, cfg.setting, cfg.launch.num_processes):
+    plan = resolve_plan(path, [*overrides, *_as_flags(extra)], cuda_available=flavor.is_gpu)
+    for warning in flavors.flavor_warnings(flavor, plan.setting, plan.launch.num_processes):
         print(f"[agentgrpo] warning: {warning}")
-    config = cfg.to_dict()
-    out = cfg.run_dir / "launch"
+    config = plan.to_dict()
+    out = plan.run_dir / "launch"
     bundle = bundle_mod.make_bundle(config, out)
-    spec = hf_jobs.build_job_spec(config, bundle, flavor=flavor.name, timeout=cfg.launch.job_timeout)
+    spec = hf_jobs.build_job_spec(config, bundle, flavor=flavor.name, timeout=plan.launch.job_timeout)
     script = out / "job.py"
     script.write_text(spec.script)
-    print("[agentgrpo] " + _estimate_line(cfg, flavor, source, spec.timeout))
+    print("[agentgrpo] " + _estimate_line(plan, flavor, source, spec.timeout))
     print(f"[agentgrpo] bundle {bundle.path} (sha256 {bundle.sha256[:12]}, {len(bundle.files)} files); "
           f"script {script}")
     if dry_run:

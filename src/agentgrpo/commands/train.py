@@ -33,17 +33,17 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from agentgrpo.plan import load_config
+    from agentgrpo.plan import resolve_plan
 
-    return run_resolved(load_config(config_path(args.config), collect_overrides(args), deep=True, early=True))
+    return run_resolved(resolve_plan(config_path(args.config), collect_overrides(args), deep=True, early=True))
 
 
-def run_resolved(cfg) -> int:
+def run_resolved(plan) -> int:
     """Run a resolved config in this process and print its summary."""
     from agentgrpo.pipeline import is_main_process, say, summary_lines
     from agentgrpo.pipeline import run as run_pipeline
 
-    result = run_pipeline(cfg)
+    result = run_pipeline(plan)
     if not is_main_process():
         return 0
     from agentgrpo.launch.cost import run_cost

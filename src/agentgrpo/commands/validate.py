@@ -55,19 +55,19 @@ def run(args) -> int:
         return validate_tasks(args)
     args.overrides = extra + (["--eval_size", str(args.n)] if args.n is not None else [])
     from agentgrpo.errors import ConfigError
-    from agentgrpo.plan import load_config
+    from agentgrpo.plan import resolve_plan
 
     overrides = collect_overrides(args)
-    cfg = load_config(config_path(args.config or "demo"), _for_task(args.config, overrides), deep=True)
-    task = cfg.task
-    for warning in cfg.warnings:
+    plan = resolve_plan(config_path(args.config or "demo"), _for_task(args.config, overrides), deep=True)
+    task = plan.task
+    for warning in plan.warnings:
         print(f"warning: {warning}")
     problems = task.validate()
     if problems:
         raise ConfigError([f"task {task.name}: {p}" for p in problems])
-    lora = f", LoRA r={cfg.peft_config().r}" if cfg.uses_peft else ""
-    print(f"config OK: task {task.name} v{task.version}, model {cfg.run.model}{lora}, "
-          f"{cfg.setting('num_generations')} completions per prompt, {cfg.setting('max_steps')} steps")
+    lora = f", LoRA r={plan.peft_config().r}" if plan.uses_peft else ""
+    print(f"config OK: task {task.name} v{task.version}, model {plan.run.model}{lora}, "
+          f"{plan.setting('num_generations')} completions per prompt, {plan.setting('max_steps')} steps")
     if task.gold_completion is not None:
         print(f"verifier OK: the gold completion earns the maximum of every {task.name} reward")
     else:

@@ -8,15 +8,14 @@ from tqdm.auto import tqdm
 from agentgrpo.evaluation.rollout import Episode, rollout
 from agentgrpo.evaluation.stats import episode_statistics, wilson_interval
 from agentgrpo.tasks.base import Task
-from agentgrpo.timeouts import DEFAULT_TOOL_TIMEOUT
 
 
-def evaluate(model, tokenizer, task: Task, rows: list[dict], *, modes=("greedy", "sampled"),
-             temperature: float = 1.0, max_completion_length: int = 64, batch_size: int = 100,
-             max_tool_calling_iterations: int | None = None, seed: int = 0, desc: str = "eval",
-             show_progress: bool = True, tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT) -> dict[str, dict]:
+def evaluate(model, tokenizer, task: Task, rows: list[dict], *, modes, temperature: float, max_completion_length: int,
+             batch_size: int, max_tool_calling_iterations: int | None, seed: int, tool_timeout: float | None,
+             desc: str = "eval", show_progress: bool = True) -> dict[str, dict]:
     """Evaluate on ``rows`` in each decoding mode; returns ``{mode: summary}`` (see `summarize`). Each tool
-    call is limited to ``tool_timeout`` seconds, as in training."""
+    call is limited to ``tool_timeout`` seconds, as in training. The generation settings have no defaults
+    here: a run's come from its plan (`RunPlan.eval`), a bare model's from the options' (`agentgrpo eval`)."""
     was_training = model.training
     model.eval()
     results = {}

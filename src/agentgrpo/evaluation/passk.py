@@ -14,7 +14,6 @@ from agentgrpo.evaluation.evaluate import score
 from agentgrpo.evaluation.rollout import rollout
 from agentgrpo.evaluation.stats import episode_statistics, pass_at_k, wilson_interval
 from agentgrpo.tasks.base import Task
-from agentgrpo.timeouts import DEFAULT_TOOL_TIMEOUT
 
 
 def bootstrap_ci(values: list[float], draws: int = 2000, seed: int = 0) -> tuple[float, float]:
@@ -52,11 +51,11 @@ def summarize_pass_at_k(correct: list[int], n: int, ks: list[int], seed: int = 0
 
 
 def evaluate_pass_at_k(model, tokenizer, task: Task, rows: list[dict], *, samples: int, ks: list[int],
-                       temperature: float = 1.0, max_completion_length: int = 512, batch_size: int = 32,
-                       max_tool_calling_iterations: int | None = None, seed: int = 0, progress=None,
-                       tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT) -> dict:
+                       temperature: float, max_completion_length: int, max_tool_calling_iterations: int | None,
+                       seed: int, tool_timeout: float | None, batch_size: int = 32, progress=None) -> dict:
     """``samples`` sampled episodes per row through the training rollout path (each tool call limited to
-    ``tool_timeout`` seconds, as in training); pass@k for each k."""
+    ``tool_timeout`` seconds, as in training); pass@k for each k. The generation settings have no defaults
+    here (`agentgrpo eval --samples` passes the run's, else the options' defaults)."""
     was_training = model.training
     model.eval()
     try:

@@ -45,14 +45,18 @@ class _State:
 
 
 def rollout(model, tokenizer, rows: list[dict], task, *, max_completion_length: int,
-            do_sample: bool = False, temperature: float = 1.0, max_tool_calling_iterations: int | None = None,
-            batch_size: int = 64, progress=None, tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT) -> list[Episode]:
+            do_sample: bool = False, temperature: float | None = None,
+            max_tool_calling_iterations: int | None = None, batch_size: int = 64, progress=None,
+            tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT) -> list[Episode]:
     """Roll out every row; returns one `Episode` per row, in order.
 
     The tools are the task's, as training offers them: its plain tool functions (TRL's ``tools=``) and the
     methods of one fresh environment per episode (``task.environment_factory``, or none), each call limited to
-    ``tool_timeout`` seconds as in training (the plan's ``tool_timeout``; 0 or None: no limit).
+    ``tool_timeout`` seconds as in training (the plan's ``tool_timeout``; 0 or None: no limit). Sampling
+    (``do_sample``) needs the ``temperature`` (the plan's); greedy decoding reads none.
     """
+    if do_sample and temperature is None:
+        raise ValueError("rollout: do_sample needs the temperature (the plan's: plan.eval.temperature)")
     episodes: list[Episode] = []
     task = timed_task(task, tool_timeout)
     env_factory, tools = task.environment_factory, tuple(task.tool_functions)

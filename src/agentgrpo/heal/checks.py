@@ -1,5 +1,5 @@
 """The checks of ``on_failure``, ``heal_max`` and ``heal_rewards``, before any model loads: a heal needs the
-live doctor and a checkpoint to roll back to; each problem names the field and the fix."""
+live doctor and a checkpoint to roll back to; each problem names the field and the fix. Run once, by the plan."""
 
 from __future__ import annotations
 
@@ -7,12 +7,13 @@ import math
 
 
 def check_plan(plan) -> list[str]:
-    run = plan.run
+    """Problems of the plan's `HealSettings` (``plan.heal``, made once from the options) with the run."""
+    run, heal = plan.run, plan.heal
     problems = []
-    if run.heal_max < 0:
-        problems.append(f"heal_max: {run.heal_max} must be >= 0 (heals at most; 0 = stop at the first failure).")
-    if run.on_failure != "heal":
-        if run.heal_rewards:
+    if heal.heal_max < 0:
+        problems.append(f"heal_max: {heal.heal_max} must be >= 0 (heals at most; 0 = stop at the first failure).")
+    if not heal.heals:
+        if heal.heal_rewards:
             problems.append("heal_rewards: given, but on_failure is stop, so they are never used; set "
                             "on_failure: heal, or drop heal_rewards.")
         return problems
@@ -29,7 +30,7 @@ def check_plan(plan) -> list[str]:
         problems.append("on_failure: heal runs in one process for now (target: local, num_processes: 1); with "
                         "several processes use on_failure: stop and resume by hand from the checkpoint before "
                         "the onset.")
-    if run.heal_rewards:
+    if heal.heal_rewards:
         problems += _check_rewards(plan) + _check_rewards_used(run.stop_on)
     return problems
 
@@ -73,7 +74,7 @@ def _check_rewards(plan) -> list[str]:
     if plan.task is None:
         return []
     try:
-        build_task_rewards(plan.run.heal_rewards, plan.task, strict=plan.run.strict_rewards)
+        build_task_rewards(plan.heal.heal_rewards, plan.task, strict=plan.run.strict_rewards)
     except ConfigError as exc:
         return [f"heal_rewards: {p}" for p in exc.problems]
     except Exception as exc:  # noqa: BLE001 - a user's reward spec: say what it was

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from agentgrpo import rundir
 from agentgrpo.heal import history, rollback
+from agentgrpo.heal.apply import apply
 from agentgrpo.heal.final import finish
 from agentgrpo.heal.judge import live_judge
 
@@ -20,29 +20,29 @@ def say(message: str) -> None:
     print(f"[agentgrpo] {message}", flush=True)
 
 
-def train_healing(cfg, model_path: str, run_dir: Path, checkpoint, callbacks=(),
-                  live_doctor: Callable | None = None) -> Path:
-    """Train the plan ``cfg`` with heals; returns the final model's directory. ``live_doctor(plan, run_dir)``
-    makes the live doctor's callbacks for a segment (the pipeline's own)."""
+def train_healing(first, model_path: str, callbacks=(), live_doctor: Callable | None = None) -> Path:
+    """Train the plan ``first`` with heals; returns the final model's directory. Each heal's remedy gives the
+    next segment's plan (`agentgrpo.heal.apply`). ``live_doctor(plan, run_dir)`` makes the live doctor's
+    callbacks for a segment (the pipeline's own)."""
     from agentgrpo.training.grpo import build_grpo_trainer, train
     from agentgrpo.training.heal_callbacks import LearningRateFromArgs, StartCheckpoint
 
-    plan, resume = cfg, checkpoint
+    run_dir = Path(first.run_dir)
+    plan, resume = first, first.checkpoint
     unfinished = history.pending(run_dir)
     if unfinished is not None:  # killed during a heal: finish it, then go on as it decided
         say(f"finishing heal {unfinished['heal']} (the run was stopped during it)")
         rollback.carry_out(run_dir, unfinished)
         if unfinished.get("action") != "resume":
             return run_dir / rollback.FINAL
-        plan, resume = _replan(cfg, run_dir, unfinished), str(run_dir / unfinished["checkpoint"])
+        plan, resume = apply(first, unfinished), str(run_dir / unfinished["checkpoint"])
     while True:
         doctors = list(live_doctor(plan, run_dir)) if live_doctor else []
-        if plan is not cfg or unfinished is not None:
+        if plan is not first or unfinished is not None:
             for doctor in doctors:  # a healed segment is judged on its own steps, a stall with its lineage
                 doctor.load_history = _nothing
                 doctor.judge = live_judge(run_dir)
-        trainer = build_grpo_trainer(plan, plan.task, model_path, run_dir,
-                                     callbacks=[*doctors, LearningRateFromArgs(), *callbacks])
+        trainer = build_grpo_trainer(plan, model_path, callbacks=[*doctors, LearningRateFromArgs(), *callbacks])
         trainer.add_callback(StartCheckpoint(trainer))  # the start is always a rollback point
         final = train(trainer, run_dir, resume=resume, save_merged=plan.run.save_merged)
         finding, step = _stopping_failure(doctors)
@@ -54,14 +54,14 @@ def train_healing(cfg, model_path: str, run_dir: Path, checkpoint, callbacks=(),
                 say(history.lines(run_dir)[-1])
             return final
         record = rollback.decide(run_dir, finding, step=step, config=plan.to_dict(), setting=plan.setting,
-                                 heal_rewards=plan.run.heal_rewards, heal_max=plan.run.heal_max,
+                                 heal_rewards=plan.heal.heal_rewards, heal_max=plan.heal.heal_max,
                                  score=held_out_success(plan, model_path))
         rollback.plan(run_dir, record)
         rollback.carry_out(run_dir, record)
         say(history.lines(run_dir)[-1])
         if record["action"] != "resume":
             return run_dir / rollback.FINAL
-        plan, resume = _replan(cfg, run_dir, record), str(run_dir / record["checkpoint"])
+        plan, resume = apply(plan, record), str(run_dir / record["checkpoint"])
 
 
 def held_out_success(plan, tokenizer_path: str) -> Callable[[Path], float]:
@@ -78,7 +78,7 @@ def held_out_success(plan, tokenizer_path: str) -> Callable[[Path], float]:
                            max_completion_length=e.max_completion_length,
                            max_tool_calling_iterations=e.max_tool_calling_iterations, batch_size=e.batch_size,
                            seed=e.seed, desc=f"choosing the final model: {checkpoint.name}",
-                           tool_timeout=plan.run.tool_timeout)
+                           tool_timeout=e.tool_timeout)
         value = sum(r["success_rate"] for r in results.values()) / len(results)
         say(f"held-out success of {checkpoint.name}: {value:.3f}")
         return value
@@ -103,12 +103,3 @@ def _stopping_failure(doctors) -> tuple[dict | None, int]:
         if finding is not None:
             return finding.to_dict(), int(doctor.history.last_step or 0)
     return None, 0
-
-
-def _replan(cfg, run_dir: Path, record: dict):
-    """The plan of the next segment: the run's config.yaml (the heal wrote the changed settings there),
-    resuming from the heal's checkpoint."""
-    from agentgrpo.plan import resolve_plan
-
-    return resolve_plan(run_dir / rundir.CONFIG, {"resume_from_checkpoint": str(run_dir / record["checkpoint"])},
-                        objects=cfg.objects)

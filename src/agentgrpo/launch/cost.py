@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgrpo import rundir
+from agentgrpo.config import RunConfig
 
 
 def _config(run_dir: Path) -> dict[str, Any]:
@@ -36,7 +37,7 @@ def setting_of(config: dict[str, Any]):
     return setting
 
 
-def completions_per_step(setting, num_processes: int = 1) -> int:
+def completions_per_step(setting, num_processes: int = RunConfig.num_processes) -> int:
     """Completions generated for one optimizer step, as TRL batches them (``setting``: name -> value).
 
     >>> completions_per_step(setting_of({"per_device_train_batch_size": 32, "gradient_accumulation_steps": 2}), 4)
@@ -103,7 +104,8 @@ def _line(c: dict[str, Any]) -> str:
     return "cost: " + ", ".join(parts)
 
 
-def estimate(setting, seconds: float, usd_per_hour: float | None, num_processes: int = 1) -> dict[str, Any]:
+def estimate(setting, seconds: float, usd_per_hour: float | None,
+             num_processes: int = RunConfig.num_processes) -> dict[str, Any]:
     """A dry run's estimate for a plan (``setting``: name -> the plan's value): the upper bound on tokens
     (every completion at max length) and the price."""
     steps = max(int(setting("max_steps")), 0)

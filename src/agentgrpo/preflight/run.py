@@ -19,19 +19,19 @@ TRAIN_FIDELITY = 16  # sampled episodes re-rendered for the token fidelity check
 TRAIN_PROMPTS = 16  # signal-check prompts during `train` (k = num_generations); `agentgrpo check` samples more
 
 
-def run_preflight(cfg, task, model_path: str, run_dir: Path, say=print) -> dict:
+def run_preflight(plan, task, model_path: str, run_dir: Path, say=print) -> dict:
     """Audit + signal check for a resolved config; returns (and writes) the preflight record."""
     from agentgrpo.preflight.audit import audit, format_audit
     from agentgrpo.preflight.signal import format_signal, signal_check
     from agentgrpo.preflight.target import from_config
 
-    target = from_config(cfg, task, cfg.rewards.fresh(), f"run {Path(run_dir).name}")
+    target = from_config(plan, task, plan.rewards.fresh(), f"run {Path(run_dir).name}")
     say("preflight: reward audit")
-    audited = audit(target, n_prompts=min(AUDIT_PROMPTS, cfg.run.train_size), progress=False)
+    audited = audit(target, n_prompts=min(AUDIT_PROMPTS, plan.run.train_size), progress=False)
     say_lines(format_audit(audited, examples=True), say, only_findings=True)
     record = {"audit": audited}
     _write(run_dir, record)
-    if not audited["ok"] and cfg.run.strict_preflight:
+    if not audited["ok"] and plan.run.strict_preflight:
         raise UserError(
             f"preflight: the reward audit failed (see {Path(run_dir) / PREFLIGHT}); fix the rewards, "
             "or set strict_preflight: false to train anyway"
@@ -39,7 +39,7 @@ def run_preflight(cfg, task, model_path: str, run_dir: Path, say=print) -> dict:
     say(f"preflight: signal check ({TRAIN_PROMPTS} prompts x {target.num_generations} samples)")
     record["signal"] = signal_check(
         target,
-        n_prompts=min(TRAIN_PROMPTS, cfg.run.train_size),
+        n_prompts=min(TRAIN_PROMPTS, plan.run.train_size),
         k=target.num_generations,
         model_path=model_path,
         progress=False,

@@ -337,8 +337,9 @@ def _judge(target, rows, episodes, k) -> dict:
 
 
 def _refill_rounds(target) -> int | None:
-    run = getattr(target.config, "run", None)
-    return run.max_generation_rounds if getattr(run, "dynamic_sampling", "off") == "refill" else None
+    """The run's ``max_generation_rounds`` where it refills (its plan's `DynamicSampling`), else None."""
+    settings = getattr(target.config, "dynamic_sampling", None)  # no plan (a bare model): none
+    return settings.max_generation_rounds if settings is not None and settings.dynamic_sampling == "refill" else None
 
 
 def _success(task, rs, scores, completions, kwargs) -> list[float]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass, field
 
+from agentgrpo.config import RunConfig
 from agentgrpo.errors import ConfigError, UserError
 
 
@@ -20,7 +21,7 @@ from agentgrpo.errors import ConfigError, UserError
 class Target:
     task: object  # agentgrpo Task
     rewards: object  # agentgrpo RewardSet (trained rewards first, then weight-0 shadows)
-    model: str = "tiny"
+    model: str = RunConfig.model
     grpo: dict = field(default_factory=dict)
     train_size: int | None = None
     config: object | None = None  # the ResolvedConfig, when the target was a config
@@ -62,10 +63,10 @@ def resolve(name: str, overrides: list[str] | None = None, reward_specs: list[st
         specs = parse_reward_specs(reward_specs) if reward_specs else task.default_rewards
         return Target(task=task, rewards=build_reward_set(specs, task), grpo=grpo_settings(), source=f"task {name}",
                       **({"model": model} if model else {}))
-    from agentgrpo.plan import load_config
+    from agentgrpo.plan import resolve_plan
 
     path = config_path(name)
-    plan = load_config(path, [*(overrides or []), *(["--model", model] if model else [])])
+    plan = resolve_plan(path, [*(overrides or []), *(["--model", model] if model else [])])
     if reward_specs:  # rewards given here replace the plan's
         rewards = build_reward_set(parse_reward_specs(reward_specs), plan.task, strict=False)
     else:
@@ -85,14 +86,14 @@ def grpo_settings(plan=None) -> dict:
     return plan.sampling
 
 
-def from_config(cfg, task, rewards, source: str) -> Target:
+def from_config(plan, task, rewards, source: str) -> Target:
     return Target(
         task=task,
         rewards=rewards,
-        model=cfg.run.model,
-        grpo=grpo_settings(cfg),
-        train_size=cfg.run.train_size,
-        config=cfg,
+        model=plan.run.model,
+        grpo=grpo_settings(plan),
+        train_size=plan.run.train_size,
+        config=plan,
         source=source,
     )
 

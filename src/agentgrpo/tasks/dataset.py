@@ -21,12 +21,12 @@ from agentgrpo.tasks.base import Task
 FILE_BUILDERS = {".json": "json", ".jsonl": "json", ".csv": "csv", ".parquet": "parquet"}
 
 
-def task_for(cfg) -> Task:
+def task_for(options) -> Task:
     """The config's task: a named task, or a dataset task from ``dataset_name`` / a Python `Dataset`."""
     from agentgrpo.tasks import get_task
 
-    run = cfg.run
-    has_data = run.dataset_name is not None or cfg.objects.get("train_dataset") is not None
+    run = options.run
+    has_data = run.dataset_name is not None or options.objects.get("train_dataset") is not None
     if not has_data:
         if run.tools or run.environment:
             raise UserError(
@@ -36,12 +36,12 @@ def task_for(cfg) -> Task:
         return get_task(run.task or "calculator")
     if run.task is not None:
         raise UserError(f"task: {run.task!r} and a dataset were both given; a run trains on one of them.")
-    return dataset_task(cfg)  # the plan trains on every row (task.size) unless train_size is given
+    return dataset_task(options)  # the plan trains on every row (task.size) unless train_size is given
 
 
-def dataset_task(cfg) -> Task:
-    run = cfg.run
-    train, test = _datasets(cfg)
+def dataset_task(options) -> Task:
+    run = options.run
+    train, test = _datasets(options)
     if run.rewards is None:
         raise UserError(
             "rewards: a dataset run needs its reward functions, e.g. rewards: [my_rewards.py:score] "
@@ -106,13 +106,13 @@ def _load(reference: str, what: str):
     return obj
 
 
-def _datasets(cfg):
+def _datasets(options):
     """(train, test or None) as `datasets.Dataset` objects."""
-    run = cfg.run
-    if cfg.objects.get("train_dataset") is not None:
+    run = options.run
+    if options.objects.get("train_dataset") is not None:
         if run.dataset_name is not None:
             raise UserError("dataset_name: a Dataset object was passed too; give one of them.")
-        return cfg.objects["train_dataset"], cfg.objects.get("eval_dataset")
+        return options.objects["train_dataset"], options.objects.get("eval_dataset")
     train = load(run.dataset_name, run.dataset_config, run.dataset_train_split)
     test = load(run.dataset_name, run.dataset_config, run.dataset_test_split) if run.dataset_test_split else None
     return train, test

@@ -47,16 +47,14 @@ def check_groups(plan) -> list[str]:
 
 
 def check_dynamic_sampling(plan) -> list[str]:
-    """``dynamic_sampling`` / ``max_generation_rounds`` / ``refill_carry`` (the trainer's own check): the rounds
-    are >= 1, refill, which draws further prompts, has a training set of at least one generation batch of
-    prompts, and refill_carry comes with refill."""
-    from agentgrpo.training.dynamic_sampling_options import check_options
-
+    """The plan's `DynamicSampling` (its values were checked when the plan made it) against the run: the reward
+    that decides is one of the run's, and refill, which draws further prompts, has a training set of at least
+    one generation batch of prompts."""
+    if plan.dynamic_sampling is None:  # its values had problems (reported when the plan made it)
+        return []
     prompts = generation_batch_size(plan.setting, _world_size()) // (plan.setting("num_generations") or 1)
     names = list(plan.rewards.names) if getattr(plan, "rewards", None) is not None else None
-    return check_options(plan.run.dynamic_sampling, plan.run.max_generation_rounds, plan.run.train_size, prompts,
-                         plan.run.refill_carry, plan.run.refill_skip_solved, plan.run.dynamic_sampling_reward, names,
-                         plan.run.refill_round_size)
+    return plan.dynamic_sampling.problems_with(names, plan.run.train_size, prompts)
 
 
 def check_ranges(plan) -> list[str]:

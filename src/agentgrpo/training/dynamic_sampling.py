@@ -12,8 +12,6 @@ import math
 
 import torch
 
-from agentgrpo.training.dynamic_sampling_options import check_options  # noqa: F401 - ds.check_options
-
 KEEP = "dynamic_sampling_keep"  # the batch key marking the rows the loss sees (the rest are dropped there)
 CARRIED = "dynamic_sampling_carried"  # the batch key marking rows of groups generated in an earlier step
 LEFT_PADDED = {"prompt_ids": "pad", "prompt_mask": 0}  # TRL pads prompts on the left, completions on the right
@@ -35,7 +33,7 @@ METRICS = (METRIC_ROUNDS, METRIC_DROPPED, METRIC_INFORMATIVE, METRIC_UNUSED, MET
 
 
 def informative_groups(rewards_per_func: torch.Tensor, weights: torch.Tensor, num_generations: int,
-                       aggregation: str = "sum_then_normalize") -> torch.Tensor:
+                       aggregation: str) -> torch.Tensor:
     """One bool per group (``num_generations`` consecutive rows): do its rewards differ, as GRPO sees them?
 
     ``rewards_per_func`` is TRL's (completions x reward functions) tensor, NaN where a function returned None.
@@ -120,7 +118,7 @@ def first_informative(informative: torch.Tensor, wanted: int) -> torch.Tensor:
 
 
 def refill_prompts(missing: int, informative_seen: int, groups_seen: int, full: int, processes: int,
-                   num_generations: int, last_round: bool, size: str = "expected") -> int:
+                   num_generations: int, last_round: bool, size: str) -> int:
     """How many prompts a refill round generates for: with ``size`` "expected", enough to bring ``missing``
     informative groups at the informative rate seen so far this step (``informative_seen`` of
     ``groups_seen``), not a whole batch; with "missing", ``missing`` (no group beyond the target).

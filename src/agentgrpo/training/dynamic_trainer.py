@@ -39,9 +39,11 @@ import math
 import torch
 from trl import GRPOTrainer
 
-from agentgrpo.config import RunConfig
 from agentgrpo.errors import UserError
 from agentgrpo.training import dynamic_sampling as ds
+from agentgrpo.training.dynamic_sampling_options import DynamicSampling
+
+DEFAULT = DynamicSampling()  # off: TRL's own training
 
 logger = logging.getLogger(__name__)
 
@@ -51,35 +53,19 @@ class NoLearningSignal(UserError):
 
 
 class DynamicSamplingTrainer(GRPOTrainer):
-    """TRL's `GRPOTrainer` plus ``dynamic_sampling`` (off | filter | refill) and ``max_generation_rounds``.
+    """TRL's `GRPOTrainer` plus ``dynamic_sampling``: a `DynamicSampling` (off | filter | refill,
+    ``max_generation_rounds``, ...), checked when it was made; the trainer checks only its dataset against it.
 
     ``off`` trains exactly as TRL does and only logs the `ds.METRICS`. ``refill_carry`` (refill only): train
     the informative groups beyond a step's target in the next step instead of discarding them.
     """
 
-    def __init__(self, *args, dynamic_sampling: str = RunConfig.dynamic_sampling,
-                 max_generation_rounds: int = RunConfig.max_generation_rounds,
-                 refill_carry: bool = RunConfig.refill_carry,
-                 refill_skip_solved: bool = RunConfig.refill_skip_solved,
-                 dynamic_sampling_reward: str | None = RunConfig.dynamic_sampling_reward,
-                 refill_round_size: str = RunConfig.refill_round_size, **kwargs):
-        problems = ds.check_options(dynamic_sampling, max_generation_rounds, None, 0, refill_carry,
-                                    refill_skip_solved, dynamic_sampling_reward, round_size=refill_round_size)
-        if refill_round_size not in ("expected", "missing"):
-            problems.append(f"refill_round_size: {refill_round_size!r} is not one of ['expected', 'missing']")
-        if problems:
-            raise UserError("; ".join(problems))
+    def __init__(self, *args, dynamic_sampling: DynamicSampling = DEFAULT, **kwargs):
+        if not isinstance(dynamic_sampling, DynamicSampling):
+            raise UserError(f"dynamic_sampling: expected a DynamicSampling, got {dynamic_sampling!r}; e.g. "
+                            "dynamic_sampling=DynamicSampling(dynamic_sampling='refill', max_generation_rounds=4)")
         super().__init__(*args, **kwargs)
-        problems = ds.check_options(dynamic_sampling, max_generation_rounds, None, 0, refill_carry,
-                                    refill_skip_solved, dynamic_sampling_reward, self.reward_func_names)
-        if problems:
-            raise UserError("; ".join(problems))
-        self.dynamic_sampling_reward = dynamic_sampling_reward
-        self.refill_round_size = refill_round_size
-        self.dynamic_sampling = dynamic_sampling
-        self.max_generation_rounds = max_generation_rounds
-        self.refill_carry = refill_carry
-        self.refill_skip_solved = refill_skip_solved
+        self.dynamic_sampling_settings = dynamic_sampling  # checked when it was made (and by the plan, for a run)
         self._reward_span = (math.inf, -math.inf)  # refill_skip_solved: lowest and highest total reward seen
         self._round_rewards = None
         self._barren_rounds = 0  # generation rounds without an informative group, before the first one
@@ -89,8 +75,34 @@ class DynamicSamplingTrainer(GRPOTrainer):
         self._carry = None  # refill: this process's rows of the groups carried into the next step
         self._carry_groups = 0  # how many groups that is (the same on every process)
         self._last_rate = None  # refill: (informative, groups) generated in the previous step
-        if dynamic_sampling == "refill":
+        if dynamic_sampling.dynamic_sampling == "refill":
             self._check_refill_dataset()
+
+    # --- the settings (one frozen object; a heal in a user's script replaces it: `heal_callbacks.retune`) ---
+
+    @property
+    def dynamic_sampling(self) -> str:
+        return self.dynamic_sampling_settings.dynamic_sampling
+
+    @property
+    def max_generation_rounds(self) -> int:
+        return self.dynamic_sampling_settings.max_generation_rounds
+
+    @property
+    def refill_carry(self) -> bool:
+        return self.dynamic_sampling_settings.refill_carry
+
+    @property
+    def refill_skip_solved(self) -> bool:
+        return self.dynamic_sampling_settings.refill_skip_solved
+
+    @property
+    def refill_round_size(self) -> str:
+        return self.dynamic_sampling_settings.refill_round_size
+
+    @property
+    def dynamic_sampling_reward(self) -> str | None:
+        return self.dynamic_sampling_settings.dynamic_sampling_reward
 
     def train(self, *args, **kwargs):
         """TRL's ``train``, starting without carried groups and with a fresh refill prompt stream: the buffer
@@ -207,7 +219,7 @@ class DynamicSamplingTrainer(GRPOTrainer):
     def _informative(self) -> torch.Tensor:
         """The round's groups that teach: their total reward varies (TRL's test), or with
         ``dynamic_sampling_reward`` named, that reward varies."""
-        aggregation = getattr(self, "multi_objective_aggregation", "sum_then_normalize")
+        aggregation = self.multi_objective_aggregation  # TRL's copy of the GRPOConfig field
         if self.dynamic_sampling_reward is not None:
             aggregation = "sum_then_normalize"  # one reward with weight 1: its own spread
         return ds.informative_groups(*self._decision_rewards(), self.num_generations, aggregation).cpu()
@@ -328,7 +340,8 @@ class DynamicSamplingTrainer(GRPOTrainer):
         if not hasattr(dataset, "__len__") or not hasattr(dataset, "__getitem__"):
             raise UserError("dynamic_sampling: refill draws further prompts by index; the training dataset is an "
                             "IterableDataset. Pass a map-style Dataset, or use dynamic_sampling: filter.")
-        problems = ds.check_options("refill", self.max_generation_rounds, len(dataset), self._prompts_per_batch())
+        problems = self.dynamic_sampling_settings.problems_with(train_size=len(dataset),
+                                                                prompts_per_batch=self._prompts_per_batch())
         if problems:
             raise UserError("; ".join(problems))
 

@@ -10,7 +10,6 @@ from agentgrpo import rundir
 from agentgrpo.tasks.base import Task
 from agentgrpo.training.progress import use_compact_progress
 from agentgrpo.training.recorder import Recorder
-from agentgrpo.training.reward_specs import make_reward_funcs
 from agentgrpo.training.tool_timeout import ToolTimeoutCounter, timed_environment_factory, timed_tools
 from agentgrpo.training.watchdog import Watchdog, stop_with_training
 
@@ -19,44 +18,35 @@ def train_dataset(task: Task, size: int, seed: int) -> Dataset:
     return Dataset.from_list(task.train_problems(size, seed))
 
 
-def build_grpo_trainer(cfg, task: Task, model_path: str, run_dir: Path, callbacks=(), record: bool = True):
-    """A ready `GRPOTrainer` for the run plan ``cfg`` (`agentgrpo.plan.RunPlan`), writing checkpoints under
-    ``run_dir/checkpoints`` and metrics to ``run_dir``.
+def build_grpo_trainer(plan, model_path: str, callbacks=(), record: bool = True):
+    """A ready `GRPOTrainer` for the run plan ``plan`` (`agentgrpo.plan.RunPlan`), writing checkpoints under
+    ``run_dir/checkpoints`` and metrics to the plan's run directory.
 
-    The plan's own RewardSet and GRPOConfig are used as they are; a ``task`` or ``run_dir`` other than the
-    plan's (a test's, a benchmark's) gets its own. ``record=False`` leaves out the recorder (plain TRL, for
-    overhead measurements). With ``use_peft`` (or a ``peft_config`` object) TRL wraps the model in a LoRA
-    adapter; only the adapter trains. The trainer is TRL's `GRPOTrainer` with the plan's ``dynamic_sampling``
-    (`agentgrpo.training.dynamic_trainer`; off = TRL's own training).
+    The plan's own task, RewardSet, GRPOConfig and `DynamicSampling` are used as they are (a test or a
+    benchmark resolves a plan of its own: its task, ``output_dir``). ``record=False`` leaves out the recorder
+    (plain TRL, for overhead measurements). With ``use_peft`` (or a ``peft_config`` object) TRL wraps the model
+    in a LoRA adapter; only the adapter trains. The trainer is TRL's `GRPOTrainer` with the plan's dynamic
+    sampling (`agentgrpo.training.dynamic_trainer`; off = TRL's own training).
     """
     from agentgrpo.training.dynamic_trainer import DynamicSamplingTrainer
     from agentgrpo.training.models import freeze_fixed_parameters, load_tokenizer
 
-    own = task is cfg.task and Path(run_dir) == Path(cfg.run_dir) and cfg.grpo_config is not None
-    if own:
-        funcs, args = cfg.rewards.funcs, cfg.grpo_config
-    else:
-        funcs, weights = make_reward_funcs(cfg.run.rewards, task, strict=cfg.run.strict_rewards)
-        # trackio / wandb show the run under its own name and project (TRL's defaults: random, "huggingface")
-        args = cfg.options.grpo_args(run_dir / rundir.CHECKPOINTS, reward_weights=weights, run_name=run_dir.name,
-                                     project=f"agentgrpo-{task.name}")
+    if plan.grpo_config is None:
+        raise ValueError("build_grpo_trainer: the plan was resolved for a simulated device (cuda_available differs "
+                         "from this machine's); it has no GRPOConfig to train with")
+    task, run_dir, args = plan.task, Path(plan.run_dir), plan.grpo_config
     recorder = Recorder(run_dir) if record else None
-    guards = [ToolTimeoutCounter(), Watchdog(run_dir, cfg.run.step_timeout)] if record else []
+    guards = [ToolTimeoutCounter(), Watchdog(run_dir, plan.run.step_timeout)] if record else []
     trainer = DynamicSamplingTrainer(
         model=model_path,
-        dynamic_sampling=cfg.run.dynamic_sampling,
-        max_generation_rounds=cfg.run.max_generation_rounds,
-        refill_carry=cfg.run.refill_carry,
-        refill_skip_solved=cfg.run.refill_skip_solved,
-        dynamic_sampling_reward=cfg.run.dynamic_sampling_reward,
-        refill_round_size=cfg.run.refill_round_size,
-        reward_funcs=funcs,
+        dynamic_sampling=plan.dynamic_sampling,
+        reward_funcs=plan.rewards.funcs,
         args=args,
-        train_dataset=train_dataset(task, cfg.run.train_size, seed=args.seed),
+        train_dataset=train_dataset(task, plan.run.train_size, seed=args.seed),
         processing_class=load_tokenizer(model_path),
-        environment_factory=timed_environment_factory(task.environment_factory, cfg.run.tool_timeout),
-        tools=timed_tools(task.tool_functions, cfg.run.tool_timeout) or None,
-        peft_config=cfg.peft_config(),
+        environment_factory=timed_environment_factory(task.environment_factory, plan.run.tool_timeout),
+        tools=timed_tools(task.tool_functions, plan.run.tool_timeout) or None,
+        peft_config=plan.peft_config(),
         callbacks=[c for c in (*guards[:1], recorder, *guards[1:], *callbacks) if c is not None],
     )
     freeze_fixed_parameters(trainer.model)
@@ -87,7 +77,7 @@ def _name_local_base_in_model_card(trainer, model_path: str) -> None:
     trainer.create_model_card = create_model_card
 
 
-def train(trainer, run_dir: Path, resume: bool | str = False, save_merged: bool = False) -> Path:
+def train(trainer, run_dir: Path, *, resume: bool | str, save_merged: bool) -> Path:
     """Train (from ``resume``: True = the run's last checkpoint, or a checkpoint path); save the final model.
 
     A LoRA run saves the adapter (adapter_config.json + weights) to final/; ``save_merged`` also writes

@@ -15,15 +15,21 @@ In your own script (`HealCallback` stops on a failure and writes the heal plan t
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import math
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from transformers import TrainerCallback
 
 from agentgrpo import rundir
+from agentgrpo.config import RunConfig
 from agentgrpo.doctor.live import History, LiveDoctorCallback
 from agentgrpo.doctor.modes import MODES
 from agentgrpo.heal import history, rollback
+from agentgrpo.training.dynamic_sampling_options import DynamicSampling
 
 
 class LearningRateFromArgs(TrainerCallback):
@@ -77,7 +83,8 @@ class HealCallback(LiveDoctorCallback):
     a checkpoint, stops, and writes the heal plan to ``<run_dir>/heal.jsonl`` (the checkpoint before the onset,
     the remedy's settings, or a stop with the reason); `resume_healed` carries it out."""
 
-    def __init__(self, run_dir: str | Path, every: int = 10, stop_on=(), heal_max: int = 2, **kwargs):
+    def __init__(self, run_dir: str | Path, every: int = RunConfig.doctor_every, stop_on=(),
+                 heal_max: int = RunConfig.heal_max, **kwargs):
         super().__init__(every=every, stop_on=tuple(stop_on) or MODES, run_dir=run_dir, **kwargs)
         self.heal_max = heal_max
         self.planned: dict | None = None
@@ -109,7 +116,12 @@ class HealCallback(LiveDoctorCallback):
 def resume_healed(trainer, run_dir: str | Path) -> bool:
     """Carry out the heal `HealCallback` planned in ``run_dir`` and train on from its checkpoint with the
     changed settings; False (nothing trained) when there is none, or it is a stop (then final model = the
-    checkpoint before the onset, in ``<run_dir>/final``)."""
+    checkpoint before the onset, in ``<run_dir>/final``).
+
+    The remedy goes through `agentgrpo.heal.apply`, as in ``agentgrpo train``: the trainer is seen as a
+    `ScriptPlan`, the remedy applied to it, and the trainer retuned to the new plan (`retune`)."""
+    from agentgrpo.heal.apply import apply
+
     run_dir = Path(run_dir)
     record = history.pending(run_dir)
     if record is None:
@@ -117,23 +129,88 @@ def resume_healed(trainer, run_dir: str | Path) -> bool:
     rollback.carry_out(run_dir, record)
     if record.get("action") != "resume":
         return False
-    for key, (_old, new) in (record.get("changes") or {}).items():
-        if key == "rewards":  # a script's reward functions are its own: heal_rewards apply to agentgrpo runs
-            continue
-        if key == "beta" and not _old and getattr(trainer, "ref_model", None) is None:
-            print(f"[agentgrpo heal] beta {new} not applied: this trainer was built with beta 0 and holds no reference "
-                  f"model; build it with GRPOConfig(beta={new}) to add the KL term", flush=True)
-            continue
-        setattr(trainer.args, key, new)
-        if hasattr(trainer, key):
-            setattr(trainer, key, new)
-        generation = getattr(trainer, "generation_config", None)
-        if generation is not None and hasattr(generation, key):
-            setattr(generation, key, new)
+    plan = apply(ScriptPlan.of(trainer, run_dir), record)
+    retune(trainer, plan)
     if not any(isinstance(c, LearningRateFromArgs) for c in trainer.callback_handler.callbacks):
         trainer.add_callback(LearningRateFromArgs())
-    trainer.train(resume_from_checkpoint=str(run_dir / record["checkpoint"]))
+    trainer.train(resume_from_checkpoint=plan.checkpoint)
     return True
+
+
+# TRL's GRPOTrainer copies some GRPOConfig fields into its generation settings under other names.
+GENERATION_NAMES = {"max_completion_length": "max_new_tokens"}
+
+
+@dataclass(frozen=True)
+class ScriptPlan:
+    """A user's own trainer seen as a plan, for `agentgrpo.heal.apply`: its GRPOConfig (``args``, a copy) and,
+    for a `DynamicSamplingTrainer`, its `DynamicSampling`. ``changed``: the GRPOConfig fields a heal changed;
+    ``not_applied``: the changes a trainer built by a script cannot take, each with the reason."""
+
+    run_dir: Path
+    args: Any
+    dynamic_sampling: DynamicSampling | None
+    has_ref_model: bool
+    checkpoint: str | None = None
+    changed: tuple[str, ...] = ()
+    not_applied: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, trainer, run_dir: str | Path) -> ScriptPlan:
+        return cls(run_dir=Path(run_dir), args=trainer.args,
+                   dynamic_sampling=getattr(trainer, "dynamic_sampling_settings", None),
+                   has_ref_model=getattr(trainer, "ref_model", None) is not None)
+
+    def with_changes(self, changes: dict[str, Any], checkpoint: str | Path) -> ScriptPlan:
+        """This plan with ``changes`` (option -> new value) applied, resuming from ``checkpoint`` (relative to
+        the run directory): GRPOConfig fields into a copy of ``args``, dynamic sampling options into a new
+        `DynamicSampling` (checked as it is made)."""
+        args, changed, skipped = copy.copy(self.args), [], []
+        own = {k: v for k, v in changes.items() if k in DynamicSampling.names()}
+        for key, new in changes.items():
+            if key in own:
+                continue
+            if key == "rewards":
+                skipped.append("rewards not applied: a script's reward functions are its own (heal_rewards apply "
+                               "to agentgrpo runs)")
+            elif key == "beta" and not getattr(self.args, "beta", None) and not self.has_ref_model:
+                skipped.append(f"beta {new} not applied: this trainer was built with beta 0 and holds no reference "
+                               f"model; build it with GRPOConfig(beta={new}) to add the KL term")
+            elif not hasattr(args, key):
+                skipped.append(f"{key} not applied: not a field of this trainer's {type(args).__name__}")
+            else:
+                setattr(args, key, new)
+                changed.append(key)
+        sampling = self.dynamic_sampling
+        if own and sampling is None:
+            skipped.append(f"{', '.join(own)} not applied: this trainer is not a DynamicSamplingTrainer")
+        elif own:
+            sampling = dataclasses.replace(sampling, **own)
+        return dataclasses.replace(self, args=args, dynamic_sampling=sampling,
+                                   checkpoint=str(self.run_dir / checkpoint), changed=tuple(changed),
+                                   not_applied=tuple(skipped))
+
+
+def retune(trainer, plan: ScriptPlan) -> None:
+    """Make ``trainer`` train as a trainer built from ``plan`` would: each changed GRPOConfig field set in its
+    ``args``, in the attribute TRL copied it to at build time, and in its generation settings (under TRL's
+    name there: `GENERATION_NAMES`); its `DynamicSampling` replaced. What it cannot take is said."""
+    for key in plan.changed:
+        value = getattr(plan.args, key)
+        setattr(trainer.args, key, value)
+        if hasattr(trainer, key):
+            setattr(trainer, key, value)
+        name = GENERATION_NAMES.get(key, key)
+        generation = getattr(trainer, "generation_config", None)
+        if generation is not None and hasattr(generation, name):
+            setattr(generation, name, value)
+        kwargs = getattr(trainer, "generation_kwargs", None)
+        if isinstance(kwargs, dict) and name in kwargs:
+            kwargs[name] = value
+    if plan.dynamic_sampling is not None and hasattr(trainer, "dynamic_sampling_settings"):
+        trainer.dynamic_sampling_settings = plan.dynamic_sampling
+    for note in plan.not_applied:
+        print(f"[agentgrpo heal] {note}", flush=True)
 
 
 def _config(run_dir: Path) -> dict:

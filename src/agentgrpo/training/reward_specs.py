@@ -104,13 +104,3 @@ def check_reward_signatures(rewards: RewardSet, task: Task) -> list[str]:
                             f"{task.name!r} does not provide (it has {list(task.columns)}); pick a reward "
                             f"that fits the task or add the column.")
     return problems
-
-
-def make_reward_funcs(specs, task: Task, strict: bool = False) -> tuple[list[Callable], list[float]]:
-    """Guarded reward functions (named as TRL logs them, failures counted) and their weights.
-
-    Built as one `RewardSet`, so shadow rewards (weight 0) stay None where every trained reward is None
-    and never turn an unscorable row into a trained zero.
-    """
-    reward_set = build_task_rewards(specs, task, strict=strict)
-    return reward_set.funcs, reward_set.weights

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from datasets import Dataset
 
+from agentgrpo.config import GRPO_DEFAULTS, GRPO_DEFAULTS_CPU, RunConfig
 from agentgrpo.tasks.base import Task
 from agentgrpo.tasks.demonstrations import demonstrations
 from agentgrpo.training.progress import use_compact_progress
@@ -19,17 +20,20 @@ from agentgrpo.training.progress import use_compact_progress
 
 @dataclass(frozen=True)
 class SFTSettings:
-    steps: int = 1500
-    batch_size: int = 32
-    learning_rate: float = 1e-3
-    tool_fraction: float = 0.5
+    """The SFT warm start: the ``sft_*`` options (their defaults are `RunConfig`'s, typed there once)."""
+
+    steps: int = RunConfig.sft_steps
+    batch_size: int = RunConfig.sft_batch_size
+    learning_rate: float = RunConfig.sft_learning_rate
+    tool_fraction: float = RunConfig.sft_tool_fraction
     warmup_ratio: float = 0.05
     unique_examples: int = 16_000  # demonstrations generated; more steps cycle through them again
     seed: int = 0
 
 
 def run_sft(model, tokenizer, task: Task, settings: SFTSettings, output_dir: str | Path, *,
-            use_cpu: bool = True, report_to: str | list = "none", show_progress: bool = True):
+            use_cpu: bool = GRPO_DEFAULTS_CPU["use_cpu"], report_to: str | list = GRPO_DEFAULTS["report_to"],
+            show_progress: bool = True):
     """Train ``model`` in place on the task's demonstrations; save model + tokenizer to ``output_dir``."""
     from trl import SFTConfig, SFTTrainer
 
