@@ -919,17 +919,25 @@ def verl_short_action_ties(n: int, seed: int, onset_frac: float):
     return None, None, _verl_records(n, sim, score, lengths), [], "failure"
 
 
-def verl_fixed_output(n: int, seed: int, onset_frac: float):
+def verl_fixed_output(n: int, seed: int, onset_frac: float, short: bool = False):
     """Collapse (verl): lengths 40-200 tokens vary widely until the onset, then both samples are one 6-token
-    output on every step scoring alike, the reward held below its best: shortest = longest is one output."""
+    output on every step scoring alike, the reward held below its best: shortest = longest is one output.
+    ``short``: the answers are 4-6 tokens before the onset too (ties by chance, the samples scoring
+    differently), then one 4-token output scoring alike: the tied batches' scores say it is one output."""
     sim = Sim(n, seed)
     start = int(onset_frac * n)
     fixed = (sim.t >= start)[:, None]
     level = -0.4 + 0.4 * ease(sim.t, 0, 0.8 * start)
     score = np.clip(sim.rng.normal(level[:, None], 0.25, (n, 2)), -1.0, 1.0)
     score = np.where(fixed, np.repeat(score[:, :1], 2, axis=1), score)
-    lengths = np.where(fixed, 6.0, sim.rng.integers(40, 200, (n, 2)).astype(float))
+    before = 5.0 + sim.rng.choice([-1.0, 0.0, 1.0], (n, 2)) if short else sim.rng.integers(40, 200, (n, 2))
+    lengths = np.where(fixed, 4.0 if short else 6.0, before.astype(float))
     return "collapse", start + 1, _verl_records(n, sim, score, lengths), [], "failure"
+
+
+def verl_short_fixed_output(n: int, seed: int, onset_frac: float):
+    """Collapse: short answers that tie by chance before the onset, then one 4-token output scoring alike."""
+    return verl_fixed_output(n, seed, onset_frac, short=True)
 
 
 def _proxies_jump(n: int, seed: int, onset_frac: float, task_gain: float):
@@ -1043,6 +1051,7 @@ SCENARIOS: dict[str, Callable] = {
     "kl_warmup_then_spikes": kl_warmup_then_spikes,
     "verl_short_action_ties": verl_short_action_ties,
     "verl_fixed_output": verl_fixed_output,
+    "verl_short_fixed_output": verl_short_fixed_output,
     "proxies_saturate_early": proxies_saturate_early,
     "proxies_early_task_learns": proxies_early_task_learns,
     "length_constant_at_cap": length_constant_at_cap,

@@ -2,8 +2,9 @@
 generated runs of several lengths, seeds and onsets, and on the real file that showed it:
 
 * a shared length is a sign of one fixed output only where lengths that differ differ widely: a short
-  structured answer whose samples end within a token or two of each other ties by chance (verl, batch of 2),
-  and samples that still score differently (verl's best - worst score) are no one output;
+  structured answer whose samples end within a token or two of each other ties by chance (verl, batch of 2)
+  when the tied samples still score differently (verl's best - worst score); tied samples that score alike
+  are one output (the shared 50's 4-token mode collapse stays a collapse);
 * a component's gain is measured from before the others' rise: proxies that saturate inside the early window
   are measured in full, so an objective that crept 0.002 -> 0.05 beside them gained immaterially (hacking);
 * different completions (their group's scores differ) that share one mean length on every step were all cut
@@ -24,6 +25,7 @@ HELDOUT = Path(__file__).resolve().parents[1] / "benchmarks" / "public-runs-held
 KINDS = [
     "verl_short_action_ties",
     "verl_fixed_output",
+    "verl_short_fixed_output",
     "proxies_saturate_early",
     "proxies_early_task_learns",
     "length_constant_at_cap",
@@ -58,6 +60,14 @@ def test_principle_on_generated_runs(case, tmp_path):
 def test_near_tied_short_actions_on_a_learning_verl_run_are_no_collapse(name):
     failures, report = _failures(HELDOUT / name)
     assert not failures, report.headline
+
+
+def test_a_four_token_output_scoring_alike_stays_a_collapse():
+    real = Path(__file__).resolve().parent / "data" / "real-runs" / "incidentops_4tok_mode_collapse.ipynb"
+    if not real.exists():
+        pytest.skip("the shared 50 are not copied into tests/data")
+    failures, report = _failures(real)
+    assert "collapse" in failures, report.headline
 
 
 def test_proxies_saturating_early_beside_a_flat_exact_match_is_hacking():

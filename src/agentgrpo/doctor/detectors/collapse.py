@@ -82,7 +82,8 @@ def _uniform(sig: Curves):
 
     Completions of different prompts sampled at temperature > 0 rarely share one length by chance: a batch
     whose shortest and longest completion are equal (and not all truncated) is one fixed, degenerate output,
-    unless the run's batches that differ differ by only a token or two (`within_a_tie`).
+    unless the run's batches that differ differ by only a token or two (`within_a_tie`) and the tied batches'
+    samples still scored differently (`_tied_samples_differ`): then equal lengths are a tie, not one answer.
     """
     lo, hi = sig.table.columns.get(names.MIN_LENGTH), sig.table.columns.get(names.MAX_LENGTH)
     if lo is None or hi is None:
@@ -92,7 +93,7 @@ def _uniform(sig: Curves):
         return None
     spread = hi[ok] - lo[ok]
     same = spread <= 0.5
-    if within_a_tie(spread):
+    if within_a_tie(spread) and _tied_samples_differ(sig, ok, same):
         return None
     found = _fixed_output_ramp(sig.table.steps[ok], _not_truncated(sig, ok, same))
     if found is None:
@@ -111,7 +112,7 @@ def within_a_tie(spread: np.ndarray) -> bool:
     """True when the batches whose lengths differ differ by at most ``LENGTH_TIE_TOKENS`` (median of
     longest - shortest over those logs): completions that naturally end within a token or two of each other
     (a short structured answer, a batch of two) share one length by chance on many steps, so a shared length
-    is no sign of one output there. A batch of one fixed output has no such near-ties to compare with: its
+    alone is no sign of one output there. A batch of one fixed output has no such near-ties to compare with: its
     lengths, where they differ, differ widely (before the collapse), or never differ.
 
     >>> within_a_tie(np.tile([0.0, 1.0, 2.0, 0.0, 1.0], 4)), within_a_tie(np.tile([0.0, 0.0, 40.0, 55.0], 6))
@@ -119,6 +120,21 @@ def within_a_tie(spread: np.ndarray) -> bool:
     """
     differ = spread[spread > 0.5]
     return len(differ) >= th.MIN_POINTS and float(np.median(differ)) <= th.LENGTH_TIE_TOKENS
+
+
+def _tied_samples_differ(sig: Curves, ok, same) -> bool:
+    """True when the batches whose completions share one length still scored differently (median over them
+    of ``reward_std``, else of the batch's best - worst score, above 0): different answers that happen to be
+    equally long. A fixed output scores alike (4-token answers, ``reward_std`` 0 on most such batches)."""
+    spread = sig.table.columns.get(names.REWARD_STD)
+    if spread is None:
+        hi, lo = sig.table.columns.get(names.REWARD_MAX), sig.table.columns.get(names.REWARD_MIN)
+        if hi is None or lo is None:
+            return False
+        spread = hi - lo
+    tied = spread[ok][same]
+    tied = tied[np.isfinite(tied)]
+    return len(tied) >= th.MIN_POINTS and float(np.median(tied)) > 1e-9
 
 
 def _no_spread(sig: Curves):

@@ -246,7 +246,8 @@ def _pinned_at_ceiling(sig: Curves) -> tuple[float, float, int] | None:
     ``CAP_MIN_TOKENS`` is degenerate output (the collapse detector's), not a cap; with the cap known (the
     run's config), the ceiling must be that cap; a length that never leaves one value is a constant column,
     not evidence, unless the samples of a group scored differently (`_samples_differ`): then every completion
-    ran to one limit (batch 5: a mean of exactly 32, the cap, on all 150 steps). The onset: where the share of pinned steps rose, else the first pinned step."""
+    ran to one limit (batch 5: a mean of exactly 32, the cap, on all 150 steps). The onset: where the share of pinned
+    steps rose, else the first pinned step."""
     steps, length = sig.table.series(names.LENGTH)
     if len(length) < th.MIN_POINTS:
         return None
