@@ -922,15 +922,17 @@ def verl_short_action_ties(n: int, seed: int, onset_frac: float):
 def verl_fixed_output(n: int, seed: int, onset_frac: float, short: bool = False):
     """Collapse (verl): lengths 40-200 tokens vary widely until the onset, then both samples are one 6-token
     output on every step scoring alike, the reward held below its best: shortest = longest is one output.
-    ``short``: the answers are 4-6 tokens before the onset too (ties by chance, the samples scoring
-    differently), then one 4-token output scoring alike: the tied batches' scores say it is one output."""
+    ``short``: four samples a step, 4-6 tokens before the onset too (within a token or two of each other, now
+    and then all tied by chance), then one 4-token output scoring alike: the tied batches' scores say it is
+    one output."""
     sim = Sim(n, seed)
     start = int(onset_frac * n)
     fixed = (sim.t >= start)[:, None]
-    level = -0.4 + 0.4 * ease(sim.t, 0, 0.8 * start)
-    score = np.clip(sim.rng.normal(level[:, None], 0.25, (n, 2)), -1.0, 1.0)
-    score = np.where(fixed, np.repeat(score[:, :1], 2, axis=1), score)
-    before = 5.0 + sim.rng.choice([-1.0, 0.0, 1.0], (n, 2)) if short else sim.rng.integers(40, 200, (n, 2))
+    k = 4 if short else 2
+    level = -0.6 + 0.7 * ease(sim.t, 0, 0.8 * start)
+    score = np.clip(sim.rng.normal(level[:, None], 0.15, (n, k)), -1.0, 1.0)
+    score = np.where(fixed, np.repeat(score[:, :1], k, axis=1), score)
+    before = 5.0 + sim.rng.choice([-1.0, 0.0, 1.0], (n, k)) if short else sim.rng.integers(40, 200, (n, k))
     lengths = np.where(fixed, 4.0 if short else 6.0, before.astype(float))
     return "collapse", start + 1, _verl_records(n, sim, score, lengths), [], "failure"
 
@@ -974,10 +976,10 @@ def proxies_early_task_learns(n: int, seed: int, onset_frac: float):
 
 
 def _constant_length(n: int, seed: int, with_spread: bool):
-    """A mean completion length of exactly 64 on every step; the reward learns 0.3 -> 0.6 (Bernoulli groups).
+    """A mean completion length of exactly 64 on every step; the reward learns 0.2 -> 0.7 (Bernoulli groups).
     ``with_spread``: reward_std is logged (samples of a group score differently); else it is not."""
     sim = Sim(n, seed)
-    p = 0.3 + 0.3 * ease(sim.t, 0.1 * n, 0.6 * n)
+    p = 0.2 + 0.5 * ease(sim.t, 0.1 * n, 0.5 * n)
     curves = _base(sim, np.full(n, 1.0), np.full(n, 64.0), 0.002 + 0.03 * sim.t / n)
     for key in ("completions__max_length", "completions__min_length", "completions__clipped_ratio"):
         curves.pop(key, None)
