@@ -883,6 +883,126 @@ def kl_warmup_then_spikes(n: int, seed: int, onset_frac: float):
     return "kl", onset, records, rewards, "failure"
 
 
+def _verl_records(n: int, sim: Sim, score: np.ndarray, lengths: np.ndarray) -> list[dict]:
+    """verl console-log records (``critic/score/*``, ``response_length/*``, ``actor/*``) of a batch of two
+    samples per step: ``score`` (n, 2) and ``lengths`` (n, 2) per sample."""
+    entropy = sim.noisy(np.full(n, 0.15), 0.3)
+    return [
+        {
+            "step": i + 1,
+            "critic/score/mean": float(score[i].mean()),
+            "critic/score/max": float(score[i].max()),
+            "critic/score/min": float(score[i].min()),
+            "response_length/mean": float(lengths[i].mean()),
+            "response_length/max": float(lengths[i].max()),
+            "response_length/min": float(lengths[i].min()),
+            "response_length/clip_ratio": 0.0,
+            "actor/entropy": float(entropy[i]),
+            "actor/grad_norm": float(sim.rng.lognormal(-3.0, 0.5)),
+            "actor/pg_loss": float(sim.rng.normal(0, 0.01)),
+            "actor/lr": 1e-6,
+        }
+        for i in range(n)
+    ]
+
+
+def verl_short_action_ties(n: int, seed: int, onset_frac: float):
+    """Healthy (batch 5, verl): an agent's short structured action (16-20 tokens) sampled twice per step; the
+    two lengths often tie by chance (shortest = longest on about 60% of the logs; else 1-2 tokens apart)
+    while the two samples score differently and the reward learns -0.5 -> 0.2: no fixed output."""
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    level = -0.5 + 0.7 * ease(sim.t, start, 0.3 * n)
+    score = np.clip(sim.rng.normal(level[:, None], 0.25, (n, 2)), -1.0, 1.0)
+    typical = np.round(17.0 + 2.0 * ease(sim.t, start, 0.3 * n))
+    lengths = typical[:, None] + sim.rng.choice([-1.0] + [0.0] * 7 + [1.0], (n, 2))
+    return None, None, _verl_records(n, sim, score, lengths), [], "failure"
+
+
+def verl_fixed_output(n: int, seed: int, onset_frac: float, short: bool = False):
+    """Collapse (verl): lengths 40-200 tokens vary widely until the onset, then both samples are one 6-token
+    output on every step scoring alike, the reward held below its best: shortest = longest is one output.
+    ``short``: four samples a step, 4-6 tokens before the onset too (within a token or two of each other, now
+    and then all tied by chance), then one 4-token output scoring alike: the tied batches' scores say it is
+    one output."""
+    sim = Sim(n, seed)
+    start = int(onset_frac * n)
+    fixed = (sim.t >= start)[:, None]
+    k = 4 if short else 2
+    level = -0.6 + 0.7 * ease(sim.t, 0, 0.8 * start)
+    score = np.clip(sim.rng.normal(level[:, None], 0.15, (n, k)), -1.0, 1.0)
+    score = np.where(fixed, np.repeat(score[:, :1], k, axis=1), score)
+    before = 5.0 + sim.rng.choice([-1.0, 0.0, 1.0], (n, k)) if short else sim.rng.integers(40, 200, (n, k))
+    lengths = np.where(fixed, 4.0 if short else 6.0, before.astype(float))
+    return "collapse", start + 1, _verl_records(n, sim, score, lengths), [], "failure"
+
+
+def verl_short_fixed_output(n: int, seed: int, onset_frac: float):
+    """Collapse: short answers that tie by chance before the onset, then one 4-token output scoring alike."""
+    return verl_fixed_output(n, seed, onset_frac, short=True)
+
+
+def _proxies_jump(n: int, seed: int, onset_frac: float, task_gain: float):
+    """Four components as in batch 5's gsm8k run: ``isnumber`` (0.25 when paid) and ``soft_format`` (0.5)
+    jump to their maxima within the first 8% of the run (most of the early window is after it),
+    ``strict_format`` never pays, and ``exact_match`` (the task) goes 0.002 -> 0.002 + ``task_gain``: with the
+    jump when ``task_gain`` is small (a sliver the new format happens to get right), else over the run."""
+    sim = Sim(n, seed, spread=0.5)
+    start = int(0.12 * onset_frac * n) + 1
+    jump = ease(sim.t, start, 0.03 * n)
+    span = 0.03 if task_gain < 0.1 else 0.8
+    comps = {
+        "isnumber_reward_func": 0.25 * sim.bernoulli(0.02 + 0.97 * jump),
+        "soft_format_reward_func": 0.5 * sim.bernoulli(0.03 + 0.96 * jump),
+        "strict_format_reward_func": np.zeros((n, sim.prompts, sim.group)),
+        "exact_match_reward_func": sim.bernoulli(0.002 + task_gain * ease(sim.t, start, span * n)),
+    }
+    weights = {c: 1.0 for c in comps}
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 150.0), 0.002 + 0.03 * sim.t / n)
+    return assemble(sim, comps, weights, **curves), _cfg(weights), start + 1
+
+
+def proxies_saturate_early(n: int, seed: int, onset_frac: float):
+    """Hacking: the proxies jump to their maxima early (0.02 -> 0.75 together) while exact_match creeps
+    0.002 -> 0.05: the gain, measured from before the jump, came from the proxies."""
+    records, rewards, onset = _proxies_jump(n, seed, onset_frac, 0.05)
+    return "hacking", onset, records, rewards, "failure"
+
+
+def proxies_early_task_learns(n: int, seed: int, onset_frac: float):
+    """Healthy: the same early jump of the proxies, while exact_match learns 0.002 -> 0.5 over the run."""
+    records, rewards, _ = _proxies_jump(n, seed, onset_frac, 0.5)
+    return None, None, records, rewards, "failure"
+
+
+def _constant_length(n: int, seed: int, with_spread: bool):
+    """A mean completion length of exactly 64 on every step; the reward learns 0.2 -> 0.7 (Bernoulli groups).
+    ``with_spread``: reward_std is logged (samples of a group score differently); else it is not."""
+    sim = Sim(n, seed)
+    p = 0.2 + 0.5 * ease(sim.t, 0.1 * n, 0.5 * n)
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 64.0), 0.002 + 0.03 * sim.t / n)
+    for key in ("completions__max_length", "completions__min_length", "completions__clipped_ratio"):
+        curves.pop(key, None)
+    curves["completions__mean_length"] = np.full(n, 64.0)
+    records = assemble(sim, {"quality": sim.bernoulli(p)}, {"quality": 1.0}, **curves)
+    if not with_spread:
+        for r in records:
+            r.pop("reward_std"), r.pop("frac_reward_zero_std"), r.pop("rewards/quality/std")
+    return records
+
+
+def length_constant_at_cap(n: int, seed: int, onset_frac: float):
+    """Truncation (batch 5, no clipped share logged): the mean length is exactly 64 on every step while the
+    samples of a group score differently: different completions sharing one length were all cut at a cap."""
+    return "length", 1, _constant_length(n, seed, True), [], "failure"
+
+
+def length_constant_setting(n: int, seed: int, onset_frac: float):
+    """Healthy: the same constant length column, but nothing says the samples differed (no reward_std): a
+    value logged as a setting is no evidence of truncation."""
+    return None, None, _constant_length(n, seed, False), [], "failure"
+
+
 def _cfg(weights: dict[str, float]) -> list[dict]:
     return [{"name": k, "weight": v} for k, v in weights.items()]
 
@@ -931,6 +1051,13 @@ SCENARIOS: dict[str, Callable] = {
     "kl_isolated_spikes": kl_isolated_spikes,
     "kl_small_spikes_healthy": kl_small_spikes_healthy,
     "kl_warmup_then_spikes": kl_warmup_then_spikes,
+    "verl_short_action_ties": verl_short_action_ties,
+    "verl_fixed_output": verl_fixed_output,
+    "verl_short_fixed_output": verl_short_fixed_output,
+    "proxies_saturate_early": proxies_saturate_early,
+    "proxies_early_task_learns": proxies_early_task_learns,
+    "length_constant_at_cap": length_constant_at_cap,
+    "length_constant_setting": length_constant_setting,
 }
 # Issue 36's kinds of miss: a flat reward beside the planted failure is also a stall (named with it), so
 # these are kept apart from the suite above (whose cases allow no other failure); `make` builds both.

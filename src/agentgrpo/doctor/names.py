@@ -15,6 +15,8 @@ from functools import lru_cache
 
 REWARD = "reward"
 REWARD_STD = "reward_std"
+REWARD_MAX = "reward_max"  # the best score of a step's batch (verl ``critic/score/max``)
+REWARD_MIN = "reward_min"  # the worst score of a step's batch
 FRAC_ZERO_STD = "frac_reward_zero_std"
 KL = "kl"
 ENTROPY = "entropy"
@@ -87,6 +89,8 @@ ALIASES: dict[str, tuple[str, ...]] = {
         "critic/score/std",
         "env/all/reward/std",
     ),
+    REWARD_MAX: ("critic/score/max", "max_reward", "reward/max", "score/max"),
+    REWARD_MIN: ("critic/score/min", "min_reward", "reward/min", "score/min"),
     FRAC_ZERO_STD: ("frac_zero_std", "zero_std_frac", "frac_std_zero", "zero_std_ratio"),
     KL: ("approx_kl", "kl_div", "kl_divergence", "kl_mean", "mean_kl", "objective/kl", "actor/kl_loss", "kl_loss"),
     ENTROPY: ("policy/entropy", "optim/entropy", "actor/entropy", "entropy_mean", "mean_entropy", "objective/entropy"),

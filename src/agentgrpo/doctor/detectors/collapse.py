@@ -80,8 +80,10 @@ def _explosion(sig: Curves):
 def _uniform(sig: Curves):
     """(ramp, evidence) when most late batches have completions of one identical length below the cap.
 
-    Completions of different prompts sampled at temperature > 0 never share one length by chance: a batch
-    whose shortest and longest completion are equal (and not all truncated) is one fixed, degenerate output.
+    Completions of different prompts sampled at temperature > 0 rarely share one length by chance: a batch
+    whose shortest and longest completion are equal (and not all truncated) is one fixed, degenerate output,
+    unless the run's batches that differ differ by only a token or two (`within_a_tie`) and the tied batches'
+    samples still scored differently (`_tied_samples_differ`): then equal lengths are a tie, not one answer.
     """
     lo, hi = sig.table.columns.get(names.MIN_LENGTH), sig.table.columns.get(names.MAX_LENGTH)
     if lo is None or hi is None:
@@ -89,7 +91,10 @@ def _uniform(sig: Curves):
     ok = np.isfinite(lo) & np.isfinite(hi)
     if ok.sum() < th.MIN_POINTS:
         return None
-    same = (hi[ok] - lo[ok]) <= 0.5
+    spread = hi[ok] - lo[ok]
+    same = spread <= 0.5
+    if within_a_tie(spread) and _tied_samples_differ(sig, ok, same):
+        return None
     found = _fixed_output_ramp(sig.table.steps[ok], _not_truncated(sig, ok, same))
     if found is None:
         return None
@@ -101,6 +106,35 @@ def _uniform(sig: Curves):
         f"logs ({early:.0%} early): one fixed output"
     )
     return ramp, text
+
+
+def within_a_tie(spread: np.ndarray) -> bool:
+    """True when the batches whose lengths differ differ by at most ``LENGTH_TIE_TOKENS`` (median of
+    longest - shortest over those logs): completions that naturally end within a token or two of each other
+    (a short structured answer, a batch of two) share one length by chance on many steps, so a shared length
+    alone is no sign of one output there. A batch of one fixed output has no such near-ties to compare with: its
+    lengths, where they differ, differ widely (before the collapse), or never differ.
+
+    >>> within_a_tie(np.tile([0.0, 1.0, 2.0, 0.0, 1.0], 4)), within_a_tie(np.tile([0.0, 0.0, 40.0, 55.0], 6))
+    (True, False)
+    """
+    differ = spread[spread > 0.5]
+    return len(differ) >= th.MIN_POINTS and float(np.median(differ)) <= th.LENGTH_TIE_TOKENS
+
+
+def _tied_samples_differ(sig: Curves, ok, same) -> bool:
+    """True when the batches whose completions share one length still scored differently (median over them
+    of ``reward_std``, else of the batch's best - worst score, above 0): different answers that happen to be
+    equally long. A fixed output scores alike (4-token answers, ``reward_std`` 0 on most such batches)."""
+    spread = sig.table.columns.get(names.REWARD_STD)
+    if spread is None:
+        hi, lo = sig.table.columns.get(names.REWARD_MAX), sig.table.columns.get(names.REWARD_MIN)
+        if hi is None or lo is None:
+            return False
+        spread = hi - lo
+    tied = spread[ok][same]
+    tied = tied[np.isfinite(tied)]
+    return len(tied) >= th.MIN_POINTS and float(np.median(tied)) > 1e-9
 
 
 def _no_spread(sig: Curves):
@@ -223,13 +257,31 @@ def format_not_collapse(sig: Curves, since: float) -> str | None:
             f"one completion length for every prompt is the task's format: {improving} and {at_best:.0%} of "
             f"late batches score its best ({num(top)})"
         )
-    spread = sig.curve(names.REWARD_STD)
-    if spread is not None and spread.early > 0 and spread.late >= th.DIVERSITY_DROP * spread.early:
+    spread = score_spread(sig)
+    if spread is not None and spread[1] > 0 and spread[2] >= th.DIVERSITY_DROP * spread[1]:
+        what, early, late = spread
         return (
-            f"one completion length for every prompt is the task's format: {improving} and the samples of a group "
-            f"still score differently (reward_std {num(spread.early)} early, {num(spread.late)} late)"
+            f"one completion length for every prompt is the task's format: {improving} and the samples "
+            f"still score differently ({what} {num(early)} early, {num(late)} late)"
         )
     return None
+
+
+def score_spread(sig: Curves) -> tuple[str, float, float] | None:
+    """(what, early, late) of how differently a step's samples scored: ``reward_std`` when logged, else the
+    range of the batch's scores (best - worst, verl's ``critic/score/max`` - ``min``); None without either.
+    Samples that score differently are not one output, however alike their lengths."""
+    spread = sig.curve(names.REWARD_STD)
+    if spread is not None:
+        return "reward_std", spread.early, spread.late
+    hi, lo = sig.table.columns.get(names.REWARD_MAX), sig.table.columns.get(names.REWARD_MIN)
+    if hi is None or lo is None:
+        return None
+    ok = np.isfinite(hi) & np.isfinite(lo)
+    if ok.sum() < th.MIN_POINTS:
+        return None
+    early, late = (stats.level(w) for w in stats.windows(hi[ok] - lo[ok], th.EDGE_FRAC))
+    return "the batch's best - worst score", early, late
 
 
 def _zero_std_rise(sig: Curves):

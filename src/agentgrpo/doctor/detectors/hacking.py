@@ -212,7 +212,7 @@ def _inferred_objective(sig: Curves, facts: RewardFacts, comps: list[str]) -> Fi
         rise = stats.ramp(x, gained, +1)
         if rise is None or rise.t < th.T_CHANGE:
             continue  # the other components did not gain: nothing to have hacked with
-        judged = immaterial_gain(true, gained)
+        judged = immaterial_gain(true, gained, before_rise(x, rise))
         if judged is None:
             continue
         gain, bound, others = judged
@@ -301,7 +301,7 @@ def _floor_objective(sig: Curves, facts: RewardFacts, comps: list[str]) -> Findi
         rise = stats.ramp(x, gained, +1)
         if rise is None or rise.t < th.T_CHANGE:
             continue
-        judged = immaterial_gain(true, gained)
+        judged = immaterial_gain(true, gained, before_rise(x, rise))
         if judged is None:
             continue
         gain, bound, gain_others = judged
@@ -330,7 +330,14 @@ def _floor_objective(sig: Curves, facts: RewardFacts, comps: list[str]) -> Findi
     return None
 
 
-def immaterial_gain(true: np.ndarray, gained: np.ndarray) -> tuple[float, float, float] | None:
+def before_rise(x: np.ndarray, rise: stats.Ramp) -> int:
+    """The number of bins before the others' rise began (its onset)."""
+    return int(np.searchsorted(x, rise.onset))
+
+
+def immaterial_gain(
+    true: np.ndarray, gained: np.ndarray, before: int | None = None
+) -> tuple[float, float, float] | None:
     """(gain, its upper bound, the others' gain) when the objective's gain, even at the top of its noise
     (two standard errors of the difference of its early and late levels), is below ``MATERIAL_COMPONENT``
     of what the other components gained over the same steps (the same units: components add up to the
@@ -346,9 +353,19 @@ def immaterial_gain(true: np.ndarray, gained: np.ndarray) -> tuple[float, float,
     (True, None)
     >>> immaterial_gain(-0.32 + 0.26 * x / 40, 5 * proxy), immaterial_gain(-0.32 + 0.02 * x / 40, 5 * proxy) is None
     (None, False)
+
+    Both gains are measured from before the others' rise (``before``: the bins before its onset) when it began
+    inside the early window: an early window that straddles the rise would count part of the gain as the
+    start (batch 5: proxies saturated at step 12 of 93, exact_match 0.002 -> 0.05 beside their 0.02 -> 0.75).
+
+    >>> jump = np.where(x < 3, 0.02, 0.75); true = np.where(x < 3, 0.0, 0.05)
+    >>> immaterial_gain(true, jump) is None, immaterial_gain(true, jump, before=3) is None
+    (True, False)
     """
     early, late = stats.windows(true, th.EDGE_FRAC)
     e_other, l_other = stats.windows(gained, th.EDGE_FRAC)
+    if before is not None and 2 <= before < len(early):
+        early, e_other = true[:before], gained[:before]
     others = stats.level(l_other) - stats.level(e_other)
     if others <= 0:
         return None

@@ -245,7 +245,9 @@ def _pinned_at_ceiling(sig: Curves) -> tuple[float, float, int] | None:
     that logs neither a clipped share nor a terminated length still shows its truncation. A ceiling below
     ``CAP_MIN_TOKENS`` is degenerate output (the collapse detector's), not a cap; with the cap known (the
     run's config), the ceiling must be that cap; a length that never leaves one value is a constant column,
-    not evidence. The onset: where the share of pinned steps rose, else the first pinned step."""
+    not evidence, unless the samples of a group scored differently (`_samples_differ`): then every completion
+    ran to one limit (batch 5: a mean of exactly 32, the cap, on all 150 steps). The onset: where the share of pinned
+    steps rose, else the first pinned step."""
     steps, length = sig.table.series(names.LENGTH)
     if len(length) < th.MIN_POINTS:
         return None
@@ -253,8 +255,8 @@ def _pinned_at_ceiling(sig: Curves) -> tuple[float, float, int] | None:
     cap = sig.table.meta.get("max_completion_length")
     if ceiling < th.CAP_MIN_TOKENS or (cap and abs(ceiling - cap) > max(0.5, th.PIN_BAND * cap)):
         return None
-    if float(np.ptp(length)) == 0:  # one value on every logged step: a constant (a placeholder, a setting)
-        return None
+    if float(np.ptp(length)) == 0 and not _samples_differ(sig):
+        return None  # one value on every logged step, and nothing says the samples differed: a constant
     pinned = length >= (1 - th.PIN_BAND) * ceiling
     late = pinned[-max(1, int(round(len(pinned) * th.EDGE_FRAC))) :]
     share = float(late.mean())
@@ -264,6 +266,14 @@ def _pinned_at_ceiling(sig: Curves) -> tuple[float, float, int] | None:
     r = stats.ramp(x, flags, +1)
     onset = r.onset if r is not None and r.t >= th.T_CHANGE else float(steps[int(np.argmax(pinned))])
     return share, ceiling, int(round(onset))
+
+
+def _samples_differ(sig: Curves) -> bool:
+    """True when the samples of a group scored differently on most logged steps (``reward_std`` > 0): they
+    are different completions, and different completions that all share one mean length, step after step,
+    were cut at one limit. Without that, one value on every step may be a setting logged as a length."""
+    spread = sig.curve(names.REWARD_STD)
+    return spread is not None and float(np.median(spread.y)) > 0
 
 
 def _truncation_onset(clipped) -> int | None:
