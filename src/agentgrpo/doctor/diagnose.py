@@ -122,8 +122,8 @@ class Report:
 
 def diagnose(table: MetricTable, only: tuple[str, ...] | None = None) -> Report:
     """Run the detectors (all, or those named in ``only``) on a table. Never raises for missing metrics."""
-    signals = Curves(table)
-    findings = [_short_not_missing(d.detect(signals), signals) for d in detectors.DETECTORS
+    curves = Curves(table)
+    findings = [_short_not_missing(d.detect(curves), curves) for d in detectors.DETECTORS
                 if only is None or d.NAME in only]
     steps = table.steps
     _explain(findings, float(steps[-1] - steps[0]) if len(steps) else 0.0, table)
@@ -137,7 +137,7 @@ def diagnose(table: MetricTable, only: tuple[str, ...] | None = None) -> Report:
     )
 
 
-def _short_not_missing(finding: Finding, signals: Curves) -> Finding:
+def _short_not_missing(finding: Finding, curves: Curves) -> Finding:
     """A detector that says its input is missing when the input is logged, on fewer steps than it needs
     (`Curves.curve` gives None for both), is too short to judge: say that, naming the metric and its count.
     One rule here for every detector."""
@@ -148,8 +148,8 @@ def _short_not_missing(finding: Finding, signals: Curves) -> Finding:
     if finding.state != MISSING:
         return finding
     named = []  # (where the verdict names it, metric, logged steps) for each short metric it names
-    for metric in signals.table.columns:
-        have = signals.count(metric)
+    for metric in curves.table.columns:
+        have = curves.count(metric)
         found = re.search(rf"(?<![\w/]){re.escape(metric)}(?![\w/])", finding.verdict) if have else None
         if found is not None and have < th.MIN_POINTS:
             named.append((found.start(), metric, have))

@@ -1,4 +1,4 @@
-"""One detector per failure mode. Each module has ``NAME`` and ``detect(signals) -> Finding``.
+"""One detector per failure mode. Each module has ``NAME`` and ``detect(curves) -> Finding``.
 
 The order below is the order of precedence when two failures begin at the same step: a numerical
 instability or a KL blow-up comes before a collapse, a collapse before a stall. Every name in ``NAMES`` (and

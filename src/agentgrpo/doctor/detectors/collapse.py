@@ -37,9 +37,9 @@ FIX = (
 DISTINCT = "completions/distinct_frac"
 
 
-def _fall(sig: Curves, metric: str, ratio: float):
+def _fall(curves: Curves, metric: str, ratio: float):
     """(ramp, evidence) when the metric fell significantly to below ``ratio`` of its level before."""
-    curve = sig.curve(metric)
+    curve = curves.curve(metric)
     if curve is None:
         return None
     r = curve.ramp(-1)
@@ -51,21 +51,21 @@ def _fall(sig: Curves, metric: str, ratio: float):
     return r, moved(metric, r)
 
 
-def _frozen(sig: Curves):
+def _frozen(curves: Curves):
     """(ramp, evidence) when entropy fell significantly to below ``ENTROPY_FROZEN`` of its own start and stays
     there (its late level): sampling became (nearly) deterministic, whatever else was logged."""
-    found = _fall(sig, names.ENTROPY, th.ENTROPY_FROZEN)
+    found = _fall(curves, names.ENTROPY, th.ENTROPY_FROZEN)
     if found is None:
         return None
     ramp, text = found
-    curve = sig.curve(names.ENTROPY)
+    curve = curves.curve(names.ENTROPY)
     start = max(curve.early, ramp.before)
     return ramp, f"{text}: {curve.late / start:.2%} of its start, frozen near zero"
 
 
-def _explosion(sig: Curves):
+def _explosion(curves: Curves):
     """(ramp, evidence) when entropy rose significantly to ``ENTROPY_EXPLOSION`` times its early level."""
-    curve = sig.curve(names.ENTROPY)
+    curve = curves.curve(names.ENTROPY)
     if curve is None:
         return None
     r = curve.ramp(+1)
@@ -77,7 +77,7 @@ def _explosion(sig: Curves):
     return r, moved(names.ENTROPY, r, "exploded")
 
 
-def _uniform(sig: Curves):
+def _uniform(curves: Curves):
     """(ramp, evidence) when most late batches have completions of one identical length below the cap.
 
     Completions of different prompts sampled at temperature > 0 rarely share one length by chance: a batch
@@ -85,7 +85,7 @@ def _uniform(sig: Curves):
     unless the run's batches that differ differ by only a token or two (`within_a_tie`) and the tied batches'
     samples still scored differently (`_tied_samples_differ`): then equal lengths are a tie, not one answer.
     """
-    lo, hi = sig.table.columns.get(names.MIN_LENGTH), sig.table.columns.get(names.MAX_LENGTH)
+    lo, hi = curves.table.columns.get(names.MIN_LENGTH), curves.table.columns.get(names.MAX_LENGTH)
     if lo is None or hi is None:
         return None
     ok = np.isfinite(lo) & np.isfinite(hi)
@@ -93,9 +93,9 @@ def _uniform(sig: Curves):
         return None
     spread = hi[ok] - lo[ok]
     same = spread <= 0.5
-    if within_a_tie(spread) and _tied_samples_differ(sig, ok, same):
+    if within_a_tie(spread) and _tied_samples_differ(curves, ok, same):
         return None
-    found = _fixed_output_ramp(sig.table.steps[ok], _not_truncated(sig, ok, same))
+    found = _fixed_output_ramp(curves.table.steps[ok], _not_truncated(curves, ok, same))
     if found is None:
         return None
     ramp, bins = found
@@ -122,13 +122,13 @@ def within_a_tie(spread: np.ndarray) -> bool:
     return len(differ) >= th.MIN_POINTS and float(np.median(differ)) <= th.LENGTH_TIE_TOKENS
 
 
-def _tied_samples_differ(sig: Curves, ok, same) -> bool:
+def _tied_samples_differ(curves: Curves, ok, same) -> bool:
     """True when the batches whose completions share one length still scored differently (median over them
     of ``reward_std``, else of the batch's best - worst score, above 0): different answers that happen to be
     equally long. A fixed output scores alike (4-token answers, ``reward_std`` 0 on most such batches)."""
-    spread = sig.table.columns.get(names.REWARD_STD)
+    spread = curves.table.columns.get(names.REWARD_STD)
     if spread is None:
-        hi, lo = sig.table.columns.get(names.REWARD_MAX), sig.table.columns.get(names.REWARD_MIN)
+        hi, lo = curves.table.columns.get(names.REWARD_MAX), curves.table.columns.get(names.REWARD_MIN)
         if hi is None or lo is None:
             return False
         spread = hi - lo
@@ -137,12 +137,12 @@ def _tied_samples_differ(sig: Curves, ok, same) -> bool:
     return len(tied) >= th.MIN_POINTS and float(np.median(tied)) > 1e-9
 
 
-def _no_spread(sig: Curves):
+def _no_spread(curves: Curves):
     """(ramp, evidence) when the batch's spread of completion lengths (``completions/std_length``) is zero
     on most late logs (at most half a token, or 1% of the mean) and those batches were not truncated at a
     cap: completions of different prompts never all share one length by chance, so every prompt got the
     same (degenerate) answer, whatever the mean length does from step to step."""
-    spread, mean = sig.table.columns.get(names.STD_LENGTH), sig.table.columns.get(names.LENGTH)
+    spread, mean = curves.table.columns.get(names.STD_LENGTH), curves.table.columns.get(names.LENGTH)
     if spread is None:
         return None
     ok = np.isfinite(spread)
@@ -150,7 +150,7 @@ def _no_spread(sig: Curves):
         return None
     level = np.nan_to_num(mean[ok], nan=0.0) if mean is not None else np.zeros(int(ok.sum()))
     same = spread[ok] <= np.maximum(0.5, 0.01 * level)
-    found = _fixed_output_ramp(sig.table.steps[ok], _not_truncated(sig, ok, same))
+    found = _fixed_output_ramp(curves.table.steps[ok], _not_truncated(curves, ok, same))
     if found is None:
         return None
     ramp, _ = found
@@ -161,10 +161,10 @@ def _no_spread(sig: Curves):
     return ramp, text
 
 
-def _one_answer(sig: Curves):
+def _one_answer(curves: Curves):
     """(ramp, evidence) when the sampled completions (``completions.jsonl``) show most of a step's prompts
     answered with one and the same completion on most late steps: one fixed output, whatever was asked."""
-    x, share = sig.table.series(names.SAME_ANSWER)
+    x, share = curves.table.series(names.SAME_ANSWER)
     if len(share) < th.MIN_POINTS:
         return None
     found = _fixed_output_ramp(x, share >= th.FIXED_OUTPUT)
@@ -178,14 +178,15 @@ def _one_answer(sig: Curves):
     return ramp, text
 
 
-def _repeated(sig: Curves):
+def _repeated(curves: Curves):
     """(ramp, evidence) without shortest/longest lengths: on most late logs the batch's MEAN length is one
     exact value, below the longest mean the run logged (not the cap), and every completion of those batches
     scored alike (``reward_std`` = 0). A mean over completions of different prompts does not repeat exactly
     step after step by chance; with every score identical it is one fixed output, whatever was asked."""
-    if sig.table.columns.get(names.MIN_LENGTH) is not None and sig.table.columns.get(names.MAX_LENGTH) is not None:
+    columns = curves.table.columns
+    if columns.get(names.MIN_LENGTH) is not None and columns.get(names.MAX_LENGTH) is not None:
         return None  # `_uniform` reads the batch's own shortest and longest completion
-    mean, std = sig.table.columns.get(names.LENGTH), sig.table.columns.get(names.REWARD_STD)
+    mean, std = curves.table.columns.get(names.LENGTH), curves.table.columns.get(names.REWARD_STD)
     if mean is None or std is None:
         return None
     ok = np.isfinite(mean) & np.isfinite(std)
@@ -197,7 +198,7 @@ def _repeated(sig: Curves):
     if mode >= float(np.max(m)):
         return None  # pinned at the longest length: truncation at the cap (the length detector's case)
     same = (m == mode) & (sd == 0.0)
-    found = _fixed_output_ramp(sig.table.steps[ok], same)
+    found = _fixed_output_ramp(curves.table.steps[ok], same)
     if found is None:
         return None
     ramp, _ = found
@@ -209,10 +210,10 @@ def _repeated(sig: Curves):
     return ramp, text
 
 
-def _not_truncated(sig: Curves, ok, same):
+def _not_truncated(curves: Curves, ok, same):
     """``same`` without the logs where most completions were clipped at the cap (`names.CLIPPED`, when logged):
     completions cut at one length share it because of the cap, not because they are one answer."""
-    clipped = sig.table.columns.get(names.CLIPPED)
+    clipped = curves.table.columns.get(names.CLIPPED)
     if clipped is None:
         return same
     return same & ~(np.nan_to_num(clipped[ok], nan=0.0) >= 0.5)
@@ -230,15 +231,15 @@ def _fixed_output_ramp(steps, same):
     return stats.Ramp(onset, onset, early, late, r.t if r is not None else th.T_CHANGE), len(flags)
 
 
-def format_not_collapse(sig: Curves, since: float) -> str | None:
+def format_not_collapse(curves: Curves, since: float) -> str | None:
     """Evidence that one completion length for every prompt is the task's format (a class label, a fixed
     answer template), not a collapse: since that length set in (``since``) the reward kept improving (its
     late level above its level then by more than its per-step noise, and it did not fall), and either most
     late batches score the reward's best (every sample in the batch got the most any batch was paid) or the
     samples of a group still score differently (``reward_std`` did not fall below ``DIVERSITY_DROP`` of its
     early level). A policy collapsed into one output stops improving and scores alike, below its best."""
-    facts = sig.reward
-    _, y = sig.table.series(names.REWARD)
+    facts = curves.reward
+    _, y = curves.table.series(names.REWARD)
     if facts is None or facts.fell or len(y) < th.MIN_POINTS:
         return None
     curve = facts.curve
@@ -257,7 +258,7 @@ def format_not_collapse(sig: Curves, since: float) -> str | None:
             f"one completion length for every prompt is the task's format: {improving} and {at_best:.0%} of "
             f"late batches score its best ({num(top)})"
         )
-    spread = score_spread(sig)
+    spread = score_spread(curves)
     if spread is not None and spread[1] > 0 and spread[2] >= th.DIVERSITY_DROP * spread[1]:
         what, early, late = spread
         return (
@@ -267,14 +268,14 @@ def format_not_collapse(sig: Curves, since: float) -> str | None:
     return None
 
 
-def score_spread(sig: Curves) -> tuple[str, float, float] | None:
+def score_spread(curves: Curves) -> tuple[str, float, float] | None:
     """(what, early, late) of how differently a step's samples scored: ``reward_std`` when logged, else the
     range of the batch's scores (best - worst, verl's ``critic/score/max`` - ``min``); None without either.
     Samples that score differently are not one output, however alike their lengths."""
-    spread = sig.curve(names.REWARD_STD)
+    spread = curves.curve(names.REWARD_STD)
     if spread is not None:
         return "reward_std", spread.early, spread.late
-    hi, lo = sig.table.columns.get(names.REWARD_MAX), sig.table.columns.get(names.REWARD_MIN)
+    hi, lo = curves.table.columns.get(names.REWARD_MAX), curves.table.columns.get(names.REWARD_MIN)
     if hi is None or lo is None:
         return None
     ok = np.isfinite(hi) & np.isfinite(lo)
@@ -284,8 +285,8 @@ def score_spread(sig: Curves) -> tuple[str, float, float] | None:
     return "the batch's best - worst score", early, late
 
 
-def _zero_std_rise(sig: Curves):
-    curve = sig.curve(names.FRAC_ZERO_STD)
+def _zero_std_rise(curves: Curves):
+    curve = curves.curve(names.FRAC_ZERO_STD)
     if curve is None:
         return None
     r = curve.ramp(+1)
@@ -317,43 +318,43 @@ class Signs:
         return [v for v in self.supports.values() if v]
 
 
-def detect(sig: Curves) -> Finding:
-    facts = sig.reward
+def detect(curves: Curves) -> Finding:
+    facts = curves.reward
     if facts is None:
-        return sig.unjudged(NAME)
-    signs = read_signs(sig, facts)
-    return _no_collapse(signs) or _converged_not_collapsed(facts, signs) or _collapse(sig, facts, signs)
+        return curves.unjudged(NAME)
+    signs = read_signs(curves, facts)
+    return _no_collapse(signs) or _converged_not_collapsed(facts, signs) or _collapse(curves, facts, signs)
 
 
-def _supports(sig: Curves) -> tuple[dict, str | None]:
+def _supports(curves: Curves) -> tuple[dict, str | None]:
     """The signs that groups stopped differing, by metric; a fixed output that is the task's format is not
     one of them (and its evidence is returned beside them)."""
     supports = {
-        names.FRAC_ZERO_STD: _zero_std_rise(sig),
-        names.REWARD_STD: _fall(sig, names.REWARD_STD, th.DIVERSITY_DROP),
-        DISTINCT: _fall(sig, DISTINCT, th.DIVERSITY_DROP),
-        names.LENGTH: _fall(sig, names.LENGTH, th.LENGTH_COLLAPSE),
-        names.MIN_LENGTH: _uniform(sig) or _one_answer(sig) or _no_spread(sig) or _repeated(sig),
+        names.FRAC_ZERO_STD: _zero_std_rise(curves),
+        names.REWARD_STD: _fall(curves, names.REWARD_STD, th.DIVERSITY_DROP),
+        DISTINCT: _fall(curves, DISTINCT, th.DIVERSITY_DROP),
+        names.LENGTH: _fall(curves, names.LENGTH, th.LENGTH_COLLAPSE),
+        names.MIN_LENGTH: _uniform(curves) or _one_answer(curves) or _no_spread(curves) or _repeated(curves),
     }
     fixed = supports[names.MIN_LENGTH]
     # the length set in at its onset, or at the first step when most early batches already had it
-    since = (fixed[0].onset if fixed[0].before < th.FIXED_OUTPUT else float(sig.table.steps[0])) if fixed else 0.0
-    formatted = format_not_collapse(sig, since) if fixed else None
+    since = (fixed[0].onset if fixed[0].before < th.FIXED_OUTPUT else float(curves.table.steps[0])) if fixed else 0.0
+    formatted = format_not_collapse(curves, since) if fixed else None
     if formatted:
         supports[names.MIN_LENGTH] = None
     return supports, formatted
 
 
-def read_signs(sig: Curves, facts) -> Signs:
+def read_signs(curves: Curves, facts) -> Signs:
     """The signs, and whether they make a collapse: an entropy explosion beside a falling or crashed reward
     (or other signs below the peak); one fixed output; entropy frozen near zero; a fall of entropy with a
     sign that groups stopped differing; without entropy, groups that stopped differing, two other signs, or
     one with a falling reward."""
-    supports, formatted = _supports(sig)
-    signs = Signs(_fall(sig, names.ENTROPY, th.ENTROPY_DROP), False, supports, formatted,
-                  sig.curve(names.ENTROPY) is not None)
-    explosion, frozen, present = _explosion(sig), _frozen(sig), signs.present
-    if explosion and (facts.fell or crash(sig) or (present and not facts.near_peak)):
+    supports, formatted = _supports(curves)
+    signs = Signs(_fall(curves, names.ENTROPY, th.ENTROPY_DROP), False, supports, formatted,
+                  curves.curve(names.ENTROPY) is not None)
+    explosion, frozen, present = _explosion(curves), _frozen(curves), signs.present
+    if explosion and (facts.fell or crash(curves) or (present and not facts.near_peak)):
         signs.entropy, signs.exploded, signs.collapsed = explosion, True, True
     elif signs.fixed:
         signs.collapsed = True
@@ -384,7 +385,7 @@ def _no_collapse(signs: Signs) -> Finding | None:
     )
 
 
-def _signals(signs: Signs) -> list:
+def _symptoms(signs: Signs) -> list:
     return ([signs.entropy] if signs.entropy else []) + signs.present
 
 
@@ -400,17 +401,17 @@ def _converged_not_collapsed(facts, signs: Signs) -> Finding | None:
         verdict="converged, not collapsed: the reward is at its ceiling",
         confidence=0.0,
         onset=None,
-        evidence=[text for _, text in _signals(signs)]
+        evidence=[text for _, text in _symptoms(signs)]
         + [f"reward rose to {num(rf.late)} (the top of its range {num(facts.low)}–{num(facts.peak)})"],
         fix="",
         metrics=[],
     )
 
 
-def _collapse(sig: Curves, facts, signs: Signs) -> Finding:
+def _collapse(curves: Curves, facts, signs: Signs) -> Finding:
     """The failure, dated by its main sign (the fixed output, else the entropy sign, else the earliest)."""
-    signals = _signals(signs)
-    evidence = [text for _, text in signals]
+    symptoms = _symptoms(signs)
+    evidence = [text for _, text in symptoms]
     rf = facts.curve
     if facts.fell:
         evidence.append(f"reward fell from {num(facts.peak)} to {num(rf.late)}")
@@ -420,8 +421,8 @@ def _collapse(sig: Curves, facts, signs: Signs) -> Finding:
         )
     primary = signs.fixed or signs.entropy or min(signs.present, key=lambda v: v[0].onset)
     onset = primary[0].onset
-    first = min(v[0].onset for v in signals)  # groups may go identical steps before entropy falls
-    share = [bool(v) for metric, v in signs.supports.items() if sig.curve(metric) is not None]
+    first = min(v[0].onset for v in symptoms)  # groups may go identical steps before entropy falls
+    share = [bool(v) for metric, v in signs.supports.items() if curves.curve(metric) is not None]
     verdict = "collapse: entropy exploded" if signs.exploded else "collapse"
     verdict = "collapse: one fixed output" if signs.fixed and not signs.exploded else verdict
     return Finding(

@@ -23,17 +23,17 @@ FIX_SATURATED = (
 )
 
 
-def detect(sig: Curves) -> Finding:
-    facts = sig.reward
+def detect(curves: Curves) -> Finding:
+    facts = curves.reward
     if facts is None:
-        return sig.unjudged(NAME)
+        return curves.unjudged(NAME)
     return (
         _no_sustained_rise(facts)
         or _below_peak(facts)
-        or _contradicted(sig, facts)
-        or _saturated(sig, facts)
-        or _still_rising(sig, facts)
-        or _converged(sig, facts)
+        or _contradicted(curves, facts)
+        or _saturated(curves, facts)
+        or _still_rising(curves, facts)
+        or _converged(curves, facts)
     )
 
 
@@ -65,9 +65,9 @@ def _below_peak(facts) -> Finding | None:
     )
 
 
-def _contradicted(sig: Curves, facts) -> Finding | None:
+def _contradicted(curves: Curves, facts) -> Finding | None:
     """At its peak, but a sign contradicts convergence (`_against`)."""
-    against = _against(sig)
+    against = _against(curves)
     if not against:
         return None
     return Finding(
@@ -78,12 +78,12 @@ def _contradicted(sig: Curves, facts) -> Finding | None:
     )
 
 
-def _plateau_evidence(sig: Curves, facts) -> list[str]:
+def _plateau_evidence(curves: Curves, facts) -> list[str]:
     curve = facts.curve
     evidence = [
         f"{span('reward', curve.early, curve.late)}, at the top of its range ({num(facts.low)}–{num(facts.peak)})"
     ]
-    entropy, zero = sig.curve(names.ENTROPY), sig.curve(names.FRAC_ZERO_STD)
+    entropy, zero = curves.curve(names.ENTROPY), curves.curve(names.FRAC_ZERO_STD)
     if entropy is not None:
         evidence.append(span("entropy", entropy.early, entropy.late))
     if zero is not None:
@@ -91,13 +91,13 @@ def _plateau_evidence(sig: Curves, facts) -> list[str]:
     return evidence
 
 
-def _saturated(sig: Curves, facts) -> Finding | None:
+def _saturated(curves: Curves, facts) -> Finding | None:
     """Converged with most late groups identical: nothing left to learn from these prompts (a warning)."""
-    zero = sig.curve(names.FRAC_ZERO_STD)
+    zero = curves.curve(names.FRAC_ZERO_STD)
     if zero is None or zero.late_mean < th.SATURATED_ZERO_STD:
         return None
-    evidence = _plateau_evidence(sig, facts)
-    grad = sig.curve(names.GRAD_NORM)
+    evidence = _plateau_evidence(curves, facts)
+    grad = curves.curve(names.GRAD_NORM)
     if grad is not None:
         evidence.append(f"grad_norm is 0 on {pct(float(np.mean(grad.edges[1] == 0)))} of late logs")
     return Finding(
@@ -113,7 +113,7 @@ def _saturated(sig: Curves, facts) -> Finding | None:
     )
 
 
-def _still_rising(sig: Curves, facts) -> Finding | None:
+def _still_rising(curves: Curves, facts) -> Finding | None:
     if _late_trend(facts.curve) <= th.T_TREND:
         return None
     return Finding(
@@ -122,14 +122,14 @@ def _still_rising(sig: Curves, facts) -> Finding | None:
         verdict="learning: reward still rising",
         confidence=0.0,
         onset=None,
-        evidence=_plateau_evidence(sig, facts),
+        evidence=_plateau_evidence(curves, facts),
         fix="",
         metrics=[],
     )
 
 
-def _converged(sig: Curves, facts) -> Finding:
-    zero = sig.curve(names.FRAC_ZERO_STD)
+def _converged(curves: Curves, facts) -> Finding:
+    zero = curves.curve(names.FRAC_ZERO_STD)
     agree = zero is not None and zero.late_mean >= th.CONVERGED_ZERO_STD
     verdict = "converged: reward at its plateau" + (", groups mostly agree" if agree else "")
     return Finding(
@@ -138,7 +138,7 @@ def _converged(sig: Curves, facts) -> Finding:
         verdict=verdict,
         confidence=0.7,
         onset=_plateau_start(facts),
-        evidence=_plateau_evidence(sig, facts)
+        evidence=_plateau_evidence(curves, facts)
         + ["completions terminate, entropy not exploding, no reward component fell"],
         fix="",
         metrics=[names.REWARD],
@@ -146,26 +146,26 @@ def _converged(sig: Curves, facts) -> Finding:
     )
 
 
-def _against(sig: Curves) -> list[str]:
+def _against(curves: Curves) -> list[str]:
     """Signs that contradict convergence (a plateau is not enough): completions that do not terminate,
     entropy that exploded, a reward component that fell while the total rose."""
     out = []
-    clipped, term, length = sig.curve(names.CLIPPED), sig.curve(names.TERM_LENGTH), sig.curve(names.LENGTH)
+    clipped, term, length = curves.curve(names.CLIPPED), curves.curve(names.TERM_LENGTH), curves.curve(names.LENGTH)
     if clipped is not None and clipped.late >= th.TRUNCATION_HIGH:
         out.append(f"{pct(clipped.late)} of late completions are truncated (they do not terminate)")
     elif term is not None and length is not None and term.late <= th.TERMINATED_NONE * max(length.late, 1e-9):
         out.append("no completion terminates (mean terminated length ~0)")
-    entropy = sig.curve(names.ENTROPY)
+    entropy = curves.curve(names.ENTROPY)
     if entropy is not None and entropy.early > 0 and entropy.late >= th.ENTROPY_EXPLOSION * entropy.early:
         out.append(f"entropy rose {num(entropy.early)} → {num(entropy.late)}")
-    for comp in sig.table.components():
-        curve = sig.curve(f"rewards/{comp}/mean")
+    for comp in curves.table.components():
+        curve = curves.curve(f"rewards/{comp}/mean")
         if curve is None:
             continue
         fall = curve.ramp(-1)
         if fall is not None and fall.t <= -th.T_CHANGE and curve.late < curve.early:
             out.append(f"reward component {comp} fell {num(curve.early)} → {num(curve.late)}")
-    never = unpaid(sig)
+    never = unpaid(curves)
     if never:
         out.append(never)
     return out

@@ -39,28 +39,28 @@ def _comp(name: str) -> str:
     return f"rewards/{name}/mean"
 
 
-def detect(sig: Curves) -> Finding:
-    facts = sig.reward
+def detect(curves: Curves) -> Finding:
+    facts = curves.reward
     if facts is None:
-        return sig.unjudged(NAME)
-    shadows = [s for s in sig.shadows if sig.curve(_comp(s)) is not None]
+        return curves.unjudged(NAME)
+    shadows = [s for s in curves.shadows if curves.curve(_comp(s)) is not None]
     if shadows:
-        return _with_shadows(sig, facts, shadows)
-    trained = [c for c in sig.table.components() if sig.curve(_comp(c)) is not None]
-    varying = [c for c in trained if float(sig.curve(_comp(c)).y.std()) > 0]
-    inferred = _inferred_objective(sig, facts, trained) if len(trained) >= 2 else None
+        return _with_shadows(curves, facts, shadows)
+    trained = [c for c in curves.table.components() if curves.curve(_comp(c)) is not None]
+    varying = [c for c in trained if float(curves.curve(_comp(c)).y.std()) > 0]
+    inferred = _inferred_objective(curves, facts, trained) if len(trained) >= 2 else None
     if inferred is not None:
         return inferred
     if len(trained) >= 2 and not objectives(trained)[0]:
-        floor = _floor_objective(sig, facts, trained)
+        floor = _floor_objective(curves, facts, trained)
         if floor is not None:
             return floor
     if len(varying) >= 2:
-        return _shortcut(sig, varying)
+        return _shortcut(curves, varying)
     return not_judged(NAME, "a shadow reward (a config reward with weight 0) or several reward components")
 
 
-def _with_shadows(sig: Curves, facts: RewardFacts, shadows: list[str]) -> Finding:
+def _with_shadows(curves: Curves, facts: RewardFacts, shadows: list[str]) -> Finding:
     if not facts.learned:
         return Finding(
             detector=NAME,
@@ -75,7 +75,7 @@ def _with_shadows(sig: Curves, facts: RewardFacts, shadows: list[str]) -> Findin
     rise = facts.rise
     worst = None
     for shadow in shadows:
-        found = _shadow_check(sig, facts, shadow)
+        found = _shadow_check(curves, facts, shadow)
         if found and (worst is None or found[0] < worst[0]):
             worst = found
     if worst is None:
@@ -90,7 +90,7 @@ def _with_shadows(sig: Curves, facts: RewardFacts, shadows: list[str]) -> Findin
             metrics=[],
         )
     onset, t, evidence, name = worst
-    onset = _divergence_onset(sig, name, onset)
+    onset = _divergence_onset(curves, name, onset)
     return Finding(
         detector=NAME,
         status=FAILURE,
@@ -103,14 +103,14 @@ def _with_shadows(sig: Curves, facts: RewardFacts, shadows: list[str]) -> Findin
     )
 
 
-def _shadow_check(sig: Curves, facts: RewardFacts, name: str):
+def _shadow_check(curves: Curves, facts: RewardFacts, name: str):
     """(onset, strength, evidence) when the shadow fell or did not follow the trained reward; else None.
 
     Falls first (it dates the divergence best): the shadow fell significantly (and ends below where it
     began) while the trained reward did not fall. Then following: regressed on the (smoothed) trained
     reward over the run, the shadow's slope must be significantly positive.
     """
-    proxy, rise, shadow = facts.curve, facts.rise, sig.curve(_comp(name))
+    proxy, rise, shadow = facts.curve, facts.rise, curves.curve(_comp(name))
     fall = shadow.ramp(-1)
     if fall is not None and fall.t <= -th.T_CHANGE and shadow.late < shadow.early:
         since = proxy.x >= fall.onset
@@ -121,7 +121,7 @@ def _shadow_check(sig: Curves, facts: RewardFacts, name: str):
                 [moved(f"shadow {name}", fall) + " while the trained reward held"],
                 name,
             )
-    pair = sig.pair(names.REWARD, _comp(name))
+    pair = curves.pair(names.REWARD, _comp(name))
     if pair is None:
         return None
     _, trained, true = pair
@@ -136,10 +136,10 @@ def _shadow_check(sig: Curves, facts: RewardFacts, name: str):
     return rise.onset, th.T_TREND + max(0.0, -follow.t), [text], name
 
 
-def _divergence_onset(sig: Curves, name: str, fallback: float) -> float:
+def _divergence_onset(curves: Curves, name: str, fallback: float) -> float:
     """Where the trained reward starts to pull away from the shadow: the onset of a rise in the gap between
     the two curves, each standardised over the run (so different units compare)."""
-    pair = sig.pair(names.REWARD, _comp(name))
+    pair = curves.pair(names.REWARD, _comp(name))
     if pair is None:
         return fallback
     x, trained, true = pair
@@ -193,14 +193,14 @@ def objectives(comps: list[str]) -> tuple[list[str], str]:
     return [], ""
 
 
-def _inferred_objective(sig: Curves, facts: RewardFacts, comps: list[str]) -> Finding | None:
+def _inferred_objective(curves: Curves, facts: RewardFacts, comps: list[str]) -> Finding | None:
     """Reward hacking judged against the components the names say are the objective; None when names say
     nothing, or the objective followed the others' gain materially."""
     tasks, how = objectives(comps)
     proxies = [c for c in comps if c not in tasks]
     if not tasks or not proxies or not facts.learned:
         return None
-    table = sig.table
+    table = curves.table
     rest = sum(table.columns[_comp(c)] for c in proxies)
     for task in tasks:
         col = table.columns[_comp(task)]
@@ -280,7 +280,7 @@ def at_floor(values: np.ndarray) -> bool:
     return lo >= 0.0 and hi > lo and float(np.median(values)) - lo <= 0.5 * (hi - lo)
 
 
-def _floor_objective(sig: Curves, facts: RewardFacts, comps: list[str]) -> Finding | None:
+def _floor_objective(curves: Curves, facts: RewardFacts, comps: list[str]) -> Finding | None:
     """Hacking judged by the curves' relation when names say nothing (components ``f``, ``g``): one component
     pays rarely (`at_floor`), never pays as much as ``MATERIAL_COMPONENT`` of what the others gained, and
     gained immaterially while the others rose significantly and the reward learned. Such a component is
@@ -288,7 +288,7 @@ def _floor_objective(sig: Curves, facts: RewardFacts, comps: list[str]) -> Findi
     gain came from the rest (a compilability proxy rising 0.2 -> 0.7 beside correctness at 0.001-0.016)."""
     if not facts.learned:
         return None
-    table = sig.table
+    table = curves.table
     for cand in comps:
         col = table.columns[_comp(cand)]
         others = [c for c in comps if c != cand]
@@ -392,13 +392,13 @@ def closed_its_distance(true: np.ndarray, gain: float) -> bool:
     return gain >= th.MATERIAL_COMPONENT * (best - start)
 
 
-def _shortcut(sig: Curves, comps: list[str]) -> Finding:
+def _shortcut(curves: Curves, comps: list[str]) -> Finding:
     """Without a shadow: a component rose while another was abandoned, or all the gain is one component
     that saturated (every sample gets it) while the others stayed flat. Warnings: no shadow says which
     component is the objective."""
     rising, falling = {}, {}
     for c in comps:
-        curve = sig.curve(_comp(c))
+        curve = curves.curve(_comp(c))
         up, down = curve.ramp(+1), curve.ramp(-1)
         if up is not None and up.t >= th.T_CHANGE and curve.late > curve.early:
             rising[c] = up
@@ -424,7 +424,7 @@ def _shortcut(sig: Curves, comps: list[str]) -> Finding:
             metrics=[_comp(up_name), _comp(down_name)],
         )
     # a task component (correctness, accuracy, ...) that saturates is the objective being met, not a shortcut
-    saturated = [c for c in rising if _saturated(sig, c) and not is_task(c)]
+    saturated = [c for c in rising if _saturated(curves, c) and not is_task(c)]
     if len(rising) == 1 and saturated:
         name, up = saturated[0], rising[saturated[0]]
         flat = ", ".join(c for c in comps if c != name)
@@ -454,9 +454,9 @@ def _shortcut(sig: Curves, comps: list[str]) -> Finding:
     )
 
 
-def _saturated(sig: Curves, comp: str) -> bool:
+def _saturated(curves: Curves, comp: str) -> bool:
     """The component sits at the top of its range and its within-batch std has nearly vanished."""
-    curve, std = sig.curve(_comp(comp)), sig.curve(f"rewards/{comp}/std")
+    curve, std = curves.curve(_comp(comp)), curves.curve(f"rewards/{comp}/std")
     s = curve.smooth
     span = float(s.max() - s.min())
     top = span > 0 and (curve.late - float(s.min())) >= th.COMPONENT_SATURATED * span

@@ -24,11 +24,11 @@ FIX = (
 )
 
 
-def detect(sig: Curves) -> Finding:
-    logged = [m for m in WATCHED if sig.table.has(m) or sig.nonfinite(m)]
+def detect(curves: Curves) -> Finding:
+    logged = [m for m in WATCHED if curves.table.has(m) or curves.nonfinite(m)]
     if not logged:
         return not_judged(NAME, "grad_norm, loss and kl")
-    bad = {m: sig.nonfinite(m) for m in logged}
+    bad = {m: curves.nonfinite(m) for m in logged}
     bad = {m: s for m, s in bad.items() if s}
     if not bad:
         return Finding(detector=NAME, status=OK, verdict="no NaN/Inf", evidence=[f"checked {', '.join(logged)}"])
@@ -37,7 +37,7 @@ def detect(sig: Curves) -> Finding:
         f"{m} is NaN/Inf at step {s[0]}" + (f" and {len(s) - 1} later steps" if len(s) > 1 else "")
         for m, s in sorted(bad.items(), key=lambda kv: kv[1][0])
     ]
-    onset, precursor = _precursor(sig, first)
+    onset, precursor = _precursor(curves, first)
     if precursor:
         evidence.append(precursor)
     return Finding(
@@ -48,16 +48,16 @@ def detect(sig: Curves) -> Finding:
         onset=onset,
         evidence=evidence,
         fix=FIX,
-        metrics=[m for m in (names.GRAD_NORM, names.KL, names.LOSS) if sig.table.has(m)],
+        metrics=[m for m in (names.GRAD_NORM, names.KL, names.LOSS) if curves.table.has(m)],
     )
 
 
-def _precursor(sig: Curves, first: int) -> tuple[int, str]:
+def _precursor(curves: Curves, first: int) -> tuple[int, str]:
     """(onset, evidence): the first spike (``SPIKE`` x the median of the finite values before the NaN) of kl
     or grad_norm before the first non-finite value, where the instability began; else the NaN's step."""
     best = None
     for metric in (names.GRAD_NORM, names.KL):
-        x, y = sig.table.series(metric)
+        x, y = curves.table.series(metric)
         keep = x < first
         x, y = x[keep], np.abs(y[keep])
         if len(y) < th.MIN_POINTS:

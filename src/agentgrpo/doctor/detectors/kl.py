@@ -67,29 +67,29 @@ def rolling_median(y: np.ndarray, k: int) -> np.ndarray:
     return np.median(np.lib.stride_tricks.sliding_window_view(pad, k), axis=1)
 
 
-def _raw_peak(sig: Curves) -> tuple[float, int]:
-    x, y = sig.table.series(names.KL)
+def _raw_peak(curves: Curves) -> tuple[float, int]:
+    x, y = curves.table.series(names.KL)
     i = int(np.argmax(y))
     return float(y[i]), int(x[i])
 
 
-def _spikes(sig: Curves, base: float) -> list[int]:
+def _spikes(curves: Curves, base: float) -> list[int]:
     """Steps where KL (>= SPIKE x its median and x the baseline) and grad_norm (>= SPIKE x median) both spike."""
-    pair = sig.pair(names.KL, names.GRAD_NORM)
+    pair = curves.pair(names.KL, names.GRAD_NORM)
     if pair is None:
         return []
-    ca, cb = sig.table.columns[names.KL], sig.table.columns[names.GRAD_NORM]
+    ca, cb = curves.table.columns[names.KL], curves.table.columns[names.GRAD_NORM]
     ok = np.isfinite(ca) & np.isfinite(cb)
-    x, kl, grad = sig.table.steps[ok], ca[ok], np.abs(cb[ok])
+    x, kl, grad = curves.table.steps[ok], ca[ok], np.abs(cb[ok])
     k_med, g_med = float(np.median(kl)), float(np.median(grad))
     hot = (kl >= th.SPIKE * max(k_med, base, 1e-12)) & (grad >= th.SPIKE * max(g_med, 1e-12))
     return [int(s) for s in x[hot]]
 
 
-def huge_spikes(sig: Curves) -> list[tuple[int, float, float]]:
+def huge_spikes(curves: Curves) -> list[tuple[int, float, float]]:
     """(step, value, times the run's median) of each logged KL >= KL_BLOWUP and >= KL_SPIKE_HUGE x the
     median of the run's KL: isolated events judged by their size against the run's own scale."""
-    x, y = sig.table.series(names.KL)
+    x, y = curves.table.series(names.KL)
     y = np.where(np.isfinite(y), y, np.nan)
     ok = np.isfinite(y)
     if ok.sum() < th.MIN_POINTS:
@@ -99,11 +99,11 @@ def huge_spikes(sig: Curves) -> list[tuple[int, float, float]]:
     return [(int(s), float(v), float(v) / scale) for s, v in zip(x[hot], y[hot])]
 
 
-def nats_spikes(sig: Curves) -> list[tuple[int, float, float]]:
+def nats_spikes(curves: Curves) -> list[tuple[int, float, float]]:
     """(step, value, times the run's median) of each logged KL >= ``KL_SPIKE_NATS`` (tens of nats per token)
     and >= ``SPIKE`` x the run's median KL: spikes that are a blow-up's size in KL's own units, whatever the
     run's scale; a blow-up when there are ``SPIKES_MIN`` of them."""
-    x, y = sig.table.series(names.KL)
+    x, y = curves.table.series(names.KL)
     ok = np.isfinite(y)
     if ok.sum() < th.MIN_POINTS:
         return []
@@ -112,9 +112,9 @@ def nats_spikes(sig: Curves) -> list[tuple[int, float, float]]:
     return [(int(s), float(v), float(v) / scale) for s, v in zip(x[hot], y[hot])]
 
 
-def _at_step(sig: Curves, metric: str, step: int) -> str | None:
+def _at_step(curves: Curves, metric: str, step: int) -> str | None:
     """'metric V at that step (N x its median M)' when the metric is logged there."""
-    x, y = sig.table.series(metric)
+    x, y = curves.table.series(metric)
     hit = np.flatnonzero(x == step)
     if not len(hit) or len(y) < th.MIN_POINTS:
         return None
@@ -177,20 +177,20 @@ def sped_up(x: np.ndarray, y: np.ndarray) -> bool:
     return pos.sum() >= 6 and _speeds_up(stats.hinge(x[pos], np.log10(y[pos])))
 
 
-def bought_with_reward(sig: Curves, x: np.ndarray, y: np.ndarray, peak: float) -> str | None:
+def bought_with_reward(curves: Curves, x: np.ndarray, y: np.ndarray, peak: float) -> str | None:
     """Evidence that KL's growth is steady drift the reward paid for: the reward (and every shadow objective)
     learned and did not fall or crash, KL never took off and stays below ``KL_STEADY_MAX``; else None."""
-    facts = sig.reward
+    facts = curves.reward
     if facts is None or not facts.learned or facts.fell or peak >= th.KL_STEADY_MAX or sped_up(x, y):
         return None
-    if crash(sig) is not None:
+    if crash(curves) is not None:
         return None
-    for shadow in sig.shadows:
-        curve = sig.curve(f"rewards/{shadow}/mean")
+    for shadow in curves.shadows:
+        curve = curves.curve(f"rewards/{shadow}/mean")
         rise = curve.ramp(+1) if curve is not None else None
         if rise is None or rise.t < th.T_CHANGE or curve.late <= curve.early:
             return None
-    objective = f"the reward and the shadow objective ({', '.join(sig.shadows)})" if sig.shadows else "the reward"
+    objective = f"the reward and the shadow objective ({', '.join(curves.shadows)})" if curves.shadows else "the reward"
     rf = facts.curve
     return (
         f"KL grew steadily (no take-off, peak {num(peak)} < {num(th.KL_STEADY_MAX)}) while {objective} learned "
@@ -198,10 +198,10 @@ def bought_with_reward(sig: Curves, x: np.ndarray, y: np.ndarray, peak: float) -
     )
 
 
-def drift_unbought(sig: Curves, curve) -> tuple[stats.Ramp, str] | None:
+def drift_unbought(curves: Curves, curve) -> tuple[stats.Ramp, str] | None:
     """(ramp, evidence) when KL rose significantly to at least ``KL_BLOWUP`` and ``KL_DRIFT`` times its early
     level while the reward did not learn: the policy left the reference and bought nothing with it."""
-    facts = sig.reward
+    facts = curves.reward
     if facts is None or facts.learned:
         return None
     r = curve.ramp(+1)
@@ -250,42 +250,42 @@ class Reading:
         return not self.grown and not self.coincident and not self.huge
 
 
-def read(sig: Curves, curve) -> Reading:
+def read(curves: Curves, curve) -> Reading:
     x, y = curve.x, curve.y
     smooth = rolling_median(y, th.KL_SMOOTH)
     peak = int(np.argmax(smooth))
     base = max(min(curve.early, float(np.median(y))), 1e-6)
-    raw, raw_step = _raw_peak(sig)
+    raw, raw_step = _raw_peak(curves)
     quoted = (
         f"raw kl peaked at {num(raw)} at step {raw_step}; its rolling median of {th.KL_SMOOTH} logs "
         f"peaked at {num(smooth[peak])} at step {x[peak]:.0f} ({num(curve.early)} early, {num(curve.late)} late)"
     )
-    single, nats = huge_spikes(sig), nats_spikes(sig)
+    single, nats = huge_spikes(curves), nats_spikes(curves)
     huge = single or (nats if len(nats) >= th.SPIKES_MIN else [])  # the events: the largest kind logged
-    return Reading(curve, smooth, peak, base, quoted, raw, _spikes(sig, base), single, huge)
+    return Reading(curve, smooth, peak, base, quoted, raw, _spikes(curves, base), single, huge)
 
 
-def detect(sig: Curves) -> Finding:
-    if not sig.table.has(names.KL):
+def detect(curves: Curves) -> Finding:
+    if not curves.table.has(names.KL):
         return not_judged(NAME, "kl (TRL logs it only when beta > 0)")
-    curve = sig.curve(names.KL)
+    curve = curves.curve(names.KL)
     if curve is None:
-        return sig.unjudged(NAME, names.KL)
-    kl = read(sig, curve)
+        return curves.unjudged(NAME, names.KL)
+    kl = read(curves, curve)
     return (
-        _drift_bought_with_reward(sig, kl)
-        or _drift_bought_with_nothing(sig, kl)
+        _drift_bought_with_reward(curves, kl)
+        or _drift_bought_with_nothing(curves, kl)
         or _high_but_flat(kl)
         or _stable(kl)
-        or _blowup(sig, kl)
+        or _blowup(curves, kl)
     )
 
 
-def _drift_bought_with_reward(sig: Curves, kl: Reading) -> Finding | None:
+def _drift_bought_with_reward(curves: Curves, kl: Reading) -> Finding | None:
     """Sustained growth without spikes that is steady drift the reward paid for: a warning."""
     if not kl.grown or kl.coincident or kl.huge:
         return None
-    bought = bought_with_reward(sig, kl.curve.x, kl.curve.y, kl.top)
+    bought = bought_with_reward(curves, kl.curve.x, kl.curve.y, kl.top)
     if not bought:
         return None
     return Finding(
@@ -300,9 +300,9 @@ def _drift_bought_with_reward(sig: Curves, kl: Reading) -> Finding | None:
     )
 
 
-def _drift_bought_with_nothing(sig: Curves, kl: Reading) -> Finding | None:
+def _drift_bought_with_nothing(curves: Curves, kl: Reading) -> Finding | None:
     """Below the blow-up factor, KL that rose to a high level while the reward did not learn: a failure."""
-    drift = drift_unbought(sig, kl.curve) if kl.quiet else None
+    drift = drift_unbought(curves, kl.curve) if kl.quiet else None
     if not drift:
         return None
     return Finding(
@@ -348,24 +348,24 @@ def _stable(kl: Reading) -> Finding | None:
     )
 
 
-def _blowup(sig: Curves, kl: Reading) -> Finding:
+def _blowup(curves: Curves, kl: Reading) -> Finding:
     """The failure: sustained growth, coincident spikes or spike events, dated at the earliest of them."""
     evidence, onsets = [kl.quoted], []
     if kl.grown:
-        onsets.append(_sustained_onset(sig, kl))
+        onsets.append(_sustained_onset(curves, kl))
         evidence.append(f"sustained kl {kl.top / kl.base:.0f}x the run's baseline {num(kl.base)}")
     if kl.coincident:
         onsets.append(float(kl.spikes[0]))
     if kl.huge:
         onsets.append(float(kl.huge[0][0]))
-        evidence += _event_evidence(sig, kl)
+        evidence += _event_evidence(curves, kl)
     if kl.spikes:
         evidence.append(
             f"kl and grad_norm spiked together ({th.SPIKE:.0f}x their medians) at steps "
             + ", ".join(str(s) for s in kl.spikes[:6])
             + (" ..." if len(kl.spikes) > 6 else "")
         )
-    supports = _loss_and_grad_spiked(sig, evidence)
+    supports = _loss_and_grad_spiked(curves, evidence)
     ratio = max(kl.top, kl.raw if kl.spikes or kl.huge else 0.0) / max(kl.base * th.KL_GROWTH, 1e-12)
     return Finding(
         detector=NAME,
@@ -380,34 +380,34 @@ def _blowup(sig: Curves, kl: Reading) -> Finding:
     )
 
 
-def _sustained_onset(sig: Curves, kl: Reading) -> float:
+def _sustained_onset(curves: Curves, kl: Reading) -> float:
     """The take-off before the rolling median first crossed the failure's level (else that crossing)."""
     x, y = kl.curve.x, kl.curve.y
     level = max(th.KL_BLOWUP, th.KL_GROWTH * kl.base)
     first = int(np.argmax(kl.smooth >= level))
-    began = takeoff(x[: first + 1], y[: first + 1], level, th.CONSEQUENCE_NEAR * sig.span)
+    began = takeoff(x[: first + 1], y[: first + 1], level, th.CONSEQUENCE_NEAR * curves.span)
     return float(x[first]) if began is None else began
 
 
-def _event_evidence(sig: Curves, kl: Reading) -> list[str]:
+def _event_evidence(curves: Curves, kl: Reading) -> list[str]:
     """The largest spike event: its size against the median, loss and grad_norm there, whether KL came back."""
     x, y = kl.curve.x, kl.curve.y
     step, value, times = max(kl.huge, key=lambda h: h[2])
     more = f" ({len(kl.huge)} such spikes, the first at step {kl.huge[0][0]})" if len(kl.huge) > 1 else ""
     out = [f"kl spiked to {num(value)} at step {step}: {times:.3g}x the run's median kl{more}"]
-    out += [t for t in (_at_step(sig, m, step) for m in (names.LOSS, names.GRAD_NORM)) if t]
+    out += [t for t in (_at_step(curves, m, step) for m in (names.LOSS, names.GRAD_NORM)) if t]
     after = y[x > step]
     if len(after) >= 3 and float(np.median(after)) < th.KL_BLOWUP:
         out.append(f"kl back to a median {num(float(np.median(after)))} after it: an event, not a trend")
     return out
 
 
-def _loss_and_grad_spiked(sig: Curves, evidence: list[str]) -> list[bool]:
+def _loss_and_grad_spiked(curves: Curves, evidence: list[str]) -> list[bool]:
     """Whether grad_norm and loss (where logged) peaked at ``SPIKE`` x their medians; each peak is added to
     ``evidence``."""
     supports = []
     for metric in (names.GRAD_NORM, names.LOSS):
-        other = sig.curve(metric)
+        other = curves.curve(metric)
         if other is not None:
             typical = float(np.median(np.abs(other.y))) or 1e-12
             top = float(np.max(np.abs(other.y)))

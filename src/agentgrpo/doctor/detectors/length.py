@@ -32,21 +32,21 @@ FIX_TRUNCATION = "raise max_completion_length, or penalise overlong completions 
 METRICS = [names.LENGTH, names.CLIPPED, names.REWARD]
 
 
-def detect(sig: Curves) -> Finding:
-    length = sig.curve(names.LENGTH)
+def detect(curves: Curves) -> Finding:
+    length = curves.curve(names.LENGTH)
     if length is None:
         return not_judged(NAME, f"{names.LENGTH} (or completion_length)")
-    clipped = sig.curve(names.CLIPPED)
+    clipped = curves.curve(names.CLIPPED)
     growth = _growth(length)
     # an agent that adopts its tool writes longer: not padding
-    tools = _tool_explained(sig, length) if growth >= th.LENGTH_RISE else None
-    gaming = _gaming(sig, length.ramp(+1), clipped, growth) if growth >= th.LENGTH_RISE and tools is None else None
+    tools = _tool_explained(curves, length) if growth >= th.LENGTH_RISE else None
+    gaming = _gaming(curves, length.ramp(+1), clipped, growth) if growth >= th.LENGTH_RISE and tools is None else None
     return (
         (gaming if gaming is not None and gaming.status == FAILURE else None)
-        or _never_end(sig, length, clipped)
+        or _never_end(curves, length, clipped)
         or gaming
         or _truncation_some(length, clipped)
-        or _no_gaming(sig, length, clipped, growth, tools)
+        or _no_gaming(curves, length, clipped, growth, tools)
     )
 
 
@@ -74,11 +74,11 @@ def _truncation_some(length, clipped) -> Finding | None:
     )
 
 
-def _no_gaming(sig: Curves, length, clipped, growth: float, tools) -> Finding:
+def _no_gaming(curves: Curves, length, clipped, growth: float, tools) -> Finding:
     evidence = [f"mean length {num(length.early)} early → {num(length.late)} late"]
     if tools is not None:
         verdict = "no length gaming: length grew with the tool calls (tool use, not padding)"
-        evidence += tools + _room(sig, length, clipped)
+        evidence += tools + _room(curves, length, clipped)
     else:
         grew = growth >= th.LENGTH_RISE
         verdict = "no length gaming" + (": length grew but the reward did not follow it" if grew else "")
@@ -87,11 +87,11 @@ def _no_gaming(sig: Curves, length, clipped, growth: float, tools) -> Finding:
     )
 
 
-def _shadow_curves(sig: Curves) -> list[str]:
-    return [s for s in sig.shadows if sig.curve(f"rewards/{s}/mean") is not None]
+def _shadow_curves(curves: Curves) -> list[str]:
+    return [s for s in curves.shadows if curves.curve(f"rewards/{s}/mean") is not None]
 
 
-def _tool_explained(sig: Curves, length) -> list[str] | None:
+def _tool_explained(curves: Curves, length) -> list[str] | None:
     """Evidence that rising tool calls account for the length growth; None when they do not.
 
     Both curves rising over the run proves nothing (any two trends correlate), so the link is read from
@@ -100,8 +100,8 @@ def _tool_explained(sig: Curves, length) -> list[str] | None:
     tokens a call adds; the length minus that share (``length - tokens_per_call * calls``) must not grow by
     ``LENGTH_TOOL_RESIDUAL`` of the early length.
     """
-    calls = sig.curve(names.TOOL_CALLS)
-    pair = sig.pair(names.LENGTH, names.TOOL_CALLS)
+    calls = curves.curve(names.TOOL_CALLS)
+    pair = curves.pair(names.LENGTH, names.TOOL_CALLS)
     if calls is None or pair is None:
         return None
     up = calls.ramp(+1)
@@ -126,9 +126,9 @@ def _tool_explained(sig: Curves, length) -> list[str] | None:
     ]
 
 
-def _room(sig: Curves, length, clipped) -> list[str]:
+def _room(curves: Curves, length, clipped) -> list[str]:
     """Supporting evidence: the length levelled off far below the cap, without truncation."""
-    cap = sig.table.meta.get("max_completion_length")
+    cap = curves.table.meta.get("max_completion_length")
     half = len(length.y) // 2
     late = stats.trend(length.x[half:], length.y[half:])
     out = []
@@ -141,9 +141,9 @@ def _room(sig: Curves, length, clipped) -> list[str]:
     return out
 
 
-def _gaming(sig: Curves, rise: stats.Ramp, clipped, growth: float) -> Finding | None:
-    facts = sig.reward
-    pair = sig.pair(names.LENGTH, names.REWARD)
+def _gaming(curves: Curves, rise: stats.Ramp, clipped, growth: float) -> Finding | None:
+    facts = curves.reward
+    pair = curves.pair(names.LENGTH, names.REWARD)
     if facts is None or pair is None:
         return None
     corr = stats.pearson(pair[1], pair[2])
@@ -153,10 +153,10 @@ def _gaming(sig: Curves, rise: stats.Ramp, clipped, growth: float) -> Finding | 
     truncating = clipped is not None and clipped.late_mean >= th.CLIPPED_GAMING and clipped.late > clipped.early
     if truncating:
         evidence.append(f"truncated share {num(clipped.early)} early → {num(clipped.late)} late")
-    shadows = _shadow_curves(sig)
+    shadows = _shadow_curves(curves)
     lagging = []
     for s in shadows:
-        curve = sig.curve(f"rewards/{s}/mean")
+        curve = curves.curve(f"rewards/{s}/mean")
         keep = curve.x >= rise.onset
         follow = stats.trend(curve.x[keep], curve.y[keep]) if keep.sum() >= 4 else None
         if follow is not None and follow.t < th.T_TREND:
@@ -193,9 +193,9 @@ def _gaming(sig: Curves, rise: stats.Ramp, clipped, growth: float) -> Finding | 
     )
 
 
-def _never_end(sig: Curves, length, clipped) -> Finding | None:
+def _never_end(curves: Curves, length, clipped) -> Finding | None:
     """A failure when (almost) every late completion was truncated at the cap."""
-    term = sig.curve(names.TERM_LENGTH)
+    term = curves.curve(names.TERM_LENGTH)
     evidence = []
     if clipped is not None and clipped.late >= th.TRUNCATION_FAIL:
         evidence.append(f"{pct(clipped.late)} of late completions truncated (median of the late logs)")
@@ -204,7 +204,7 @@ def _never_end(sig: Curves, length, clipped) -> Finding | None:
         fall = term.ramp(-1)
         ended_early = term.early > th.TERMINATED_NONE * max(length.early, 1e-9)
         onset = int(round(fall.onset)) if ended_early and fall is not None else int(term.x[0])
-    elif term is None and clipped is None and (pinned := _pinned_at_ceiling(sig)) is not None:
+    elif term is None and clipped is None and (pinned := _pinned_at_ceiling(curves)) is not None:
         share, ceiling, onset = pinned
         evidence.append(
             f"mean length within {th.PIN_BAND:.0%} of {num(ceiling)}, the longest logged, on {pct(share)} of late "
@@ -218,7 +218,7 @@ def _never_end(sig: Curves, length, clipped) -> Finding | None:
         if clipped is None:
             evidence.append("no completion ends: every one runs to max_completion_length")
     evidence.append(f"mean length {num(length.early)} early → {num(length.late)} late")
-    facts = sig.reward
+    facts = curves.reward
     if facts is not None and facts.learned:
         evidence.append("the reward rose, but it is earned by completions that never end")
     return Finding(
@@ -236,7 +236,7 @@ def _never_end(sig: Curves, length, clipped) -> Finding | None:
     )
 
 
-def _pinned_at_ceiling(sig: Curves) -> tuple[float, float, int] | None:
+def _pinned_at_ceiling(curves: Curves) -> tuple[float, float, int] | None:
     """(share of late steps, ceiling, onset) when, on at least ``TRUNCATION_FAIL`` of the late steps, the mean
     length sits within ``PIN_BAND`` of its own maximum: the distribution of the step means is piled against
     a hard ceiling. A batch mean that is not capped varies from step to step by several percent (its
@@ -248,14 +248,14 @@ def _pinned_at_ceiling(sig: Curves) -> tuple[float, float, int] | None:
     not evidence, unless the samples of a group scored differently (`_samples_differ`): then every completion
     ran to one limit (batch 5: a mean of exactly 32, the cap, on all 150 steps). The onset: where the share of pinned
     steps rose, else the first pinned step."""
-    steps, length = sig.table.series(names.LENGTH)
+    steps, length = curves.table.series(names.LENGTH)
     if len(length) < th.MIN_POINTS:
         return None
     ceiling = float(length.max())
-    cap = sig.table.meta.get("max_completion_length")
+    cap = curves.table.meta.get("max_completion_length")
     if ceiling < th.CAP_MIN_TOKENS or (cap and abs(ceiling - cap) > max(0.5, th.PIN_BAND * cap)):
         return None
-    if float(np.ptp(length)) == 0 and not _samples_differ(sig):
+    if float(np.ptp(length)) == 0 and not _samples_differ(curves):
         return None  # one value on every logged step, and nothing says the samples differed: a constant
     pinned = length >= (1 - th.PIN_BAND) * ceiling
     late = pinned[-max(1, int(round(len(pinned) * th.EDGE_FRAC))) :]
@@ -268,11 +268,11 @@ def _pinned_at_ceiling(sig: Curves) -> tuple[float, float, int] | None:
     return share, ceiling, int(round(onset))
 
 
-def _samples_differ(sig: Curves) -> bool:
+def _samples_differ(curves: Curves) -> bool:
     """True when the samples of a group scored differently on most logged steps (``reward_std`` > 0): they
     are different completions, and different completions that all share one mean length, step after step,
     were cut at one limit. Without that, one value on every step may be a setting logged as a length."""
-    spread = sig.curve(names.REWARD_STD)
+    spread = curves.curve(names.REWARD_STD)
     return spread is not None and float(np.median(spread.y)) > 0
 
 

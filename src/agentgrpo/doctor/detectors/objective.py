@@ -27,7 +27,7 @@ from agentgrpo.doctor.detectors.hacking import objectives
 from agentgrpo.doctor.detectors.text import num, pct
 
 
-def attainable_range(sig: Curves, objective: np.ndarray) -> float:
+def attainable_range(curves: Curves, objective: np.ndarray) -> float:
     """The least range the reward can pay over: the spread of its step means, sqrt(2) x its largest
     within-group std (a lower bound on the range whatever the group size), the spread of the objective's
     step means (the widest of them).
@@ -38,8 +38,8 @@ def attainable_range(sig: Curves, objective: np.ndarray) -> float:
     >>> round(attainable_range(Curves(t), np.zeros(3)), 3)
     1.414
     """
-    _, reward = sig.table.series(names.REWARD)
-    _, spread = sig.table.series(names.REWARD_STD)
+    _, reward = curves.table.series(names.REWARD)
+    _, spread = curves.table.series(names.REWARD_STD)
     widths = [float(np.ptp(objective))]
     if len(reward):
         widths.append(float(np.ptp(reward)))
@@ -48,21 +48,21 @@ def attainable_range(sig: Curves, objective: np.ndarray) -> float:
     return max(widths)
 
 
-def _task_components(sig: Curves) -> tuple[list[str], str]:
-    shadows = [s for s in sig.shadows if sig.count(f"rewards/{s}/mean") >= th.MIN_POINTS]
+def _task_components(curves: Curves) -> tuple[list[str], str]:
+    shadows = [s for s in curves.shadows if curves.count(f"rewards/{s}/mean") >= th.MIN_POINTS]
     if shadows:
         return shadows, "a shadow reward (weight 0)"
-    comps = [c for c in sig.table.components() if sig.count(f"rewards/{c}/mean") >= th.MIN_POINTS]
+    comps = [c for c in curves.table.components() if curves.count(f"rewards/{c}/mean") >= th.MIN_POINTS]
     return objectives(comps) if len(comps) >= 2 else ([], "")
 
 
-def unpaid(sig: Curves) -> str | None:
+def unpaid(curves: Curves) -> str | None:
     """Evidence that the task objective almost never pays (see the module's docstring); None otherwise.
     With several task components the objective is their sum: it pays when any of them does."""
-    tasks, how = _task_components(sig)
+    tasks, how = _task_components(curves)
     if not tasks:
         return None
-    total = sum(sig.table.columns[f"rewards/{t}/mean"] for t in tasks)
+    total = sum(curves.table.columns[f"rewards/{t}/mean"] for t in tasks)
     y = total[np.isfinite(total)]
     if len(y) < th.MIN_POINTS or float(np.ptp(y)) == 0.0:
         return None
@@ -70,7 +70,7 @@ def unpaid(sig: Curves) -> str | None:
     late = stats.windows(y, th.EDGE_FRAC)[1]
     share = float(np.mean(late <= floor))
     paid = float(np.mean(late)) - floor
-    scale = attainable_range(sig, y)
+    scale = attainable_range(curves, y)
     if share < th.OBJECTIVE_UNPAID or paid >= th.OBJECTIVE_PAYS * scale:
         return None
     return (

@@ -23,9 +23,9 @@ FIX = (
 )
 
 
-def crash(sig: Curves) -> tuple[stats.Ramp, stats.Ramp, float] | None:
+def crash(curves: Curves) -> tuple[stats.Ramp, stats.Ramp, float] | None:
     """(rise before the peak, fall after it, share of the gain lost) when the reward learned then crashed."""
-    facts = sig.reward
+    facts = curves.reward
     if facts is None:
         return None
     curve = facts.curve
@@ -45,10 +45,10 @@ def crash(sig: Curves) -> tuple[stats.Ramp, stats.Ramp, float] | None:
     return (rise, fall, lost) if lost >= th.REGRESSION_LOST else None
 
 
-def detect(sig: Curves) -> Finding:
-    if sig.reward is None:
-        return sig.unjudged(NAME)
-    found = crash(sig)
+def detect(curves: Curves) -> Finding:
+    if curves.reward is None:
+        return curves.unjudged(NAME)
+    found = crash(curves)
     if found is None:
         return Finding(detector=NAME, status=OK, verdict="no regression (the reward kept what it gained)")
     rise, fall, lost = found

@@ -39,7 +39,7 @@ FIX_NO_SIGNAL = (
 )
 
 
-def group_spread(sig: Curves) -> tuple[float, str]:
+def group_spread(curves: Curves) -> tuple[float, str]:
     """The spread of rewards within groups, and where it came from: the median logged ``reward_std``; without
     one, when every logged reward lies in [0, 1] (a success rate), the spread of a pass/fail reward with the
     run's median success rate p, sqrt(p (1 - p)); else 0 (unknown).
@@ -49,34 +49,34 @@ def group_spread(sig: Curves) -> tuple[float, str]:
     >>> spread, how = group_spread(Curves(t)); round(spread, 3), how
     (0.3, 'pass/fail spread sqrt(p(1-p)) at p = 0.1')
     """
-    spread = sig.curve(names.REWARD_STD)
+    spread = curves.curve(names.REWARD_STD)
     if spread is not None:
         return float(np.median(spread.y)), "reward_std"
-    _, y = sig.table.series(names.REWARD)
+    _, y = curves.table.series(names.REWARD)
     if len(y) and float(np.min(y)) >= 0.0 and float(np.max(y)) <= 1.0:
         p = float(np.median(y))
         return math.sqrt(p * (1.0 - p)), f"pass/fail spread sqrt(p(1-p)) at p = {num(p)}"
     return 0.0, "reward_std"
 
 
-def stalled(sig: Curves) -> bool:
+def stalled(curves: Curves) -> bool:
     """The stall's rule on its own: the reward did not learn, is not falling (trend ``t > -T_TREND``), and any
     rise it shows is not a material, significant one (the "inconclusive" case). Shared with the detectors
     that name a stall's cause."""
-    facts = sig.reward
+    facts = curves.reward
     if facts is None or facts.learned:
         return False
     if facts.curve.trend.t <= -th.T_TREND:
         return False
-    return not weak_rise_beyond_noise(sig, facts)
+    return not weak_rise_beyond_noise(curves, facts)
 
 
-def weak_rise_beyond_noise(sig: Curves, facts) -> bool:
+def weak_rise_beyond_noise(curves: Curves, facts) -> bool:
     """A rising trend (``t >= T_FLAT``) of at least ``MATERIAL_RISE`` x the per-step noise that is not
     immaterial against the spread within groups (``MATERIAL_GROUP`` x `group_spread`): not yet learning,
     not a stall either."""
     trend = facts.curve.trend
-    within, _ = group_spread(sig)
+    within, _ = group_spread(curves)
     immaterial = within > 0 and trend.change < th.MATERIAL_GROUP * within
     return trend.t >= th.T_FLAT and trend.change >= th.MATERIAL_RISE * stats.noise(facts.curve.y) and not immaterial
 
@@ -85,25 +85,25 @@ def _moved(facts) -> str:
     return span("reward", facts.curve.early, facts.curve.late)
 
 
-def detect(sig: Curves) -> Finding:
-    facts = sig.reward
+def detect(curves: Curves) -> Finding:
+    facts = curves.reward
     if facts is None:
-        return sig.unjudged(NAME)
+        return curves.unjudged(NAME)
     return (
-        _objective_never_pays(sig, facts)
+        _objective_never_pays(curves, facts)
         or _learning(facts)
         or _falling(facts)
-        or _inconclusive(sig, facts)
-        or _stall(sig, facts)
+        or _inconclusive(curves, facts)
+        or _stall(curves, facts)
     )
 
 
-def _objective_never_pays(sig: Curves, facts) -> Finding | None:
+def _objective_never_pays(curves: Curves, facts) -> Finding | None:
     """The reward rose (or rose weakly), but on its shaping terms: the task objective almost never pays."""
     trend = facts.curve.trend
     if trend.t <= -th.T_TREND or not (facts.learned or trend.t >= th.T_FLAT):
         return None
-    never = unpaid(sig)
+    never = unpaid(curves)
     if not never:
         return None
     return Finding(
@@ -150,8 +150,8 @@ def _falling(facts) -> Finding | None:
     )
 
 
-def _inconclusive(sig: Curves, facts) -> Finding | None:
-    if not weak_rise_beyond_noise(sig, facts):
+def _inconclusive(curves: Curves, facts) -> Finding | None:
+    if not weak_rise_beyond_noise(curves, facts):
         return None
     return Finding(
         detector=NAME,
@@ -168,15 +168,15 @@ def _inconclusive(sig: Curves, facts) -> Finding | None:
     )
 
 
-def _stall(sig: Curves, facts) -> Finding:
+def _stall(curves: Curves, facts) -> Finding:
     """The failure: no sustained rise (or an immaterial one), with its cause: no signal, or flat within noise."""
     trend = facts.curve.trend
-    evidence = [_how_flat(sig, facts)]
-    supports = _no_learning_signal(sig, evidence)
+    evidence = [_how_flat(curves, facts)]
+    supports = _no_learning_signal(curves, evidence)
     if supports:
         verdict, fix = "stall: no learning signal (zero-variance groups)", FIX_NO_SIGNAL
     else:
-        evidence += _groups_still_differ(sig)
+        evidence += _groups_still_differ(curves)
         verdict, fix = "stall: reward flat within noise", FIX_FLAT
     return Finding(
         detector=NAME,
@@ -190,28 +190,28 @@ def _stall(sig: Curves, facts) -> Finding:
     )
 
 
-def _how_flat(sig: Curves, facts) -> str:
+def _how_flat(curves: Curves, facts) -> str:
     trend = facts.curve.trend
     if trend.t < th.T_FLAT:
         return f"{_moved(facts)}: no sustained rise (trend t = {trend.t:.1f}, below {th.T_FLAT:.0f})"
-    within, within_how = group_spread(sig)
+    within, within_how = group_spread(curves)
     return (
         f"{_moved(facts)}: a weak rise (trend t = {trend.t:.1f}) of {num(trend.change)} over the run, under "
         f"{th.MATERIAL_GROUP:.0%} of the reward spread within groups ({within_how} ≈ {num(within)})"
     )
 
 
-def _no_learning_signal(sig: Curves, evidence: list[str]) -> list[bool]:
+def _no_learning_signal(curves: Curves, evidence: list[str]) -> list[bool]:
     """The supports of a stall without signal (most late groups identical; grad_norm near 0), their evidence
     added to ``evidence``; [] when the groups carry a signal."""
-    zero = sig.curve(names.FRAC_ZERO_STD)
+    zero = curves.curve(names.FRAC_ZERO_STD)
     if zero is None or zero.late_mean < th.NO_SIGNAL_ZERO_STD:
         return []
     evidence.append(
         f"{pct(zero.late_mean)} of groups have identical rewards late in the run (zero advantage, no gradient)"
     )
     supports = [True]
-    grad = sig.curve(names.GRAD_NORM)
+    grad = curves.curve(names.GRAD_NORM)
     if grad is not None:
         small = float(np.mean(grad.edges[1] <= 0.01 * max(float(np.median(np.abs(grad.y))), 1e-12)))
         evidence.append(f"grad_norm {num(grad.early)} early → {num(grad.late)} late")
@@ -219,8 +219,8 @@ def _no_learning_signal(sig: Curves, evidence: list[str]) -> list[bool]:
     return supports
 
 
-def _groups_still_differ(sig: Curves) -> list[str]:
-    std = sig.curve(names.REWARD_STD)
+def _groups_still_differ(curves: Curves) -> list[str]:
+    std = curves.curve(names.REWARD_STD)
     if std is None:
         return []
     if std.late > 0:

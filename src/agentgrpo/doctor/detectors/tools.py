@@ -22,18 +22,18 @@ FIX_GONE = (
 )
 
 
-def detect(sig: Curves) -> Finding:
-    fails, calls = sig.curve(names.TOOL_FAILURES), sig.curve(names.TOOL_CALLS)
+def detect(curves: Curves) -> Finding:
+    fails, calls = curves.curve(names.TOOL_FAILURES), curves.curve(names.TOOL_CALLS)
     if fails is None and calls is None:
-        return _not_logged(sig)
+        return _not_logged(curves)
     findings = [f for f in (_failures_rose(fails), _most_calls_fail(fails), _calls_gone(calls)) if f]
     if not findings:
         return _healthy(fails, calls)
-    return _misuse(sig, findings)
+    return _misuse(curves, findings)
 
 
-def _not_logged(sig: Curves) -> Finding:
-    have = sig.count(names.TOOL_FAILURES) or sig.count(names.TOOL_CALLS)
+def _not_logged(curves: Curves) -> Finding:
+    have = curves.count(names.TOOL_FAILURES) or curves.count(names.TOOL_CALLS)
     missing = "tools/call_frequency and tools/failure_frequency" + (
         f" (only {have} logged steps)" if have else " (a run without tools?)"
     )
@@ -96,16 +96,16 @@ def _healthy(fails, calls) -> Finding:
     )
 
 
-def _misuse(sig: Curves, findings: list) -> Finding:
+def _misuse(curves: Curves, findings: list) -> Finding:
     """The failure, dated by the earliest sign, with the reward functions' rising error counts as evidence."""
     findings.sort(key=lambda f: f[0].onset)
     ramp, evidence, fix, what = findings[0]
     for extra in findings[1:]:
         evidence += extra[1]
         what += " and " + extra[3]
-    errors = [k for k in sig.table.names() if k.startswith("rewards/") and k.endswith("/errors")]
+    errors = [k for k in curves.table.names() if k.startswith("rewards/") and k.endswith("/errors")]
     for k in errors:
-        c = sig.curve(k)
+        c = curves.curve(k)
         if c is not None and c.late > c.early:
             evidence.append(f"{k} {num(c.early)} early → {num(c.late)} late")
     return Finding(

@@ -35,40 +35,40 @@ FIX = (
 )
 
 
-def _silent(sig: Curves) -> tuple[np.ndarray, np.ndarray, str] | None:
+def _silent(curves: Curves) -> tuple[np.ndarray, np.ndarray, str] | None:
     """(steps, per-step share of signal-less groups, what it is) from frac_reward_zero_std or reward_std."""
-    x, z = sig.table.series(names.FRAC_ZERO_STD)
+    x, z = curves.table.series(names.FRAC_ZERO_STD)
     if len(z) >= th.MIN_POINTS:
         return x, z, "groups with identical rewards (frac_reward_zero_std)"
-    x, s = sig.table.series(names.REWARD_STD)
+    x, s = curves.table.series(names.REWARD_STD)
     if len(s) >= th.MIN_POINTS:
         return x, (np.abs(s) <= 1e-9).astype(float), "steps with reward_std = 0 (every completion scored the same)"
-    x, r = sig.table.series(names.REWARD)
+    x, r = curves.table.series(names.REWARD)
     if len(r) >= th.MIN_POINTS and float(np.ptp(r)) == 0.0:
         # a batch mean that never changes by a single bit, step after step: every sample scored the same
         return x, np.ones(len(r)), f"steps whose mean reward is exactly {r[0]:.6g}, as on every other step"
     return None
 
 
-def detect(sig: Curves) -> Finding:
-    found = _silent(sig)
+def detect(curves: Curves) -> Finding:
+    found = _silent(curves)
     if found is None:
-        return sig.unjudged(NAME, names.FRAC_ZERO_STD)
+        return curves.unjudged(NAME, names.FRAC_ZERO_STD)
     x, share, how = found
     early, late = (float(np.mean(w)) for w in stats.windows(share, th.EDGE_FRAC))
     whole = float(np.mean(share))
     evidence = [f"{how}: {pct(early)} early, {pct(late)} late, {pct(whole)} over the run"]
     lowest = min(early, late, whole)
     return (
-        _no_signal_throughout(sig, int(x[0]), lowest, evidence)
-        or _majority_beside_a_stall(sig, int(x[0]), lowest, whole, evidence)
+        _no_signal_throughout(curves, int(x[0]), lowest, evidence)
+        or _majority_beside_a_stall(curves, int(x[0]), lowest, whole, evidence)
         or Finding(detector=NAME, status=OK, verdict="groups carry a learning signal", evidence=evidence)
     )
 
 
-def _majority_beside_a_stall(sig: Curves, onset: int, lowest: float, whole: float, evidence: list[str]):
+def _majority_beside_a_stall(curves: Curves, onset: int, lowest: float, whole: float, evidence: list[str]):
     """Most groups (not nearly all) without a signal beside a reward that did not learn: the stall's cause."""
-    if lowest < th.NO_SIGNAL_MAJORITY or not stalled(sig):
+    if lowest < th.NO_SIGNAL_MAJORITY or not stalled(curves):
         return None
     return Finding(
         detector=NAME,
@@ -83,15 +83,15 @@ def _majority_beside_a_stall(sig: Curves, onset: int, lowest: float, whole: floa
     )
 
 
-def _no_signal_throughout(sig: Curves, onset: int, lowest: float, evidence: list[str]):
+def _no_signal_throughout(curves: Curves, onset: int, lowest: float, evidence: list[str]):
     """Nearly every group identical early, late and over the run (``NO_SIGNAL_ZERO_STD``): a failure."""
     if lowest < th.NO_SIGNAL_ZERO_STD:
         return None
     evidence = list(evidence)
-    grad = sig.curve(names.GRAD_NORM)
+    grad = curves.curve(names.GRAD_NORM)
     if grad is not None:
         evidence.append(f"grad_norm median {num(float(np.median(grad.y)))}")
-    std = sig.curve(names.REWARD_STD)
+    std = curves.curve(names.REWARD_STD)
     if std is not None:
         evidence.append(f"reward_std median {num(float(np.median(std.y)))}")
     return Finding(
