@@ -130,7 +130,7 @@ def sampling_stats(logged: list[dict], up_to: int) -> dict:
     carried, steps that hit the round limit (from the per-step metrics)."""
     steps = [r for r in logged if r["step"] <= up_to]
     total = {k: sum(r.get(k, 0) for r in steps) for k in ("generation_rounds", "groups_dropped", "groups_carried",
-                                                          "groups_solved", "informative_groups",
+                                                          "groups_solved", "mixed_groups",
                                                           "round_limit_hit")}
     return {"steps": len(steps), "rounds_per_step": round(total["generation_rounds"] / max(1, len(steps)), 2),
             **{k: int(v) for k, v in total.items() if k != "generation_rounds"}}

@@ -4,7 +4,7 @@ sampling tests (and their two-process run, which launches this file).
 Problems with an even answer earn 0.0 whatever the completion: their groups have equal rewards. Problems with
 an odd answer earn 1.0 on every other completion of the group: mixed rewards. ``--constant`` makes every
 reward 0.0. As a script: train a few steps (``--processes`` via accelerate) and write, from the main
-process, every generation round's groups (answer, informative), every row the loss saw and, under refill,
+process, every generation round's groups (answer, mixed), every row the loss saw and, under refill,
 the rows each step carried into the next (their answers, one per completion), as JSON.
 """
 
@@ -112,8 +112,8 @@ def spy(trainer) -> dict:
         if trainer.model.training:
             answers = gather_object([int(x["answer"]) for x in inputs])
             groups = answers[::trainer.num_generations]
-            flags = trainer._informative().tolist() if hasattr(trainer, "_informative") else None
-            seen["rounds"].append({"step": trainer.state.global_step, "answers": groups, "informative": flags})
+            flags = trainer._mixed().tolist() if hasattr(trainer, "_mixed") else None
+            seen["rounds"].append({"step": trainer.state.global_step, "answers": groups, "mixed": flags})
         return rewards
 
     def compute_loss(model, inputs):

@@ -10,7 +10,7 @@ import pytest
 from agentgrpo.report import curves
 from benchmarks import doctor_synthetic as synthetic
 
-DS = ("dynamic_sampling/informative_groups", "dynamic_sampling/groups_dropped", "dynamic_sampling/generation_rounds")
+DS = ("dynamic_sampling/mixed_groups", "dynamic_sampling/groups_dropped", "dynamic_sampling/generation_rounds")
 
 
 def _panels(tmp_path, monkeypatch, with_ds: bool, seed: int):

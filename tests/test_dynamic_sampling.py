@@ -64,20 +64,20 @@ def oracle_normalize_then_sum(table, weights, g) -> list[bool]:
 
 @settings(max_examples=300, deadline=None)
 @given(reward_tables())
-def test_informative_groups_match_plain_python(case):
+def test_mixed_groups_match_plain_python(case):
     table, weights, g = case
     rewards, w = torch.tensor(table), torch.tensor(weights)
-    assert ds.informative_groups(rewards, w, g, "sum_then_normalize").tolist() == \
+    assert ds.mixed_groups(rewards, w, g, "sum_then_normalize").tolist() == \
         oracle_sum_then_normalize(table, weights, g)
-    assert ds.informative_groups(rewards, w, g, "normalize_then_sum").tolist() == \
+    assert ds.mixed_groups(rewards, w, g, "normalize_then_sum").tolist() == \
         oracle_normalize_then_sum(table, weights, g)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.booleans(), min_size=1, max_size=12), st.integers(0, 14), st.integers(2, 4),
        st.integers(1, 3))
-def test_first_informative_and_each_process_rows(flags, wanted, g, processes):
-    chosen = ds.first_informative(torch.tensor(flags), wanted).tolist()
+def test_first_mixed_and_each_process_rows(flags, wanted, g, processes):
+    chosen = ds.first_mixed(torch.tensor(flags), wanted).tolist()
     expected, left = [], wanted
     for f in flags:
         expected.append(f and left > 0)
@@ -93,21 +93,21 @@ def test_first_informative_and_each_process_rows(flags, wanted, g, processes):
 @settings(max_examples=300, deadline=None)
 @given(st.integers(1, 8), st.integers(0, 12), st.integers(1, 12), st.integers(1, 4), st.integers(2, 8),
        st.integers(1, 8), st.booleans())
-def test_refill_rounds_are_sized_to_the_missing_groups(missing, informative, groups, processes, g, units, last):
+def test_refill_rounds_are_sized_to_the_missing_groups(missing, mixed, groups, processes, g, units, last):
     """The smallest round expected to bring the missing groups at the rate seen, in whole shares per process,
     never over a batch; a whole batch when the rate is unknown or the round is the last allowed."""
-    informative = min(informative, groups)
+    mixed = min(mixed, groups)
     unit = processes // math.gcd(g, processes)
     full = units * unit  # TRL's batch of prompts splits evenly over the processes
-    size = ds.refill_prompts(missing, informative, groups, full, processes, g, last, "expected")
+    size = ds.refill_prompts(missing, mixed, groups, full, processes, g, last, "expected")
     assert 1 <= size <= full and size * g % processes == 0
-    if last or informative == 0:
+    if last or mixed == 0:
         assert size == full
         return
-    enough = [m for m in range(1, full + 1) if m * g % processes == 0 and m * informative >= missing * groups]
+    enough = [m for m in range(1, full + 1) if m * g % processes == 0 and m * mixed >= missing * groups]
     assert size == (enough[0] if enough else full)
     # refill_round_size: missing: the smallest round of whole shares that holds the missing groups
-    exact = ds.refill_prompts(missing, informative, groups, full, processes, g, last, "missing")
+    exact = ds.refill_prompts(missing, mixed, groups, full, processes, g, last, "missing")
     holds = [m for m in range(1, full + 1) if m * g % processes == 0 and m >= missing]
     assert exact == (holds[0] if holds else full) and exact <= size
 
@@ -219,35 +219,35 @@ def test_filter_keeps_equal_reward_groups_out_of_the_loss(tiny_sft_dir, tmp_path
     seen, records = train(tmp_path, tiny_sft_dir, probe.PARITY_TASK, "filter", steps=4)
     generated = collections.Counter()
     for rnd in seen["rounds"]:
-        assert rnd["informative"] == [probe.teaches(a) for a in rnd["answers"]]
+        assert rnd["mixed"] == [probe.teaches(a) for a in rnd["answers"]]
         generated.update((rnd["step"], a) for a in rnd["answers"] if probe.teaches(a))
-    assert any(not all(r["informative"]) for r in seen["rounds"]), "seed 5 should draw an even answer"
-    # the loss saw exactly the 8 completions of every informative group, and nothing else
+    assert any(not all(r["mixed"]) for r in seen["rounds"]), "seed 5 should draw an even answer"
+    # the loss saw exactly the 8 completions of every mixed group, and nothing else
     assert loss_answers(seen) == collections.Counter({k: 8 * n for k, n in generated.items()})
     for rnd, record in zip(seen["rounds"], records, strict=True):
-        assert record[ds.METRIC_INFORMATIVE] == sum(rnd["informative"])
-        assert record[ds.METRIC_DROPPED] == len(rnd["answers"]) - sum(rnd["informative"])
+        assert record[ds.METRIC_MIXED] == sum(rnd["mixed"])
+        assert record[ds.METRIC_DROPPED] == len(rnd["answers"]) - sum(rnd["mixed"])
         assert record[ds.METRIC_ROUNDS] == 1.0
-        assert record["frac_reward_zero_std"] == 1 - sum(rnd["informative"]) / len(rnd["answers"])
-    # the report draws them: informative groups trained on, groups dropped, generation rounds
+        assert record["frac_reward_zero_std"] == 1 - sum(rnd["mixed"]) / len(rnd["answers"])
+    # the report draws them: mixed groups trained on, groups dropped, generation rounds
     from agentgrpo.doctor import read_run
     from agentgrpo.report import charts
 
     panel = next(c for c in charts.build(read_run(tmp_path).table) if c.key == "dynamic_sampling")
     assert [list(s.y) for s in panel.series] == [[r[m] for r in records] for m in (
-        ds.METRIC_INFORMATIVE, ds.METRIC_DROPPED, ds.METRIC_ROUNDS)]
+        ds.METRIC_MIXED, ds.METRIC_DROPPED, ds.METRIC_ROUNDS)]
 
 
-def test_refill_trains_on_as_many_informative_groups_as_prompts(tiny_sft_dir, tmp_path):
+def test_refill_trains_on_as_many_mixed_groups_as_prompts(tiny_sft_dir, tmp_path):
     seen, records = train(tmp_path, tiny_sft_dir, probe.PARITY_TASK, "refill", "--max_generation_rounds", "10")
     counts = collections.Counter(step for step, _ in loss_answers(seen).elements())
-    assert counts == {0: 16, 1: 16, 2: 16}  # 2 prompts per step: 2 informative groups of 8, every step
+    assert counts == {0: 16, 1: 16, 2: 16}  # 2 prompts per step: 2 mixed groups of 8, every step
     assert all(probe.teaches(a) for _, a in loss_answers(seen))
     rounds = collections.Counter(r["step"] for r in seen["rounds"])
     assert max(rounds.values()) > 1, "seed 5 should need a second round somewhere"
     assert_refill_rounds_sized_to_the_deficit(seen["rounds"], wanted=2, full=2, max_rounds=10, processes=1, g=8)
     for step, record in enumerate(records):
-        assert record[ds.METRIC_INFORMATIVE] == 2 and record[ds.METRIC_LIMIT_HIT] == 0
+        assert record[ds.METRIC_MIXED] == 2 and record[ds.METRIC_LIMIT_HIT] == 0
         assert record[ds.METRIC_ROUNDS] == rounds[step]
         generated = [a for r in seen["rounds"] if r["step"] == step for a in r["answers"]]
         assert record[ds.METRIC_DROPPED] == sum(not probe.teaches(a) for a in generated)
@@ -258,9 +258,9 @@ def test_refill_trains_on_as_many_informative_groups_as_prompts(tiny_sft_dir, tm
 
 def assert_refill_rounds_sized_to_the_deficit(rounds, wanted, full, max_rounds, processes, g, carry=False,
                                               size="expected"):
-    """Each round after a step's first generates for the fewest prompts that bring the missing informative
+    """Each round after a step's first generates for the fewest prompts that bring the missing mixed
     groups at the rate seen so far that step (plain arithmetic, whole shares per process), a whole batch when
-    nothing informative was seen yet or on the last round allowed. With ``carry``, the informative groups the
+    nothing mixed was seen yet or on the last round allowed. With ``carry``, the mixed groups the
     last round brings beyond the target are carried into the next step, whose first round is sized the same
     way to the groups still missing, at the previous step's rate (a whole batch when nothing is carried in);
     without, every step's first round is a whole batch."""
@@ -270,10 +270,10 @@ def assert_refill_rounds_sized_to_the_deficit(rounds, wanted, full, max_rounds, 
     carried, last_rate = 0, None
     for step in sorted(by_step):
         have = carried
-        seen_informative = seen_groups = 0
+        seen_mixed = seen_groups = 0
         for number, flags in enumerate(by_step[step], start=1):
             if number > 1:
-                expected = _round_size(wanted - have, seen_informative, seen_groups, full, processes, g,
+                expected = _round_size(wanted - have, seen_mixed, seen_groups, full, processes, g,
                                        number == max_rounds, size)
             elif carried:
                 expected = _round_size(wanted - have, *last_rate, full, processes, g, max_rounds == 1, size)
@@ -282,22 +282,22 @@ def assert_refill_rounds_sized_to_the_deficit(rounds, wanted, full, max_rounds, 
             assert len(flags) == expected, (step, number, by_step[step])
             carried = max(0, have + sum(flags) - wanted) if carry else 0
             have = min(wanted, have + sum(flags))
-            seen_informative, seen_groups = seen_informative + sum(flags), seen_groups + len(flags)
-        last_rate = (seen_informative, seen_groups)
+            seen_mixed, seen_groups = seen_mixed + sum(flags), seen_groups + len(flags)
+        last_rate = (seen_mixed, seen_groups)
 
 
-def _round_size(missing, informative, groups, full, processes, g, last, size="expected"):
-    if last or informative == 0:
+def _round_size(missing, mixed, groups, full, processes, g, last, size="expected"):
+    if last or mixed == 0:
         return full
     if size == "missing":
         return next((m for m in range(1, full + 1) if m * g % processes == 0 and m >= missing), full)
-    return next((m for m in range(1, full + 1) if m * g % processes == 0 and m * informative >= missing * groups),
+    return next((m for m in range(1, full + 1) if m * g % processes == 0 and m * mixed >= missing * groups),
                 full)
 
 
 def test_refill_rounds_of_the_missing_size_bring_no_group_beyond_the_target(tiny_sft_dir, tmp_path):
     """refill_round_size: missing: every refill round generates for exactly the groups still missing (a whole
-    batch only when nothing informative was seen yet in the step), so an informative group beyond the target
+    batch only when nothing mixed was seen yet in the step), so a mixed group beyond the target
     comes only from a whole-batch round; every step still trains on 8 groups."""
     seen, records = train(tmp_path, tiny_sft_dir, probe.PARITY_TASK, "refill", "--max_generation_rounds", "10",
                           "--num_generations", "2", "--refill_round_size", "missing")
@@ -310,14 +310,14 @@ def test_refill_rounds_of_the_missing_size_bring_no_group_beyond_the_target(tiny
         partial = [r for r in seen["rounds"] if r["step"] == step][-1]
         if len(partial["answers"]) < 8:
             assert record[ds.METRIC_UNUSED] == 0, (step, record)
-        assert record[ds.METRIC_INFORMATIVE] == 8 and record[ds.METRIC_LIMIT_HIT] == 0
+        assert record[ds.METRIC_MIXED] == 8 and record[ds.METRIC_LIMIT_HIT] == 0
 
 
 @pytest.mark.parametrize("carry", [False, True])
 def test_refill_generates_only_for_the_missing_groups(tiny_sft_dir, tmp_path, carry):
-    """8 prompts of 2 completions per step: a first round with more than half informative leaves few missing,
+    """8 prompts of 2 completions per step: a first round with more than half mixed leaves few missing,
     and the next round generates for fewer prompts than a batch; every step still trains on 8 groups. The
-    informative groups beyond the target are discarded (``groups_unused``), or with ``refill_carry`` kept for
+    mixed groups beyond the target are discarded (``groups_unused``), or with ``refill_carry`` kept for
     the next step (``groups_carried``)."""
     seen, records = train(tmp_path, tiny_sft_dir, probe.PARITY_TASK, "refill", "--max_generation_rounds", "10",
                           "--num_generations", "2", "--refill_carry", str(carry).lower())
@@ -329,7 +329,7 @@ def test_refill_generates_only_for_the_missing_groups(tiny_sft_dir, tmp_path, ca
     carried_in = 0
     for step, record in enumerate(records):
         generated = [a for r in seen["rounds"] if r["step"] == step for a in r["answers"]]
-        assert record[ds.METRIC_INFORMATIVE] == 8 and record[ds.METRIC_LIMIT_HIT] == 0
+        assert record[ds.METRIC_MIXED] == 8 and record[ds.METRIC_LIMIT_HIT] == 0
         beyond = carried_in + sum(map(probe.teaches, generated)) - 8
         assert (record[ds.METRIC_CARRIED], record[ds.METRIC_UNUSED]) == ((beyond, 0) if carry else (0, beyond))
         assert record[ds.METRIC_DROPPED] == sum(not probe.teaches(a) for a in generated)
@@ -338,7 +338,7 @@ def test_refill_generates_only_for_the_missing_groups(tiny_sft_dir, tmp_path, ca
 
 
 def test_refill_trains_every_carried_group_once_and_loses_none(tiny_sft_dir, tmp_path):
-    """Over a run, the groups trained on are exactly the informative groups generated, less those the last
+    """Over a run, the groups trained on are exactly the mixed groups generated, less those the last
     step carried out (never trained twice, never discarded); a carried group is trained the next step."""
     seen, records = train(tmp_path, tiny_sft_dir, probe.PARITY_TASK, "refill", "--max_generation_rounds", "10",
                           "--num_generations", "2", "--refill_carry", "true", steps=5)
@@ -468,21 +468,21 @@ def test_refill_with_gradient_accumulation_splits_the_kept_rows_across_micro_ste
     assert collections.Counter(step for step, _ in trained.elements()) == {0: 16, 1: 16}
     for (step, answer), n in trained.items():  # whole groups, generated that step or carried from the one before
         assert n == 8 and (generated[step, answer] or generated[step - 1, answer])
-    assert [r[ds.METRIC_INFORMATIVE] for r in records] == [2.0, 2.0]
+    assert [r[ds.METRIC_MIXED] for r in records] == [2.0, 2.0]
 
 
 def test_refill_at_the_round_limit_trains_on_what_it_has_and_says_so(tiny_sft_dir, tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="agentgrpo.training.dynamic_trainer"):
         seen, records = train(tmp_path, tiny_sft_dir, probe.PARITY_TASK, "refill", "--max_generation_rounds", "2",
                               steps=4)
-    short = [r for r in records if r[ds.METRIC_INFORMATIVE] < 2]
-    assert short, "seed 5 should leave a step short of informative groups after 2 rounds"
+    short = [r for r in records if r[ds.METRIC_MIXED] < 2]
+    assert short, "seed 5 should leave a step short of mixed groups after 2 rounds"
     for step, record in enumerate(records):
-        limit = record[ds.METRIC_INFORMATIVE] < 2
+        limit = record[ds.METRIC_MIXED] < 2
         assert record[ds.METRIC_LIMIT_HIT] == float(limit)
         assert record[ds.METRIC_ROUNDS] == (2.0 if limit else record[ds.METRIC_ROUNDS])
         trained = sum(1 for s, _ in loss_answers(seen).elements() if s == step)
-        assert trained == 8 * record[ds.METRIC_INFORMATIVE]
+        assert trained == 8 * record[ds.METRIC_MIXED]
     assert "reached max_generation_rounds=2" in caplog.text
 
 
@@ -546,8 +546,8 @@ def test_two_processes_drop_the_groups_one_process_drops(tmp_path):
     groups dropped, trained on and carried into the next step are the same on one process and on two."""
     one = _launch(tmp_path, "one", 1, 12)
     two = _launch(tmp_path, "two", 2, 6)
-    decisions = [(r["step"], r["answers"], r["informative"]) for r in one["rounds"]]
-    assert decisions == [(r["step"], r["answers"], r["informative"]) for r in two["rounds"]]
+    decisions = [(r["step"], r["answers"], r["mixed"]) for r in one["rounds"]]
+    assert decisions == [(r["step"], r["answers"], r["mixed"]) for r in two["rounds"]]
     assert any(not all(flags) for _, _, flags in decisions)
     assert all(flags == [probe.teaches(a) for a in answers] for _, answers, flags in decisions)
     assert sorted(map(json.dumps, one["loss_rows"])) == sorted(map(json.dumps, two["loss_rows"]))
@@ -595,7 +595,7 @@ def test_solved_groups_match_plain_python(groups, low, high):
 
 def test_refill_skip_solved_replaces_only_the_groups_that_failed(tiny_sft_dir, tmp_path):
     """Prompts of three kinds (answer mod 3: solved, teaches, failed). With refill_skip_solved, a step ends
-    its rounds when its informative groups plus the solved ones (once a lower reward has been seen) fill the
+    its rounds when its mixed groups plus the solved ones (once a lower reward has been seen) fill the
     batch's prompts; solved groups are not trained on; the rounds stop exactly there (plain-Python replay)."""
     seen, records = train(tmp_path, tiny_sft_dir, probe.SOLVED_TASK, "refill", "--max_generation_rounds", "10",
                           "--num_generations", "2", "--refill_skip_solved", "true", steps=4)
@@ -605,19 +605,19 @@ def test_refill_skip_solved_replaces_only_the_groups_that_failed(tiny_sft_dir, t
         by_step[r["step"]].append(r["answers"])
     low_seen = high_seen = False
     for step, record in enumerate(records):
-        informative = solved = 0
+        mixed = solved = 0
         for number, answers in enumerate(by_step[step], start=1):
             kinds = [probe.kind(a) for a in answers]
             low_seen |= any(k in ("teaches", "failed") for k in kinds)
             high_seen |= any(k in ("teaches", "solved") for k in kinds)
             solved += kinds.count("solved") if (low_seen and high_seen) else 0
-            informative += min(kinds.count("teaches"), max(0, 8 - solved - informative))
-            done = informative + solved >= 8
+            mixed += min(kinds.count("teaches"), max(0, 8 - solved - mixed))
+            done = mixed + solved >= 8
             assert done or number == 10 or number < len(by_step[step]), (step, number)
             assert not done or number == len(by_step[step]), (step, number)  # no round after the batch filled
-        assert record[ds.METRIC_SOLVED] == solved and record[ds.METRIC_INFORMATIVE] == informative
+        assert record[ds.METRIC_SOLVED] == solved and record[ds.METRIC_MIXED] == mixed
         trained = sum(1 for s, _ in loss_answers(seen).elements() if s == step)
-        assert trained == 2 * informative
+        assert trained == 2 * mixed
     assert any(r[ds.METRIC_SOLVED] for r in records), "seed 5 should draw a solved prompt"
 
 
@@ -639,7 +639,7 @@ def test_refill_skip_solved_needs_refill():
 def test_refill_skip_solved_counts_solved_tokens_in_the_loss_normaliser(tiny_sft_dir, tmp_path, monkeypatch):
     """dapo divides by the step's loss tokens (``num_items_in_batch``). Under off a solved group is trained
     with zero advantage and its tokens dilute the step; under refill_skip_solved it never reaches the loss,
-    but its tokens still count there: the normaliser is the tokens of the informative groups trained on plus
+    but its tokens still count there: the normaliser is the tokens of the mixed groups trained on plus
     those of the solved groups (replayed from every generation round's batch)."""
     from trl import GRPOTrainer
 
@@ -688,10 +688,10 @@ def test_a_named_reward_alone_decides_which_groups_teach(case, data):
     names = [f"r{i}" for i in range(len(weights))]
     decided = ds.decision_rewards(torch.tensor(table), torch.tensor(weights), names, f"r{k}")
     column = [[row[k]] for row in table]
-    assert ds.informative_groups(*decided, g, "sum_then_normalize").tolist() == \
+    assert ds.mixed_groups(*decided, g, "sum_then_normalize").tolist() == \
         oracle_sum_then_normalize(column, [1.0], g)
     undecided = ds.decision_rewards(torch.tensor(table), torch.tensor(weights), names, None)
-    assert ds.informative_groups(*undecided, g, "sum_then_normalize").tolist() == \
+    assert ds.mixed_groups(*undecided, g, "sum_then_normalize").tolist() == \
         oracle_sum_then_normalize(table, weights, g)
 
 
@@ -700,17 +700,17 @@ def test_filter_by_a_named_reward_drops_groups_that_differ_only_in_another(tiny_
     total, every group teaches; judged by correct_answer (DAPO's accuracy), even answers' groups never reach
     the loss."""
     seen, _ = train(tmp_path / "total", tiny_sft_dir, probe.PARITY_FORMAT_TASK, "filter", steps=2)
-    assert all(all(r["informative"]) for r in seen["rounds"])
+    assert all(all(r["mixed"]) for r in seen["rounds"])
     assert any(not probe.teaches(a) for _, a in loss_answers(seen))
     seen, records = train(tmp_path / "named", tiny_sft_dir, probe.PARITY_FORMAT_TASK, "filter",
                           "--dynamic_sampling_reward", "correct_answer", steps=4)
     generated = collections.Counter()
     for rnd in seen["rounds"]:
-        assert rnd["informative"] == [probe.teaches(a) for a in rnd["answers"]]
+        assert rnd["mixed"] == [probe.teaches(a) for a in rnd["answers"]]
         generated.update((rnd["step"], a) for a in rnd["answers"] if probe.teaches(a))
-    assert any(not all(r["informative"]) for r in seen["rounds"]), "seed 5 should draw an even answer"
+    assert any(not all(r["mixed"]) for r in seen["rounds"]), "seed 5 should draw an even answer"
     assert loss_answers(seen) == collections.Counter({k: 8 * n for k, n in generated.items()})
-    assert [r[ds.METRIC_INFORMATIVE] for r in records] == [sum(r["informative"]) for r in seen["rounds"]]
+    assert [r[ds.METRIC_MIXED] for r in records] == [sum(r["mixed"]) for r in seen["rounds"]]
 
 
 def test_a_plan_refuses_a_dynamic_sampling_reward_its_task_does_not_have(tmp_path):

@@ -101,9 +101,9 @@ class RunConfig:
     dynamic_sampling: typing.Literal[DYNAMIC_SAMPLING_MODES] = field(default="off", metadata={
         "help": "Groups whose completions all earn the same reward teach nothing: off (TRL as it is), filter (drop "
                 "them from the loss) or refill (also generate for further prompts until the batch holds as many "
-                "informative groups as prompts, within max_generation_rounds). See docs/dynamic-sampling.md."})
+                "mixed groups as prompts, within max_generation_rounds). See docs/dynamic-sampling.md."})
     refill_carry: bool = field(default=False, metadata={
-        "help": "Refill: train the informative groups a step generates beyond its target in the next step "
+        "help": "Refill: train the mixed groups a step generates beyond its target in the next step "
                 "(importance-weighted by the policy that sampled them) instead of discarding them, and size the "
                 "next step's first round to the groups still missing. Off by default: it did not reduce the "
                 "generated tokens to 90% in the benchmark (docs/dynamic-sampling.md)."})
@@ -113,18 +113,18 @@ class RunConfig:
                 "(DAPO replaces both). See docs/dynamic-sampling.md."})
     refill_round_size: typing.Literal["expected", "missing"] = field(default="expected", metadata={
         "help": "Refill: how many prompts a refill round generates for. expected: enough to bring the missing "
-                "groups at the step's informative share so far (ceil(missing / share): usually one more round, "
+                "groups at the step's mixed share so far (ceil(missing / share): usually one more round, "
                 "the groups beyond the target discarded unless refill_carry); missing: exactly the groups "
                 "still missing (no group beyond the target, more rounds). See docs/dynamic-sampling.md."})
     dynamic_sampling_reward: str | None = field(default=None, metadata={
         "help": "Filter and refill: the reward whose spread within a group decides that the group teaches (and, "
                 "with refill_skip_solved, that it is solved), e.g. the task's correctness reward, as DAPO and verl "
                 "filter on accuracy. Default: the weighted total reward (TRL's frac_reward_zero_std test), so a "
-                "group that differs only in a small format reward counts as informative. "
+                "group that differs only in a small format reward counts as mixed. "
                 "See docs/dynamic-sampling.md."})
     max_generation_rounds: int = field(default=4, metadata={
         "help": "Refill: generation batches per step at most (the first included). Filter and refill: a run whose "
-                "first this-many rounds yield no informative group stops (nothing can be learned)."})
+                "first this-many rounds yield no mixed group stops (nothing can be learned)."})
     # preflight (agentgrpo.preflight): audit the rewards and check the learning signal before GRPO
     preflight: bool = field(default=True, metadata={"help": "Run the reward audit and the signal check before "
                                                              "GRPO; results in <run>/preflight.json."})

@@ -12,7 +12,7 @@ and the summary says which column it read; --metric kl=KEY (or --map) names the 
 
 Detectors: kl (KL blow-up), collapse, hacking (needs a shadow reward for a failure verdict), length
 (length gaming, truncation), tools (tool misuse), stall, convergence (converged / saturated). docs/doctor.md
-lists each one's signal, thresholds and onset definition.
+lists each one's rule, thresholds and onset definition.
 
 Prints a summary and writes report.html (self-contained: inline SVG charts with the onsets marked, opens
 offline) into --out (default: <run dir>/doctor, or doctor-<file name> beside a log file, or in the current

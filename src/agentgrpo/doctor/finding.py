@@ -42,7 +42,7 @@ class Finding:
     nothing began); ``state`` a structured sub-verdict (`CONVERGED`, `SATURATED`, `TOO_SHORT`, ...);
     ``explained_by`` names the failures this one is a consequence of (then its status is a warning);
     ``metrics`` names the curves the report marks the onset on; ``first_sign`` the step where the earliest
-    signal the evidence cites began to change, when that is before the onset (a heal rolls back before it).
+    curve the evidence cites began to change, when that is before the onset (a heal rolls back before it).
 
     >>> f = Finding(detector="kl", status=FAILURE, verdict="KL blow-up", onset=12)
     >>> f.is_failure, f.mode, f.to_dict()["status"]
@@ -60,7 +60,7 @@ class Finding:
     mode: str = ""
     state: str = ""
     explained_by: list[str] = field(default_factory=list)
-    first_sign: int | None = None  # the earliest step a cited signal changed, where before the onset (or None)
+    first_sign: int | None = None  # the earliest step a cited curve changed, where before the onset (or None)
 
     def __post_init__(self):
         self.status = Status(self.status)
@@ -102,7 +102,7 @@ def too_short(detector: str, metric: str, have: int, need: int) -> Finding:
 
 def confidence(t: float, threshold: float, supports: list[bool]) -> float:
     """Confidence of a finding: 0.6 when the primary statistic just crosses its threshold, up to 0.9 as it
-    reaches twice that, plus up to 0.09 for the share of supporting signals that agree.
+    reaches twice that, plus up to 0.09 for the share of supporting curves that agree.
 
     >>> confidence(3.0, 3.0, []), confidence(6.0, 3.0, [True, True]), confidence(4.5, 3.0, [True, False])
     (0.6, 0.99, 0.8)

@@ -35,6 +35,7 @@ CLIP_HIGH = "clip_ratio/high_mean"
 CLIP_REGION = "clip_ratio/region_mean"
 TOOL_CALLS = "tools/call_frequency"
 TOOL_FAILURES = "tools/failure_frequency"
+DS_MIXED = "dynamic_sampling/mixed_groups"  # mixed groups trained on per step (training.dynamic_sampling.METRIC_MIXED)
 
 # Keys that identify the step of a record, most trusted first (a W&B export has both ``_step``, W&B's own
 # counter, and ``train/global_step``, the trainer's).
@@ -141,7 +142,11 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "eval/loss": ("validation_loss",),
 }
 
-_RENAMES = {alias: name for name, aliases in ALIASES.items() for alias in aliases}
+# agentgrpo's own metrics under the names they were logged with before a rename (issue 37: "informative" became
+# "mixed"), so that a run logged then reads and charts as one logged now.
+RENAMED = {"dynamic_sampling/informative_groups": DS_MIXED}
+
+_RENAMES = {alias: name for name, aliases in ALIASES.items() for alias in aliases} | RENAMED
 
 # Per-reward components under other names: ``rewards/<f>`` (TRL <= 0.16), ``reward/<f>`` (Tinker, custom
 # loops), and custom loops' accuracy / format scores logged next to the total.

@@ -43,7 +43,7 @@ OBJECTIVE_UNPAID = 0.5  # share of late logs where the task objective paid no sa
 OBJECTIVE_PAYS = 0.05  # ... with its late mean under this share of the reward's attainable range: it almost never
 #                        pays, a stall whatever the shaping terms beside it do (batch 4)
 NO_SIGNAL_ZERO_STD = 0.8  # frac_reward_zero_std (mean) from which a run "has no learning signal": late in a
-#                           flat run (stall), or early, late and over the whole run (the signal detector)
+#                           flat run (stall), or early, late and over the whole run (the zero_variance detector)
 
 # --- length gaming and truncation -------------------------------------------------------------------------
 LENGTH_RISE = 0.2  # mean length rises by at least 20% of its early level (gaming, when a shadow confirms)

@@ -55,8 +55,8 @@ PANELS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("zero_std", "Share of groups with identical rewards (frac_reward_zero_std)", (names.FRAC_ZERO_STD,)),
     (
         "dynamic_sampling",
-        "Dynamic sampling per step: informative groups trained on, groups dropped, generation rounds",
-        ("dynamic_sampling/informative_groups", "dynamic_sampling/groups_dropped",
+        "Dynamic sampling per step: mixed groups trained on, groups dropped, generation rounds",
+        (names.DS_MIXED, "dynamic_sampling/groups_dropped",
          "dynamic_sampling/generation_rounds"),
     ),
     ("kl", "KL to the reference (per token)", (names.KL,)),

@@ -1,5 +1,5 @@
 """``curves.png``: a run's main training curves in one picture (matplotlib, Agg), with the doctor's onsets; the
-dynamic sampling panel (informative groups, groups dropped, generation rounds) where the run logged it."""
+dynamic sampling panel (mixed groups, groups dropped, generation rounds) where the run logged it."""
 
 from __future__ import annotations
 

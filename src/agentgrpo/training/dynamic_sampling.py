@@ -1,7 +1,7 @@
 """Dynamic sampling (DAPO): which groups carry a learning signal, and the batch surgery to train on those only.
 
 A group whose completions all earn the same reward has zero advantage: it teaches nothing. ``filter`` drops
-such groups from the loss; ``refill`` generates for further prompts until the batch holds as many informative
+such groups from the loss; ``refill`` generates for further prompts until the batch holds as many mixed
 groups as it has prompts, within ``max_generation_rounds`` (`agentgrpo.training.dynamic_trainer` does the
 generating). Everything here is plain tensor code, tested against plain Python.
 """
@@ -21,25 +21,25 @@ ROW_LEVEL_ONLY = ("pixel_values", "image_grid_thw", "num_images", "pixel_attenti
 # metric names (TRL's log averages them over the logging window; recorded in metrics.jsonl)
 METRIC_ROUNDS = "dynamic_sampling/generation_rounds"
 METRIC_DROPPED = "dynamic_sampling/groups_dropped"
-METRIC_INFORMATIVE = "dynamic_sampling/informative_groups"
+METRIC_MIXED = "dynamic_sampling/mixed_groups"
 METRIC_UNUSED = "dynamic_sampling/groups_unused"
 METRIC_CARRIED = "dynamic_sampling/groups_carried"
 METRIC_SOLVED = "dynamic_sampling/groups_solved"
 METRIC_TOKENS = "dynamic_sampling/generated_tokens"
 METRIC_TOKENS_TOTAL = "dynamic_sampling/generated_tokens_total"
 METRIC_LIMIT_HIT = "dynamic_sampling/round_limit_hit"
-METRICS = (METRIC_ROUNDS, METRIC_DROPPED, METRIC_INFORMATIVE, METRIC_UNUSED, METRIC_CARRIED, METRIC_SOLVED,
+METRICS = (METRIC_ROUNDS, METRIC_DROPPED, METRIC_MIXED, METRIC_UNUSED, METRIC_CARRIED, METRIC_SOLVED,
            METRIC_TOKENS, METRIC_TOKENS_TOTAL, METRIC_LIMIT_HIT)
 
 
-def informative_groups(rewards_per_func: torch.Tensor, weights: torch.Tensor, num_generations: int,
+def mixed_groups(rewards_per_func: torch.Tensor, weights: torch.Tensor, num_generations: int,
                        aggregation: str) -> torch.Tensor:
     """One bool per group (``num_generations`` consecutive rows): do its rewards differ, as GRPO sees them?
 
     ``rewards_per_func`` is TRL's (completions x reward functions) tensor, NaN where a function returned None.
     With TRL's ``sum_then_normalize`` a group teaches when its weighted total reward varies (the test TRL's
     ``frac_reward_zero_std`` uses); with ``normalize_then_sum``, when any trained reward (weight != 0) varies.
-    Fewer than two scorable completions in a group: no spread, not informative.
+    Fewer than two scorable completions in a group: no spread, not mixed.
     """
     from trl.trainer.utils import nanstd
 
@@ -63,7 +63,7 @@ def informative_groups(rewards_per_func: torch.Tensor, weights: torch.Tensor, nu
 
 def decision_rewards(rewards_per_func: torch.Tensor, weights: torch.Tensor, names: list[str],
                      reward: str | None) -> tuple[torch.Tensor, torch.Tensor]:
-    """The reward table and weights a group's informativeness is judged on: the run's, or with
+    """The reward table and weights a group is judged mixed on: the run's, or with
     ``dynamic_sampling_reward`` named, that reward's column alone with weight 1 (its spread decides; a
     completion it did not score (NaN) does not count, whatever the other rewards gave it).
 
@@ -109,33 +109,33 @@ def solved_groups(totals: torch.Tensor, num_generations: int, best: float, worst
     return at_best.all(dim=1)
 
 
-def first_informative(informative: torch.Tensor, wanted: int) -> torch.Tensor:
-    """The groups to train on: the first ``wanted`` informative ones (all of them when there are fewer)."""
-    chosen = informative.clone()
-    positions = informative.nonzero().flatten()
+def first_mixed(mixed: torch.Tensor, wanted: int) -> torch.Tensor:
+    """The groups to train on: the first ``wanted`` mixed ones (all of them when there are fewer)."""
+    chosen = mixed.clone()
+    positions = mixed.nonzero().flatten()
     chosen[positions[max(0, wanted):]] = False
     return chosen
 
 
-def refill_prompts(missing: int, informative_seen: int, groups_seen: int, full: int, processes: int,
+def refill_prompts(missing: int, mixed_seen: int, groups_seen: int, full: int, processes: int,
                    num_generations: int, last_round: bool, size: str) -> int:
     """How many prompts a refill round generates for: with ``size`` "expected", enough to bring ``missing``
-    informative groups at the informative rate seen so far this step (``informative_seen`` of
+    mixed groups at the mixed rate seen so far this step (``mixed_seen`` of
     ``groups_seen``), not a whole batch; with "missing", ``missing`` (no group beyond the target).
 
-    A whole batch (``full`` prompts) when the rate is unknown (nothing informative seen yet) or this is the
+    A whole batch (``full`` prompts) when the rate is unknown (nothing mixed seen yet) or this is the
     last round allowed (the round limit would leave the step short otherwise). Never more than ``full`` (TRL's
     generation batch bounds memory); rounded up so the round's rows (prompts x ``num_generations``) split
     evenly over ``processes`` (TRL gathers equal shares from every process).
     """
     if missing < 1:
         raise ValueError(f"refill_prompts: missing must be >= 1, got {missing}")
-    if last_round or informative_seen == 0:
+    if last_round or mixed_seen == 0:
         return full
     if size == "missing":
         wanted = min(full, missing)
     elif size == "expected":
-        wanted = min(full, -(-missing * groups_seen // informative_seen))  # ceil(missing / rate)
+        wanted = min(full, -(-missing * groups_seen // mixed_seen))  # ceil(missing / rate)
     else:
         raise ValueError(f"refill_prompts: size must be 'expected' or 'missing', got {size!r}")
     step = processes // math.gcd(num_generations, processes)  # prompts per unit that splits evenly

@@ -6,14 +6,14 @@ Override points of TRL's `GRPOTrainer`, no copy of its code:
   group sees every rank's completions and is the same on every rank.
 * ``_generate_and_score_completions`` (TRL calls it once per generation batch) marks the rows of groups with
   equal rewards as dropped (``filter``), or, under ``refill``, calls TRL's own generation again for further
-  prompts until the batch holds as many informative groups as it has prompts, within
+  prompts until the batch holds as many mixed groups as it has prompts, within
   ``max_generation_rounds``; then it trains on what it has and says so. A refill round generates for as
-  many prompts as the step's informative rate so far says are missing (`ds.refill_prompts`), not a
+  many prompts as the step's mixed rate so far says are missing (`ds.refill_prompts`), not a
   whole batch.
 * ``compute_loss`` passes TRL only the rows kept: a dropped group never reaches the loss.
 * ``train`` empties the buffer of carried groups (below) before TRL's.
 
-Under ``refill`` with ``refill_carry``, informative groups a round brings beyond the step's target are not
+Under ``refill`` with ``refill_carry``, mixed groups a round brings beyond the step's target are not
 discarded: they are carried into the next step (and trained on there, once), with the log-probabilities of
 the policy that sampled them, so TRL's loss weighs them by the importance ratio (current / sampling policy),
 clipped as PPO clips. TRL computes no such log-probabilities when generation and optimisation are aligned
@@ -57,7 +57,7 @@ class DynamicSamplingTrainer(GRPOTrainer):
     ``max_generation_rounds``, ...), checked when it was made; the trainer checks only its dataset against it.
 
     ``off`` trains exactly as TRL does and only logs the `ds.METRICS`. ``refill_carry`` (refill only): train
-    the informative groups beyond a step's target in the next step instead of discarding them.
+    the mixed groups beyond a step's target in the next step instead of discarding them.
     """
 
     def __init__(self, *args, dynamic_sampling: DynamicSampling = DEFAULT, **kwargs):
@@ -68,13 +68,13 @@ class DynamicSamplingTrainer(GRPOTrainer):
         self.dynamic_sampling_settings = dynamic_sampling  # checked when it was made (and by the plan, for a run)
         self._reward_span = (math.inf, -math.inf)  # refill_skip_solved: lowest and highest total reward seen
         self._round_rewards = None
-        self._barren_rounds = 0  # generation rounds without an informative group, before the first one
+        self._barren_rounds = 0  # generation rounds without a mixed group, before the first one
         self._seen_signal = None  # has any group taught yet (None: not known before the first generation)
         self._generated_tokens_total = 0
         self._refill_prompts = None
         self._carry = None  # refill: this process's rows of the groups carried into the next step
         self._carry_groups = 0  # how many groups that is (the same on every process)
-        self._last_rate = None  # refill: (informative, groups) generated in the previous step
+        self._last_rate = None  # refill: (mixed, groups) generated in the previous step
         if dynamic_sampling.dynamic_sampling == "refill":
             self._check_refill_dataset()
 
@@ -124,53 +124,53 @@ class DynamicSamplingTrainer(GRPOTrainer):
         local_size, wanted = len(inputs), len(inputs) * self.accelerator.num_processes // self.num_generations
         carried_in = self._carry_groups
         batches, keeps = [], []
-        stats = {"rounds": 0, "dropped": 0, "unused": 0, "carried": 0, "informative": carried_in, "tokens": 0,
+        stats = {"rounds": 0, "dropped": 0, "unused": 0, "carried": 0, "mixed": carried_in, "tokens": 0,
                  "solved": 0}
-        seen = {"informative": 0, "groups": 0}  # this step's informative rate so far, to size refill rounds
+        seen = {"mixed": 0, "groups": 0}  # this step's mixed rate so far, to size refill rounds
         solved_tokens = 0  # refill_skip_solved: this process's loss tokens in solved groups
         round_inputs = self._first_round_inputs(inputs, wanted - carried_in)
         while True:
             batch = super()._generate_and_score_completions(round_inputs)
             stats["rounds"] += 1
             stats["tokens"] += self._round_generated_tokens()
-            informative = self._informative()
+            mixed = self._mixed()
             if self.dynamic_sampling == "off":
-                stats["informative"] = int(informative.sum())
+                stats["mixed"] = int(mixed.sum())
                 self._log_round_stats(stats, limit_hit=False)
                 return batch
             ds.check_images(batch)
-            self._count_barren(informative)
-            solved = self._solved(informative)
+            self._count_barren(mixed)
+            solved = self._solved(mixed)
             stats["solved"] += int(solved.sum())
             if solved.any():  # their tokens count in the loss's token normaliser, as under off (below)
                 rows = ds.local_rows(solved, self.num_generations, self.accelerator.process_index, len(round_inputs))
                 solved_tokens += int(ds.loss_tokens(batch)[rows.to(batch["completion_mask"].device)].sum())
-            chosen = ds.first_informative(informative, wanted - stats["solved"] - stats["informative"])
-            stats["informative"] += int(chosen.sum())
-            stats["dropped"] += int((~informative).sum())
-            seen["informative"] += int(informative.sum()) + int(solved.sum())
-            seen["groups"] += len(informative)
+            chosen = ds.first_mixed(mixed, wanted - stats["solved"] - stats["mixed"])
+            stats["mixed"] += int(chosen.sum())
+            stats["dropped"] += int((~mixed).sum())
+            seen["mixed"] += int(mixed.sum()) + int(solved.sum())
+            seen["groups"] += len(mixed)
             batches.append(batch)
             keeps.append(ds.local_rows(chosen, self.num_generations, self.accelerator.process_index,
                                        len(round_inputs)))
-            if (self.dynamic_sampling == "filter" or stats["informative"] + stats["solved"] >= wanted
+            if (self.dynamic_sampling == "filter" or stats["mixed"] + stats["solved"] >= wanted
                     or stats["rounds"] >= self.max_generation_rounds):
                 break
             last_round = stats["rounds"] + 1 == self.max_generation_rounds
-            prompts = ds.refill_prompts(wanted - stats["solved"] - stats["informative"], seen["informative"],
+            prompts = ds.refill_prompts(wanted - stats["solved"] - stats["mixed"], seen["mixed"],
                                         seen["groups"],
                                         self._prompts_per_batch(), self.accelerator.num_processes,
                                         self.num_generations, last_round, self.refill_round_size)
             round_inputs = self._next_refill_inputs(prompts)
-        surplus = informative & ~chosen  # the last round's informative groups beyond the target
-        limit_hit = self.dynamic_sampling == "refill" and stats["informative"] + stats["solved"] < wanted
+        surplus = mixed & ~chosen  # the last round's mixed groups beyond the target
+        limit_hit = self.dynamic_sampling == "refill" and stats["mixed"] + stats["solved"] < wanted
         if limit_hit:
             logger.warning(
-                "dynamic_sampling refill: step %d reached max_generation_rounds=%d with %d of %d informative "
+                "dynamic_sampling refill: step %d reached max_generation_rounds=%d with %d of %d mixed "
                 "groups; training on those %d", self.state.global_step + 1, self.max_generation_rounds,
-                stats["informative"], wanted - stats["solved"], stats["informative"])
+                stats["mixed"], wanted - stats["solved"], stats["mixed"])
         if self.dynamic_sampling == "refill" and self.refill_carry:
-            self._last_rate = (seen["informative"], seen["groups"])
+            self._last_rate = (seen["mixed"], seen["groups"])
             stats["carried"] = self._carry_surplus(batch, surplus, batches, keeps, carried_in, len(round_inputs))
         else:
             stats["unused"] = int(surplus.sum())
@@ -216,32 +216,32 @@ class DynamicSamplingTrainer(GRPOTrainer):
             rows = int(self.accelerator.gather(torch.tensor([rows], device=self.accelerator.device)).max())
         return rows
 
-    def _informative(self) -> torch.Tensor:
+    def _mixed(self) -> torch.Tensor:
         """The round's groups that teach: their total reward varies (TRL's test), or with
         ``dynamic_sampling_reward`` named, that reward varies."""
         aggregation = self.multi_objective_aggregation  # TRL's copy of the GRPOConfig field
         if self.dynamic_sampling_reward is not None:
             aggregation = "sum_then_normalize"  # one reward with weight 1: its own spread
-        return ds.informative_groups(*self._decision_rewards(), self.num_generations, aggregation).cpu()
+        return ds.mixed_groups(*self._decision_rewards(), self.num_generations, aggregation).cpu()
 
     def _decision_rewards(self) -> tuple[torch.Tensor, torch.Tensor]:
         """The round's reward table and weights the groups are judged on (`ds.decision_rewards`)."""
         return ds.decision_rewards(self._round_rewards, self.reward_weights, self.reward_func_names,
                                    self.dynamic_sampling_reward)
 
-    def _solved(self, informative: torch.Tensor) -> torch.Tensor:
+    def _solved(self, mixed: torch.Tensor) -> torch.Tensor:
         """``refill_skip_solved``: the round's groups whose completions all earned the best total reward this
         training process has seen, when it has seen a lower one too (`_reward_span`, updated here with this
         round); none otherwise. A reward constant for every prompt never has a solved group, so such a run
         still stops with `NoLearningSignal`."""
         if not (self.dynamic_sampling == "refill" and self.refill_skip_solved):
-            return torch.zeros_like(informative)
+            return torch.zeros_like(mixed)
         totals = ds.weighted_totals(*self._decision_rewards()).cpu()
         finite = totals[torch.isfinite(totals)]
         span = self._reward_span
         if len(finite):
             self._reward_span = span = (min(span[0], float(finite.min())), max(span[1], float(finite.max())))
-        return ds.solved_groups(totals, self.num_generations, span[1], span[0]) & ~informative
+        return ds.solved_groups(totals, self.num_generations, span[1], span[0]) & ~mixed
 
     def _round_generated_tokens(self) -> int:
         """Completion tokens the model generated this round, over every process (tool output excluded):
@@ -251,13 +251,13 @@ class DynamicSamplingTrainer(GRPOTrainer):
             return 0
         return round(lengths[-1] * self._round_rewards.shape[0])
 
-    def _count_barren(self, informative: torch.Tensor) -> None:
-        """Stop a run whose first ``max_generation_rounds`` generation rounds held no informative group (a
+    def _count_barren(self, mixed: torch.Tensor) -> None:
+        """Stop a run whose first ``max_generation_rounds`` generation rounds held no mixed group (a
         reward constant for every prompt, a task out of reach). Once a group has taught, a step without one
         (a policy that solves everything) trains on nothing, logged, and the run goes on."""
         if self._seen_signal is None:
             self._seen_signal = self.state.global_step > 0  # a resumed run has learned before
-        if self._seen_signal or informative.any():
+        if self._seen_signal or mixed.any():
             self._seen_signal = True
             return
         self._barren_rounds += 1
@@ -298,7 +298,7 @@ class DynamicSamplingTrainer(GRPOTrainer):
         metrics[ds.METRIC_UNUSED].append(float(stats["unused"]))
         metrics[ds.METRIC_CARRIED].append(float(stats["carried"]))
         metrics[ds.METRIC_SOLVED].append(float(stats.get("solved", 0)))
-        metrics[ds.METRIC_INFORMATIVE].append(float(stats["informative"]))
+        metrics[ds.METRIC_MIXED].append(float(stats["mixed"]))
         metrics[ds.METRIC_TOKENS].append(float(stats["tokens"]))
         metrics[ds.METRIC_TOKENS_TOTAL].append(float(self._generated_tokens_total))
         metrics[ds.METRIC_LIMIT_HIT].append(float(limit_hit))
@@ -323,7 +323,7 @@ class DynamicSamplingTrainer(GRPOTrainer):
 
     def _first_round_inputs(self, inputs: list[dict], missing: int) -> list[dict]:
         """The step's first round: TRL's batch, or under ``refill`` with groups carried in, fresh prompts for
-        the groups still missing at the previous step's informative rate (`ds.refill_prompts`)."""
+        the groups still missing at the previous step's mixed rate (`ds.refill_prompts`)."""
         if self.dynamic_sampling != "refill" or not self._carry_groups or self._last_rate is None:
             return inputs
         full = self._prompts_per_batch()

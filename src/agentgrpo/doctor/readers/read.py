@@ -82,9 +82,9 @@ def _read_dir(path: Path, mapping) -> Run:
     cap = rundir.length_cap(run.config)
     if cap is not None:
         run.table.meta["max_completion_length"] = cap
-    signals = rundir.sample_signals(path / COMPLETIONS)
+    curves = rundir.sample_curves(path / COMPLETIONS)
     index = {int(s): i for i, s in enumerate(run.table.steps)}
-    for name, per_step in zip(("completions/distinct_frac", names.SAME_ANSWER), signals):
+    for name, per_step in zip(("completions/distinct_frac", names.SAME_ANSWER), curves):
         if per_step:
             col = np.full(len(run.table), np.nan)
             for step, frac in per_step.items():

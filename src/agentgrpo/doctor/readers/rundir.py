@@ -1,5 +1,5 @@
 """What the doctor reads from an agentgrpo run directory's side files (read by `agentgrpo.rundir`): the reward
-weights and the length cap of its config, the per-step signals of ``completions.jsonl``."""
+weights and the length cap of its config, the per-step curves of ``completions.jsonl``."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def _spec(item) -> tuple[str, float]:
         return name, 1.0
 
 
-def sample_signals(path: Path, max_bytes: int = 50_000_000) -> tuple[dict[int, float], dict[int, float]]:
+def sample_curves(path: Path, max_bytes: int = 50_000_000) -> tuple[dict[int, float], dict[int, float]]:
     """Per step of ``completions.jsonl``: (the fraction of distinct completions among the samples, within
     each prompt's samples when a prompt has several (a GRPO group), else across the step's samples, on steps
     with at least 2 comparable samples;
