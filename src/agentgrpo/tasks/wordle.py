@@ -11,12 +11,20 @@ the gold play and the task. No maintained game library fits offline: ``textarena
 corpora on import (network), so this is our own implementation with the word lists shipped in
 ``agentgrpo/tasks/data`` (SCOWL via Debian ``wamerican``; licence in the files' headers).
 
+``wordle-easy`` (the tiny CPU model's variant, `agentgrpo demo --task wordle-easy`): the same game, rules,
+feedback, word list for legal guesses and rewards, but the secret is one of ``EASY_POOL`` words (a fixed seeded
+draw from the answer list; ``EASY_HELD_OUT`` of them are held-out secrets, never a training secret) and the
+demonstrations' solver picks among those words only. A 1M-parameter model can learn which of a few dozen words
+stay consistent with the feedback; over the 2,930-word list it cannot.
+
 Version history (bump ``VERSION`` when scoring changes):
   1: first release.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import random
 
 from agentgrpo.rewards.games import (
@@ -47,9 +55,9 @@ SYSTEM_PROMPT = (
 # --- data -----------------------------------------------------------------------------------------------
 
 
-def _row(secret: str, max_guesses: int = MAX_GUESSES) -> dict:
+def _row(secret: str, max_guesses: int = MAX_GUESSES, tag: str = "") -> dict:
     return {
-        "id": f"wordle/{secret}",
+        "id": f"wordle/{secret}{tag}",
         "prompt": [{"role": "system", "content": SYSTEM_PROMPT},
                    {"role": "user", "content": "Guess the secret word."}],
         "secret": secret,
@@ -139,11 +147,14 @@ def play(row: dict, guesses: list[str]) -> list[dict]:
 
 
 def solver_guesses(secret: str, rng: random.Random, max_guesses: int = MAX_GUESSES,
-                   vocabulary: int = SOLVER_VOCABULARY) -> list[str]:
+                   vocabulary: int = SOLVER_VOCABULARY, words: tuple[str, ...] | None = None) -> list[str]:
     """A player that only makes consistent guesses: an opener, then a random word still consistent with all
     feedback so far, from a random ``vocabulary`` of the secret words (which holds the secret; kept small so
-    thousands of demonstrations build in seconds)."""
-    candidates = rng.sample([w for w in word_lists()[0] if w != secret], vocabulary - 1) + [secret]
+    thousands of demonstrations build in seconds), or from ``words`` when given (wordle-easy's pool)."""
+    if words is not None:
+        candidates = list(words)
+    else:
+        candidates = rng.sample([w for w in word_lists()[0] if w != secret], vocabulary - 1) + [secret]
     guesses = [rng.choice(OPENERS)]
     while guesses[-1] != secret and len(guesses) < max_guesses:
         fb = wordle_feedback(guesses[-1], secret)
@@ -184,4 +195,56 @@ TASK = Task(
     success_reward="wordle_solved",
     columns=("id", "prompt", "secret", "max_guesses", "answer"),
     episode_stats=wordle_episode_stats,
+)
+
+
+# --- wordle-easy: the same game over a small pool of secrets (the tiny CPU model's variant) ---------------
+
+EASY_POOL = 48  # secrets drawn (seeded) from the answer list
+EASY_HELD_OUT = 16  # of them held out: eval secrets, never a training secret
+
+
+@functools.cache
+def easy_pool() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(training secrets, held-out secrets) of wordle-easy: a fixed seeded draw from the answer list."""
+    pool = sorted(word_lists()[0])
+    random.Random(EVAL_SEED + 1).shuffle(pool)
+    pool = pool[:EASY_POOL]
+    return tuple(pool[EASY_HELD_OUT:]), tuple(pool[:EASY_HELD_OUT])
+
+
+def easy_eval_problems(n: int = 200) -> list[dict]:
+    """``n`` games on the held-out secrets, cycled (row ``k`` plays secret ``k mod EASY_HELD_OUT``): with
+    sampled decoding each repeat is another draw of the same game; greedy repeats are identical."""
+    held = easy_pool()[1]
+    return [_row(held[k % len(held)], tag=f"#{k // len(held)}") for k in range(n)]
+
+
+def easy_train_problems(n: int, seed: int) -> list[dict]:
+    """``n`` games on wordle-easy's training secrets (shuffled by ``seed``, cycled)."""
+    pool, rng, rows = easy_pool()[0], random.Random(seed), []
+    while len(rows) < n:
+        batch = list(pool)
+        rng.shuffle(batch)
+        rows += [_row(s, tag=f"#{seed}.{len(rows) + i}") for i, s in enumerate(batch)]
+    return rows[:n]
+
+
+def easy_demonstration(row: dict, use_tool: bool) -> dict:
+    """An honest game whose solver only guesses words of wordle-easy's pool (secrets, held-out ones included:
+    they are legal guesses, just never a training secret)."""
+    rng = random.Random(row["id"])  # the id numbers the game: every game of a secret is played afresh
+    words = easy_pool()[0] + easy_pool()[1]
+    guesses = solver_guesses(row["secret"], rng, row["max_guesses"], words=words)
+    return {"messages": list(row["prompt"]) + play(row, guesses)}
+
+
+EASY_TASK = dataclasses.replace(
+    TASK,
+    name="wordle-easy",
+    description=f"Wordle over {EASY_POOL} secret words ({EASY_HELD_OUT} held out), same rules and rewards: "
+                "the tiny CPU model's variant (agentgrpo demo --task wordle-easy).",
+    train_problems=easy_train_problems,
+    eval_problems=easy_eval_problems,
+    demonstration=easy_demonstration,
 )
