@@ -70,8 +70,9 @@ def main() -> None:
     rows = []
     for task in args.tasks or demo_tasks():
         for seed in args.seeds:
-            rows.append(run_one(task, seed, out))
-            print(json.dumps(rows[-1]), flush=True)
+            row = run_one(task, seed, out)
+            rows.append(row)
+            print(row, flush=True)
     print("| run | sampled success before -> after [95% CI] | disjoint | tool calls / turns per episode "
           "(after) | doctor | signal check | time |")
     print("|---|---|---|---|---|---|---|")
