@@ -40,7 +40,7 @@ def run_one(task: str, seed: int, out: Path) -> dict:
             "disjoint": after["ci95"][0] > before["ci95"][1],
             "tool_calls": after["mean_tool_calls"], "turns": after["mean_turns"],
             "tool_calls_before": before["mean_tool_calls"], "turns_before": before["mean_turns"],
-            "failures": [f.detector for f in report.failures],
+            "failures": [str(getattr(f.detector, "value", f.detector)) for f in report.failures],
             "signal": _verdict(preflight)}
 
 
