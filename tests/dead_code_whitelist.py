@@ -41,6 +41,7 @@ _._close_pools  # @atexit.register
 _.HARD_TASK
 _.MBPP_TASK
 _.HUB_TASK
+_.EASY_TASK  # wordle-easy, looked up by name in agentgrpo.tasks._BUILTIN
 _.task_with_options
 _.efficiency_proxy
 _.length_bonus

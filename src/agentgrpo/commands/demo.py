@@ -3,6 +3,7 @@
     agentgrpo demo                     # shipped SFT checkpoint -> eval -> 80 GRPO steps -> eval -> curves
     agentgrpo demo --sft               # redo the SFT warm start from a random init (10-14 min more, 2 cores)
     agentgrpo demo --seed 7            # any option of `agentgrpo train` works here too
+    agentgrpo demo --task wordle-easy  # another task's demo (its shipped config demo-<task>.yaml and warm start)
     agentgrpo demo --failure hacking   # a gameable proxy is trained; the live doctor stops the run
     agentgrpo demo --failure length    # a length bonus the model pads its answers for
     agentgrpo demo --failure collapse  # a learning rate that collapses the policy
@@ -32,13 +33,40 @@ FAILURES = ("hacking", "length", "collapse")
 
 def add_arguments(parser) -> None:
     parser.add_argument("--config", default="demo", help="Config to start from (default: the shipped demo).")
+    parser.add_argument("--task", default=None,
+                        help="the task to demo: " + ", ".join(demo_tasks()) + " (its shipped demo-<task>.yaml); "
+                             "wordle and function-calling run their easy variants (beyond a 1M-parameter model); "
+                             "with --config: overrides the config's task")
     parser.add_argument("--failure", choices=FAILURES, default=None,
                         help="plant a failure mode instead: hacking (gameable proxy), length (length bonus), "
                              "collapse (learning rate too high); the doctor names it with its onset")
     parser.add_argument("--heal", action="store_true",
                         help="with --failure: on_failure: heal (roll back to the checkpoint before the onset, apply "
                              "the remedy, go on), a checkpoint every step, held-out eval after")
-    add_override_help(parser)
+    add_override_help(parser, declared=("task",))
+
+
+def demo_tasks() -> list[str]:
+    """The tasks with a shipped demo config (``demo.yaml`` is the calculator's)."""
+    from agentgrpo.config import shipped_configs
+
+    return ["calculator", *sorted(n.removeprefix("demo-") for n in shipped_configs() if n.startswith("demo-"))]
+
+
+def demo_config(task: str) -> str:
+    """The shipped demo config for ``task``; an easy variant's for a task beyond the tiny model (with a note)."""
+    from agentgrpo.errors import UserError
+    from agentgrpo.pipeline import say
+    from agentgrpo.tiny.build import EASY_VARIANTS
+
+    if task in EASY_VARIANTS:
+        say(f"task {task!r} is beyond the tiny model: the demo runs its easy variant {EASY_VARIANTS[task]!r} "
+            "(docs/tasks.md, 'The tiny model')")
+        task = EASY_VARIANTS[task]
+    if task not in demo_tasks():
+        raise UserError(f"demo --task {task!r}: no demo for it; demos: {', '.join(demo_tasks())} (or train it: "
+                        f"agentgrpo train --task {task} --model ...)")
+    return "demo" if task == "calculator" else f"demo-{task}"
 
 
 def run(args) -> int:
@@ -47,6 +75,10 @@ def run(args) -> int:
     from agentgrpo.plan import resolve_plan
 
     overrides = collect_overrides(args)
+    if args.task is not None and args.config == "demo":
+        args.config = demo_config(args.task)
+    elif args.task is not None:
+        overrides += ["--task", args.task]
     if args.heal and not args.failure:
         from agentgrpo.errors import UserError
 
@@ -69,7 +101,7 @@ def run(args) -> int:
     for line in summary_lines(result):
         say(line)
     if not args.failure:
-        return 0
+        return 0 if args.task is None else _task_verdict(result.run_dir)
     if args.heal:
         return _heal_verdict(result.run_dir, args.failure)
     return _doctor_verdict(result.run_dir, args.failure)
@@ -122,6 +154,24 @@ def _doctor_verdict(run_dir, mode: str) -> int:
         return 1
     say(f"the doctor named the planted {mode} failure: onset step {named.onset} (planted at step {true_onset})")
     return 0
+
+
+def _task_verdict(run_dir) -> int:
+    """A task demo's last word: the doctor's reading of the run (report.html beside it); 1 when it names a
+    failure, else 0."""
+    from agentgrpo.commands.doctor import write_report
+    from agentgrpo.doctor import diagnose, read_run
+    from agentgrpo.doctor.summary import text
+    from agentgrpo.pipeline import say
+
+    source = read_run(run_dir)
+    report = diagnose(source.table)
+    paths = write_report(source, report, None, png=True)
+    print(text(source, report), flush=True)
+    say(f"report: {paths[0]}")
+    failures = [f.detector for f in report.failures]
+    say("the doctor names " + (", ".join(failures) if failures else "no failure"))
+    return 1 if failures else 0
 
 
 def _heal_verdict(run_dir, mode: str) -> int:

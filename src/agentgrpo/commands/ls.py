@@ -54,9 +54,11 @@ def run(args) -> int:
         for name, path in shipped_configs().items():
             print(f"  {name:<24} {path}")
     if args.what in (None, "models"):
-        from agentgrpo.tiny.build import SHIPPED_SFT
+        from agentgrpo.tiny.build import SHIPPED_SFT, WARM_START_STEPS, warm_start
 
         print("models (use as model: NAME; the path loads with AutoTokenizer / AutoModelForCausalLM.from_pretrained):")
-        print(f"  {'tiny':<24} {SHIPPED_SFT}  (SFT'd on calculator)")
+        print(f"  {'tiny':<24} {SHIPPED_SFT}  (SFT'd on calculator; on another task below, that task's warm start)")
+        for name in sorted(set(WARM_START_STEPS) - {"calculator"}):
+            print(f"  {'tiny (' + name + ')':<24} {warm_start(name)}")
         print(f"  {'tiny-random':<24} built per task on first use into the user cache (untrained)")
     return 0

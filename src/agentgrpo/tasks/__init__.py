@@ -14,9 +14,12 @@ _BUILTIN = {
     "coding": "agentgrpo.tasks.coding:TASK",
     "coding-mbpp": "agentgrpo.tasks.coding:MBPP_TASK",
     "wordle": "agentgrpo.tasks.wordle:TASK",
+    "wordle-easy": "agentgrpo.tasks.wordle:EASY_TASK",
     "function-calling": "agentgrpo.tasks.function_calling:TASK",
+    "function-calling-easy": "agentgrpo.tasks.function_calling_easy:TASK",
     "function-calling-hub": "agentgrpo.tasks.function_calling:HUB_TASK",
     "reasoning": "agentgrpo.tasks.reasoning:TASK",
+    "reasoning-easy": "agentgrpo.tasks.reasoning:EASY_TASK",
 }
 # built-ins that take options in the name, e.g. ``reasoning[difficulty=2]``: name -> factory(options text)
 _WITH_OPTIONS = {"reasoning": "agentgrpo.tasks.reasoning:task_with_options"}

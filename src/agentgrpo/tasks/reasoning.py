@@ -13,6 +13,12 @@ Difficulty is a knob: ``task: reasoning[difficulty=2]`` sets every generator's r
 that level (0 = easiest; levels past a generator's last use its last). ``datasets=a+b`` picks generators.
 Both are part of the task name, so a run's config.yaml (and `agentgrpo eval` from it) keeps them.
 
+``reasoning-easy`` (the tiny CPU model's variant, `agentgrpo demo --task reasoning-easy`): reasoning-gym's
+``chain_sum`` at difficulty 2 (sums of two to four numbers of up to three digits), same rewards, with
+demonstrations whose tool call computes: ``print(<the question's expression>)``, half of them, the other half
+answering in the head. The default demonstrations print the known answer (a format lesson for a real model);
+a 1M-parameter model cannot compute a gcd in its head, so only a tool that computes can teach it anything.
+
 Version history (bump ``VERSION`` when scoring changes):
   1: first release.
 """
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 
 from agentgrpo.errors import UserError
 from agentgrpo.rewards import get_reward
@@ -145,6 +152,38 @@ def gold_completion(row: dict) -> list[dict]:
     return demonstration(row, use_tool=True)["messages"][len(row["prompt"]):]
 
 
+_EXPRESSION = re.compile(r"problem: ([0-9+\- ]+) =\s*$")
+EASY_DATASETS, EASY_DIFFICULTY = ("chain_sum",), 2
+
+
+def easy_demonstration(row: dict, use_tool: bool) -> dict:
+    """An SFT example for reasoning-easy: the tool computes the question's expression (its exact output), or
+    the answer comes directly."""
+    match = _EXPRESSION.search(row["prompt"][-1]["content"])
+    if not use_tool or match is None:
+        return demonstration(row, use_tool)
+    messages = list(row["prompt"])
+    call = {"type": "function", "function": {"name": "run_python",
+                                             "arguments": {"code": f"print({match.group(1).strip()})"}}}
+    messages += [{"role": "assistant", "content": "", "tool_calls": [call]},
+                 {"role": "tool", "name": "run_python", "content": format_run("passed", row["answer"] + "\n", "")},
+                 {"role": "assistant", "content": f"<answer>{row['answer']}</answer>"}]
+    return {"messages": messages}
+
+
+@functools.cache
+def easy_task() -> Task:
+    """reasoning-easy: ``chain_sum`` at difficulty 2 with computing demonstrations (module docstring)."""
+    import dataclasses
+
+    return dataclasses.replace(
+        make_task(EASY_DIFFICULTY, EASY_DATASETS), name="reasoning-easy",
+        description="reasoning-gym chain_sum at difficulty 2 with a sandboxed run_python tool and demonstrations "
+                    "that compute in it: the tiny CPU model's variant.",
+        demonstration=easy_demonstration,
+        gold_completion=lambda row: easy_demonstration(row, True)["messages"][len(row["prompt"]):])
+
+
 def make_task(difficulty: int = 0, datasets: tuple[str, ...] = DEFAULT_DATASETS) -> Task:
     """The task at ``difficulty`` over ``datasets`` (reasoning-gym generator names)."""
     datasets = tuple(datasets)
@@ -209,4 +248,6 @@ def default_task() -> Task:
 def __getattr__(name: str):
     if name == "TASK":  # built on first use: reasoning-gym is imported only when the task is
         return default_task()
+    if name == "EASY_TASK":
+        return easy_task()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

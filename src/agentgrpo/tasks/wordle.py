@@ -11,12 +11,22 @@ the gold play and the task. No maintained game library fits offline: ``textarena
 corpora on import (network), so this is our own implementation with the word lists shipped in
 ``agentgrpo/tasks/data`` (SCOWL via Debian ``wamerican``; licence in the files' headers).
 
+``wordle-easy`` (the tiny CPU model's variant, `agentgrpo demo --task wordle-easy`): the same game, rules,
+feedback, word list for legal guesses and rewards, but the secret is one of ``EASY_SECRETS`` words (a fixed
+seeded draw from the answer list), and the demonstrations' solver picks among those and ``EASY_DECOYS`` more
+words (legal guesses the secret never is). Like Wordle's own fixed answer list, the secret list is the game's
+world: the eval plays fresh games on the same secrets (sampled decoding; no secret is held out). A 1M-parameter
+model memorises its answer list and cannot guess a word it never saw as an answer: on 16 held-out secrets the
+warm start solved 0.5% [0.1%, 2.8%] of 200 sampled games (docs/tasks.md, "The tiny model").
+
 Version history (bump ``VERSION`` when scoring changes):
   1: first release.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import random
 
 from agentgrpo.rewards.games import (
@@ -47,9 +57,9 @@ SYSTEM_PROMPT = (
 # --- data -----------------------------------------------------------------------------------------------
 
 
-def _row(secret: str, max_guesses: int = MAX_GUESSES) -> dict:
+def _row(secret: str, max_guesses: int = MAX_GUESSES, tag: str = "") -> dict:
     return {
-        "id": f"wordle/{secret}",
+        "id": f"wordle/{secret}{tag}",
         "prompt": [{"role": "system", "content": SYSTEM_PROMPT},
                    {"role": "user", "content": "Guess the secret word."}],
         "secret": secret,
@@ -139,11 +149,14 @@ def play(row: dict, guesses: list[str]) -> list[dict]:
 
 
 def solver_guesses(secret: str, rng: random.Random, max_guesses: int = MAX_GUESSES,
-                   vocabulary: int = SOLVER_VOCABULARY) -> list[str]:
+                   vocabulary: int = SOLVER_VOCABULARY, words: tuple[str, ...] | None = None) -> list[str]:
     """A player that only makes consistent guesses: an opener, then a random word still consistent with all
     feedback so far, from a random ``vocabulary`` of the secret words (which holds the secret; kept small so
-    thousands of demonstrations build in seconds)."""
-    candidates = rng.sample([w for w in word_lists()[0] if w != secret], vocabulary - 1) + [secret]
+    thousands of demonstrations build in seconds), or from ``words`` when given (wordle-easy's pool)."""
+    if words is not None:
+        candidates = list(words)
+    else:
+        candidates = rng.sample([w for w in word_lists()[0] if w != secret], vocabulary - 1) + [secret]
     guesses = [rng.choice(OPENERS)]
     while guesses[-1] != secret and len(guesses) < max_guesses:
         fb = wordle_feedback(guesses[-1], secret)
@@ -184,4 +197,55 @@ TASK = Task(
     success_reward="wordle_solved",
     columns=("id", "prompt", "secret", "max_guesses", "answer"),
     episode_stats=wordle_episode_stats,
+)
+
+
+# --- wordle-easy: the same game over a small list of secrets (the tiny CPU model's variant) ---------------
+
+EASY_SECRETS = 32  # the secret list, a fixed seeded draw from the answer list
+EASY_DECOYS = 16  # further words of the draw: legal guesses of the demonstrations' solver, never a secret
+
+
+@functools.cache
+def easy_pool() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(secrets, decoys) of wordle-easy: a fixed seeded draw from the answer list."""
+    pool = sorted(word_lists()[0])
+    random.Random(EVAL_SEED + 1).shuffle(pool)
+    pool = pool[:EASY_SECRETS + EASY_DECOYS]
+    return tuple(pool[EASY_DECOYS:]), tuple(pool[:EASY_DECOYS])
+
+
+def easy_eval_problems(n: int = 128) -> list[dict]:
+    """``n`` eval games over the secret list, cycled (row ``k`` plays secret ``k mod EASY_SECRETS``): with sampled
+    decoding each repeat is another draw of the game; greedy repeats are identical."""
+    secrets = easy_pool()[0]
+    return [_row(secrets[k % len(secrets)], tag=f"#eval{k // len(secrets)}") for k in range(n)]
+
+
+def easy_train_problems(n: int, seed: int) -> list[dict]:
+    """``n`` games on wordle-easy's secrets (shuffled by ``seed``, cycled)."""
+    pool, rng, rows = easy_pool()[0], random.Random(seed), []
+    while len(rows) < n:
+        batch = list(pool)
+        rng.shuffle(batch)
+        rows += [_row(s, tag=f"#{seed}.{len(rows) + i}") for i, s in enumerate(batch)]
+    return rows[:n]
+
+
+def easy_demonstration(row: dict, use_tool: bool) -> dict:
+    """An honest game whose solver only guesses words of wordle-easy's draw (secrets and decoys)."""
+    rng = random.Random(row["id"])  # the id numbers the game: every game of a secret is played afresh
+    words = easy_pool()[0] + easy_pool()[1]
+    guesses = solver_guesses(row["secret"], rng, row["max_guesses"], words=words)
+    return {"messages": list(row["prompt"]) + play(row, guesses)}
+
+
+EASY_TASK = dataclasses.replace(
+    TASK,
+    name="wordle-easy",
+    description=f"Wordle over a list of {EASY_SECRETS} secret words, same rules and rewards; eval = fresh games on "
+                "the same secrets: the tiny CPU model's variant (agentgrpo demo --task wordle-easy).",
+    train_problems=easy_train_problems,
+    eval_problems=easy_eval_problems,
+    demonstration=easy_demonstration,
 )

@@ -22,8 +22,10 @@ SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 TEMPLATE_TAGS = ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<tools>", "</tools>"]
 
 
-def _pre_tokenizer() -> pre_tokenizers.PreTokenizer:
+def _pre_tokenizer(split_lines: bool = False) -> pre_tokenizers.PreTokenizer:
+    lines = [pre_tokenizers.Split("\n", behavior="merged_with_previous")] if split_lines else []
     return pre_tokenizers.Sequence([
+        *lines,
         pre_tokenizers.Digits(individual_digits=True),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
     ])
@@ -50,14 +52,19 @@ def template_renderer() -> PreTrainedTokenizerFast:
     return _wrap(raw)
 
 
-def train_tokenizer(corpus: Iterable[str], vocab_size: int = 1024) -> PreTrainedTokenizerFast:
+def train_tokenizer(corpus: Iterable[str], vocab_size: int = 1024,
+                    split_lines: bool = False) -> PreTrainedTokenizerFast:
     """Train the BPE on ``corpus`` (rendered chats) and return a transformers tokenizer.
 
-    Deterministic for a given corpus: same texts, same merges, same ids.
+    Deterministic for a given corpus: same texts, same merges, same ids. ``split_lines``: no token crosses a
+    line end, so none straddles the generation prompt (``<|im_start|>assistant\n``) and the answer after it
+    (an answer that never starts with a tag or a digit, like function calling's JSON, would merge into it).
     """
     raw = Tokenizer(models.BPE(unk_token=None))
-    raw.pre_tokenizer = _pre_tokenizer()
+    raw.pre_tokenizer = _pre_tokenizer(split_lines)
     raw.decoder = decoders.ByteLevel()
+    if split_lines:  # before training, so merges never swallow one (with lines split, "... <|im_end|>" would)
+        raw.add_special_tokens(SPECIAL_TOKENS)
     raw.add_tokens(TEMPLATE_TAGS)  # before training, so merges never straddle a tag
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,

@@ -19,13 +19,16 @@ def tiny_note(task_name: str) -> str | None:
     """A warning for model 'tiny' on task ``task_name``, or None: the shipped checkpoint was SFT'd on the
     calculator task's demonstrations only (`SHIPPED_SFT_TASKS`). It is accepted for every task, as its path
     is: every model form goes through the same path; this only says what to expect."""
-    from agentgrpo.tiny.build import SHIPPED_SFT_TASKS
+    from agentgrpo.tiny.build import EASY_VARIANTS, warm_start
 
-    if task_name in SHIPPED_SFT_TASKS:
+    if warm_start(task_name) is not None:
         return None
+    easy = EASY_VARIANTS.get(task_name)
+    variant = (f"; its easy variant has a warm start of its own: task {easy!r}, `agentgrpo demo --task {easy}`"
+               if easy else "")
     return (f"model: 'tiny' was SFT'd on the calculator task only, not on {task_name!r}: expect it to start near "
             "0% success there (fine for trying the pipeline; to learn the task, start from a model trained for "
-            "it: a run directory, a save_pretrained directory or a Hub id).")
+            f"it: a run directory, a save_pretrained directory or a Hub id){variant}.")
 
 
 def resolve_model(name: str, task: Task) -> str:
@@ -33,13 +36,16 @@ def resolve_model(name: str, task: Task) -> str:
 
     A LoRA adapter directory (``adapter_config.json``, as a PEFT run saves) is accepted as it is.
     """
-    from agentgrpo.tiny.build import SHIPPED_SFT, random_checkpoint
+    from agentgrpo.tiny.build import SHIPPED_SFT, random_checkpoint, warm_start
 
     if name == "tiny":
-        if not (SHIPPED_SFT / "config.json").exists():
-            raise UserError(f"model: the shipped tiny checkpoint is missing at {SHIPPED_SFT}; rebuild it with "
-                            "`agentgrpo build-tiny`.")
-        return str(SHIPPED_SFT)
+        own = warm_start(task.name) if task is not None else None
+        path = own or SHIPPED_SFT
+        if not (path / "config.json").exists():
+            flag = f" --task {task.name}" if own is not None and path != SHIPPED_SFT else ""
+            raise UserError(f"model: the shipped tiny checkpoint is missing at {path}; rebuild it with "
+                            f"`agentgrpo build-tiny{flag}`.")
+        return str(path)
     if name == "tiny-random":
         return str(random_checkpoint(task))
     path = Path(name).expanduser()

@@ -1,0 +1,202 @@
+"""Every task's tiny warm start and CPU demo (issue 38): the easy variants' data and demonstrations against
+plain-Python oracles, the tokenizers, `model: tiny` per task, `demo --task`, and a real multi-turn Wordle
+episode of the shipped wordle-easy warm start with the environment's feedback masked out of the loss."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+
+import pytest
+
+from agentgrpo.errors import UserError
+from agentgrpo.rewards import games
+from agentgrpo.tasks import get_task
+from agentgrpo.tasks.demonstrations import demonstrations
+from agentgrpo.tiny.build import EASY_VARIANTS, SHIPPED_SFT, WARM_START_STEPS, build_tokenizer, warm_start
+from agentgrpo.training.models import resolve_model, tiny_note
+
+EASY = ("wordle-easy", "function-calling-easy", "reasoning-easy")
+
+
+def test_the_calculator_tokenizer_is_still_the_shipped_checkpoint_s(tmp_path):
+    """`build-tiny` (the calculator) must rebuild exactly what ships: its tokenizer is unchanged."""
+    build_tokenizer(get_task("calculator")).save_pretrained(tmp_path)
+    built = json.loads((tmp_path / "tokenizer.json").read_text())
+    assert built == json.loads((SHIPPED_SFT / "tokenizer.json").read_text())
+
+
+@pytest.mark.parametrize("name", EASY)
+def test_no_token_straddles_the_generation_prompt_or_swallows_a_special_token(name):
+    task = get_task(name)
+    tok = build_tokenizer(task)
+    specials = {"<|im_end|>", "<|im_start|>", "<|endoftext|>"}
+    assert not [t for t in tok.get_vocab() if t not in specials and any(s in t for s in specials)]
+    for demo in demonstrations(task, 40, tool_fraction=0.5, seed=5):
+        n_prompt = 2 if demo["messages"][0]["role"] == "system" else 1
+        prompt = tok.apply_chat_template(demo["messages"][:n_prompt], tools=demo["tools"], tokenize=True,
+                                         return_dict=False, add_generation_prompt=True)
+        full = tok.apply_chat_template(demo["messages"], tools=demo["tools"], tokenize=True, return_dict=False)
+        assert full[:len(prompt)] == prompt, (name, tok.decode(full[len(prompt) - 2:len(prompt) + 2]))
+
+
+# --- wordle-easy ------------------------------------------------------------------------------------------
+
+
+def test_wordle_easy_plays_honest_games_over_its_secret_list():
+    from agentgrpo.tasks.wordle import EASY_DECOYS, EASY_SECRETS, easy_pool
+
+    task = get_task("wordle-easy")
+    secrets, decoys = easy_pool()
+    assert len(secrets) == EASY_SECRETS and len(decoys) == EASY_DECOYS and not set(secrets) & set(decoys)
+    assert set(secrets) | set(decoys) <= set(games.word_lists()[0])
+    rows = task.train_problems(500, seed=3)
+    assert {r["secret"] for r in rows} == set(secrets) and len({r["id"] for r in rows}) == 500
+    evals = task.eval_problems(40)
+    assert [r["secret"] for r in evals] == [secrets[k % EASY_SECRETS] for k in range(40)]
+    assert len({r["id"] for r in evals}) == 40 and not {r["id"] for r in evals} & {r["id"] for r in rows}
+    pool, played = set(secrets) | set(decoys), set()
+    for row in rows[:60]:
+        messages = task.demonstration(row, True)["messages"][len(row["prompt"]):]
+        record = games.replay_wordle(messages, row["secret"])
+        guesses = [w for w, _ in record.attempts]
+        assert record.invalid == 0 and messages[-1]["content"] == row["secret"]
+        # the solver's oracle: every guess after the opener is consistent with all feedback before it
+        for k, word in enumerate(guesses[1:], start=1):
+            assert word in pool
+            assert all(games.wordle_feedback(g, word) == fb for g, fb in record.attempts[:k]), (guesses, k)
+        played.add(tuple(guesses))
+    assert len(played) > 40  # games of a secret are played afresh, not one memorised line per secret
+
+
+# --- function-calling-easy -------------------------------------------------------------------------------
+
+
+def test_function_calling_easy_scores_like_function_calling_and_holds_requests_out():
+    from agentgrpo.tasks.function_calling import held_out
+
+    task = get_task("function-calling-easy")
+    assert task.validate(100) == []
+    evals, train = task.eval_problems(200), task.train_problems(2000, seed=1)
+    assert all(held_out(r["prompt"][-1]["content"]) for r in evals)
+    assert not {r["id"] for r in evals} & {r["id"] for r in train}
+    rng = random.Random(0)
+    for row in evals[:50]:
+        (gold,) = json.loads(row["answer"])
+        # the oracle: the request's own numbers and names appear in the gold arguments
+        for value in gold["arguments"].values():
+            assert str(value) in row["prompt"][-1]["content"].replace(":0", ":") or \
+                f"{value:02d}" in row["prompt"][-1]["content"]
+        wrong = dict(gold["arguments"])
+        key = rng.choice(sorted(wrong))
+        wrong[key] = wrong[key] + 1 if isinstance(wrong[key], int) else wrong[key] + "x"
+        answers = [json.dumps([gold]), json.dumps([{"name": gold["name"], "arguments": wrong}]), "no"]
+        completions = [[{"role": "assistant", "content": a}] for a in answers]
+        scores = task.reward_funcs["function_calls_exact"](completions=completions,
+                                                             ground_truth=[row["ground_truth"]] * 3)
+        assert scores == [1.0, 0.0, 0.0]
+
+
+# --- reasoning-easy --------------------------------------------------------------------------------------
+
+
+def test_reasoning_easy_demonstrations_compute_the_answer_in_the_tool():
+    pytest.importorskip("reasoning_gym")
+    task = get_task("reasoning-easy")
+    assert task.validate(30) == []
+    used = 0
+    for demo, row in zip(demonstrations(task, 60, 0.5, seed=2), task.train_problems(60, seed=3), strict=True):
+        calls = [m for m in demo["messages"] if m.get("tool_calls")]
+        final = demo["messages"][-1]["content"]
+        answer = re.fullmatch(r"<answer>(-?\d+)</answer>", final).group(1)
+        for message in calls:
+            code = message["tool_calls"][0]["function"]["arguments"]["code"]
+            expression = re.fullmatch(r"print\(([0-9+\- ]+)\)", code).group(1)
+            assert str(eval(expression)) == answer  # the oracle: Python itself
+            used += 1
+        del row
+    assert 15 < used < 45  # about half the demonstrations use the tool
+
+
+# --- model: tiny per task, build-tiny --task, demo --task -------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(WARM_START_STEPS))
+def test_tiny_is_the_task_s_own_shipped_warm_start(name):
+    task = get_task(name)
+    path = warm_start(name)
+    assert (path / "config.json").is_file() and (path / "tokenizer.json").is_file()
+    assert resolve_model("tiny", task) == str(path) and tiny_note(name) is None
+
+
+@pytest.mark.parametrize("base,easy", sorted(EASY_VARIANTS.items()))
+def test_a_task_beyond_the_tiny_model_names_its_easy_variant(base, easy):
+    assert warm_start(base) is None and easy in tiny_note(base)
+
+
+def test_demo_task_picks_the_task_s_config_and_refuses_one_without_a_demo():
+    from agentgrpo.commands.demo import demo_config, demo_tasks
+
+    assert {"calculator", *EASY} <= set(demo_tasks())
+    assert demo_config("calculator") == "demo" and demo_config("wordle") == "demo-wordle-easy"
+    assert demo_config("function-calling-easy") == "demo-function-calling-easy"
+    with pytest.raises(UserError, match="no demo for it"):
+        demo_config("coding-mbpp")
+
+
+def test_build_tiny_defaults_to_the_calculator_as_before():
+    from agentgrpo.cli import build_parser
+
+    args = build_parser("build-tiny").parse_args(["build-tiny"])
+    assert (args.task, args.steps, args.seed, args.out) == ("calculator", None, 42, None)
+    assert WARM_START_STEPS["calculator"] == 1500 and warm_start("calculator") == SHIPPED_SFT
+
+
+# --- a real multi-turn episode: the shipped wordle-easy warm start plays -------------------------------------
+
+_RESPONSE = re.compile(r"<tool_response>\n(.*?)\n</tool_response>", re.DOTALL)
+
+
+def test_the_wordle_easy_warm_start_plays_several_turns_with_feedback_masked(tmp_path):
+    from agentgrpo import rundir
+    from agentgrpo.plan import resolve_plan
+    from agentgrpo.training.grpo import build_grpo_trainer
+
+    task = get_task("wordle-easy")
+    plan = resolve_plan(None, ["--model", "tiny", "--task", "wordle-easy", "--per_device_train_batch_size", "8",
+                               "--num_generations", "4", "--max_completion_length", "256", "--max_steps", "1",
+                               "--logging_steps", "1", "--save_strategy", "no", "--disable_tqdm", "true",
+                               "--doctor_every", "0", "--max_tool_calling_iterations", "8", "--seed", "1",
+                               "--output_dir", str(tmp_path / "run")],
+                        cuda_available=False)
+    trainer = build_grpo_trainer(plan, resolve_model("tiny", task))
+    tok = trainer.processing_class
+    rows = [trainer.train_dataset[i] for i in range(8)]
+    out = trainer._generate_and_score_completions(rows)
+    ids, mask, tool_mask = out["completion_ids"], out["completion_mask"], out["tool_mask"]
+    multi_turn = 0
+    for i in range(len(ids)):
+        real = mask[i].bool()
+        masked = tok.decode(ids[i][real & (tool_mask[i] == 0)])
+        trained = tok.decode(ids[i][real & (tool_mask[i] == 1)])
+        whole = tok.decode(ids[i][real])
+        responses = _RESPONSE.findall(whole)
+        # the oracle: the environment's own answers, replayed from the guesses in the model's tokens
+        secret = rows[i]["secret"]
+        game = games.WordleGame(secret)
+        for call in re.findall(r"<tool_call>\n(.*?)\n</tool_call>", trained, re.DOTALL):
+            if game.over or len(responses) == 0:
+                break
+            try:
+                expected = game.guess(json.loads(call)["arguments"]["word"])
+            except (games.InvalidMove, ValueError, KeyError, TypeError):
+                continue
+            assert expected in masked and expected not in trained
+        assert "<tool_response>" not in trained and all(r in masked for r in responses)
+        multi_turn += len(responses) >= 2
+    assert multi_turn >= 2  # the warm start plays games of several guesses, each answered by the environment
+    trainer.train()
+    (record,) = rundir.read_jsonl(tmp_path / "run" / rundir.METRICS)
+    assert record["wordle/turns"] >= 2 and "wordle/turn_2_reward" in record
+    assert record["tools/call_frequency"] > 0
