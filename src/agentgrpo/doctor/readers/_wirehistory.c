@@ -13,8 +13,31 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <float.h>
 #include <stdint.h>
 #include <string.h>
+
+#if defined(__x86_64__) && LDBL_MANT_DIG == 64
+#define EXACT_SHORT 1
+static const long double POW10[] = {1e0L, 1e1L, 1e2L, 1e3L, 1e4L, 1e5L, 1e6L, 1e7L, 1e8L, 1e9L, 1e10L, 1e11L,
+    1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L,
+    1e27L};
+
+/* A decimal m * 10**e (m < 2**64, |e| <= 27) correctly rounded to a double without a big-number parse: m and
+ * 10**|e| (5**27 < 2**64) are exact in x87 extended precision, so the one product or quotient there is
+ * rounded once to 64 bits; rounding that to 53 bits is the correct rounding of the exact value unless it
+ * lies exactly on a midpoint between two doubles (its low 11 bits 0x400), when 0 is returned. */
+static int short_decimal(uint64_t m, int e, int negative, double *out) {
+    if (m == 0) { *out = negative ? -0.0 : 0.0; return 1; }
+    long double q = e >= 0 ? (long double)m * POW10[e] : (long double)m / POW10[-e];
+    uint64_t bits;
+    memcpy(&bits, &q, sizeof(bits));  /* the 64-bit significand of the x87 format */
+    if ((bits & 0x7FF) == 0x400) return 0;
+    double d = (double)q;
+    *out = negative ? -d : d;
+    return 1;
+}
+#endif
 
 typedef struct {
     const uint8_t *p;
@@ -132,6 +155,29 @@ static int number(const uint8_t *p, Py_ssize_t len, double *out) {
         if (*out == 0.0) *out = 0.0;  /* "-0" is the integer 0 */
         return 0;
     }
+#ifdef EXACT_SHORT
+    {
+        uint64_t m = 0;
+        int significant = 0, e = 0, seen_point = 0;
+        Py_ssize_t k = first;
+        for (; k < len && p[k] != 'e' && p[k] != 'E'; k++) {
+            if (p[k] == '.') { seen_point = 1; continue; }
+            if (significant || p[k] != '0') {
+                if (++significant > 19) break;
+                m = m * 10 + (uint64_t)(p[k] - '0');
+            }
+            if (seen_point) e--;
+        }
+        if (significant <= 19 && k < len) {  /* the exponent: at most 3 digits here */
+            k++;
+            int sign = 1, x = 0, nd = 0;
+            if (p[k] == '+' || p[k] == '-') sign = p[k++] == '-' ? -1 : 1;
+            for (; k < len && nd < 4; k++, nd++) x = x * 10 + (p[k] - '0');
+            e = nd < 4 ? e + sign * x : 1000;
+        }
+        if (significant <= 19 && e >= -27 && e <= 27 && short_decimal(m, e, p[0] == '-', out)) return 1;
+    }
+#endif
     char small[128];
     char *text = len < (Py_ssize_t)sizeof(small) ? small : PyMem_Malloc(len + 1);
     if (!text) { PyErr_NoMemory(); return -2; }
