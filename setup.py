@@ -18,6 +18,9 @@ with open(SOURCE, "rb") as fh:  # compiled in: the sandbox refuses a build older
     digest = hashlib.sha256(fh.read()).hexdigest()
 native = Extension("agentgrpo.sandbox._native", [SOURCE], optional=True,
                    define_macros=[("AGENTGRPO_SOURCE_SHA256", f'"{digest}"')])
-wire = Extension("agentgrpo.doctor.readers._wirehistory", ["src/agentgrpo/doctor/readers/_wirehistory.c"],
-                 optional=True)
+WIRE = "src/agentgrpo/doctor/readers/_wirehistory.c"
+with open(WIRE, "rb") as fh:  # the doctor ignores a build older than its source
+    wire_digest = hashlib.sha256(fh.read()).hexdigest()
+wire = Extension("agentgrpo.doctor.readers._wirehistory", [WIRE], optional=True,
+                 define_macros=[("AGENTGRPO_SOURCE_SHA256", f'"{wire_digest}"')])
 setup(ext_modules=[native, wire] if sys.platform.startswith("linux") else [wire])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import os
 import random
 import struct
 from decimal import Decimal
@@ -139,3 +140,15 @@ def test_the_c_decoder_parses_numbers_as_python_does(seed):
     expected = [json.loads(t) for t in texts]
     assert kinds.tolist() == [0 if isinstance(v, int) and abs(v) < 10**15 else 1 for v in expected]
     assert struct.pack(f"<{len(texts)}d", *map(float, expected)) == cells.tobytes()
+
+
+def test_the_c_decoder_is_used_only_when_built_from_its_source(monkeypatch):
+    """CI (AGENTGRPO_REQUIRE_NATIVE, set where a C compiler is present) requires the build; a build older
+    than the source beside it (its SHA-256 differs) is left unused."""
+    if os.environ.get("AGENTGRPO_REQUIRE_NATIVE"):
+        assert fasthistory._wirehistory is not None, "setup.py did not build agentgrpo.doctor.readers._wirehistory"
+    if fasthistory._wirehistory is None:
+        pytest.skip("the C decoder is not built (setup.py)")
+    assert fasthistory._extension() is fasthistory._wirehistory
+    monkeypatch.setattr(fasthistory._wirehistory, "SOURCE_SHA256", "0" * 64)
+    assert fasthistory._extension() is None

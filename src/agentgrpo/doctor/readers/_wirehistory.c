@@ -348,4 +348,13 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_wirehistory", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__wirehistory(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__wirehistory(void) {
+    PyObject *m = PyModule_Create(&module);
+#ifdef AGENTGRPO_SOURCE_SHA256
+    if (m && PyModule_AddStringConstant(m, "SOURCE_SHA256", AGENTGRPO_SOURCE_SHA256)) {
+        Py_DECREF(m);
+        return NULL;
+    }
+#endif
+    return m;
+}

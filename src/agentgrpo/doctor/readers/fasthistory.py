@@ -11,12 +11,18 @@ are those of `wandbrun._rows` (numbers kept, NaN/Infinity included; ``_runtime``
 dicts. None, and wandbrun decodes record by record, whenever an item does not have exactly one key (a key,
 or a one-part nested key) and one value, a record has no step, a key repeats within a record, or the values
 are not JSON.
+
+Where the optional C extension ``_wirehistory`` is built (setup.py), it decodes the same bodies in one pass
+first: keys numbered as first logged, numbers parsed as Python's ``float`` parses them, no Python object per
+item; bodies of another shape, and builds without it, take the path above (tested equal).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 
@@ -26,10 +32,25 @@ try:
     import orjson
 except ImportError:  # pragma: no cover - orjson is a dependency of the doctor's fast paths, not a must
     orjson = None
-try:
-    from agentgrpo.doctor.readers import _wirehistory
-except ImportError:  # the optional C decoder (setup.py) not built: the same rows read as below
-    _wirehistory = None
+
+
+def _extension():
+    """The C decoder when it is built from the source beside it (a build older than an edited source, as in
+    a development checkout, is left unused); None without it: the same rows are then read in Python."""
+    try:
+        from agentgrpo.doctor.readers import _wirehistory
+    except ImportError:
+        return None
+    source = Path(__file__).with_name("_wirehistory.c")
+    if (
+        source.exists()
+        and getattr(_wirehistory, "SOURCE_SHA256", None) != hashlib.sha256(source.read_bytes()).hexdigest()
+    ):
+        return None
+    return _wirehistory
+
+
+_wirehistory = _extension()
 
 _VALUE_TAG = b"\x82\x01"  # HistoryItem.value_json: field 16, wire type 2
 _NUMBERS = frozenset({int, float})
