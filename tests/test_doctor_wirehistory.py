@@ -152,3 +152,28 @@ def test_the_c_decoder_is_used_only_when_built_from_its_source(monkeypatch):
     assert fasthistory._extension() is fasthistory._wirehistory
     monkeypatch.setattr(fasthistory._wirehistory, "SOURCE_SHA256", "0" * 64)
     assert fasthistory._extension() is None
+
+
+@native
+@pytest.mark.parametrize("seed", range(10))
+def test_the_c_framing_walk_equals_the_numpy_walk(seed, monkeypatch):
+    """Files of the independent LevelDB writer (records crossing blocks), whole, cut at random places and
+    with a flipped byte: the C walk gives the numpy walk's chunks, or None where it gives None."""
+    from agentgrpo.doctor.readers import wandbframes
+
+    rng = random.Random(seed)
+    sizes = [rng.choice([0, 1, 6, 7, 100, 32760, 32761, 40000, 70000]) for _ in range(rng.randint(1, 14))]
+    data = _leveldb_log([rng.randbytes(n) for n in sizes])
+    blobs = [data, data[: rng.randint(7, len(data))], data[: rng.randint(7, len(data))]]
+    flipped = bytearray(data)
+    flipped[rng.randrange(7, len(data))] ^= 1 << rng.randrange(8)
+    blobs += [bytes(flipped), data + bytes(rng.randint(1, 40))]
+    for blob in blobs:
+        fast = wandbframes.chunks(blob)
+        with monkeypatch.context() as patch:
+            patch.setattr(fasthistory, "_wirehistory", None)
+            numpy_walk = wandbframes.chunks(blob)
+        assert (fast is None) == (numpy_walk is None)
+        if fast is not None:
+            assert all(np.array_equal(a, b) for a, b in zip(fast, numpy_walk))
+    assert wandbframes.chunks(data) is not None

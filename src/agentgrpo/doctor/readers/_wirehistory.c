@@ -10,6 +10,10 @@
  * integer of at most 15 digits, 1 another JSON number or NaN/Infinity/-Infinity, 2 anything else, the list of
  * the texts of kind 2, the items per body as int64 bytes, each body's step as int64 bytes). Numbers are read
  * by Python's own float parser (PyOS_string_to_double), as float() and json read them.
+ *
+ * chunks(data) walks a whole W&B run file's LevelDB framing as `wandbframes.chunks` does (32 KiB blocks, a
+ * 7-byte header per chunk: crc32 of type + data, length, type): (start, end, type) of every chunk's data as
+ * int64 bytes, every crc32 checked; None where that walk gives None (cut short, zeros, a bad type or crc).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -341,7 +345,85 @@ done:
     return result;
 }
 
+static uint32_t CRC[8][256];
+
+static void crc_table(void) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+        CRC[0][i] = c;
+    }
+    for (int i = 0; i < 256; i++)
+        for (int k = 1; k < 8; k++) CRC[k][i] = (CRC[k - 1][i] >> 8) ^ CRC[0][CRC[k - 1][i] & 0xFF];
+}
+
+/* zlib's crc32(crc, p, n): the CRC-32 of ISO 3309 continued from ``crc`` (eight bytes a step). */
+static uint32_t crc32_of(uint32_t crc, const uint8_t *p, Py_ssize_t n) {
+    crc = ~crc;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; n >= 8; p += 8, n -= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        v ^= crc;
+        crc = CRC[7][v & 0xFF] ^ CRC[6][(v >> 8) & 0xFF] ^ CRC[5][(v >> 16) & 0xFF] ^ CRC[4][(v >> 24) & 0xFF] ^
+              CRC[3][(v >> 32) & 0xFF] ^ CRC[2][(v >> 40) & 0xFF] ^ CRC[1][(v >> 48) & 0xFF] ^ CRC[0][v >> 56];
+    }
+#endif
+    for (; n > 0; p++, n--) crc = CRC[0][(crc ^ *p) & 0xFF] ^ (crc >> 8);
+    return ~crc;
+}
+
+#define BLOCK 32768
+#define HEADER 7
+
+static PyObject *chunks(PyObject *self, PyObject *args) {
+    Py_buffer data;
+    if (!PyArg_ParseTuple(args, "y*", &data)) return NULL;
+    const uint8_t *p = data.buf;
+    Py_ssize_t n = data.len, count = 0, cap = n / 64 + 16;
+    int64_t *found = PyMem_Malloc(3 * cap * sizeof(int64_t));
+    PyObject *result = NULL;
+    uint32_t seed[5];
+    for (int t = 1; t <= 4; t++) {
+        uint8_t type = (uint8_t)t;
+        seed[t] = crc32_of(0, &type, 1);
+    }
+    if (!found) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t block = 0; block < n; block += BLOCK) {
+        Py_ssize_t at = block ? block : HEADER, end_block = block + BLOCK;
+        while (end_block - at >= HEADER && at < n) {
+            if (at + HEADER > n) goto none;
+            uint32_t crc = (uint32_t)p[at] | (uint32_t)p[at + 1] << 8 | (uint32_t)p[at + 2] << 16 |
+                           (uint32_t)p[at + 3] << 24;
+            Py_ssize_t length = p[at + 4] | p[at + 5] << 8, type = p[at + 6], end = at + HEADER + length;
+            if (type < 1 || type > 4 || end > n || end > end_block) goto none;
+            if (crc32_of(seed[type], p + at + HEADER, length) != crc) goto none;
+            if (count == cap) {
+                cap *= 2;
+                int64_t *more = PyMem_Realloc(found, 3 * cap * sizeof(int64_t));
+                if (!more) { PyErr_NoMemory(); goto done; }
+                found = more;
+            }
+            found[3 * count] = at + HEADER;
+            found[3 * count + 1] = end;
+            found[3 * count + 2] = type;
+            count++;
+            at = end;
+        }
+    }
+    result = Py_BuildValue("y#", (const char *)found, count * 3 * (Py_ssize_t)sizeof(int64_t));
+    goto done;
+none:
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyMem_Free(found);
+    PyBuffer_Release(&data);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"chunks", chunks, METH_VARARGS, "Walk a W&B run file's framing (see the module's source)."},
     {"history", history, METH_VARARGS, "Decode joined HistoryRecord bodies (see the module's source)."},
     {NULL, NULL, 0, NULL},
 };
@@ -349,6 +431,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_wirehistory", NULL, -1, methods};
 
 PyMODINIT_FUNC PyInit__wirehistory(void) {
+    crc_table();
     PyObject *m = PyModule_Create(&module);
 #ifdef AGENTGRPO_SOURCE_SHA256
     if (m && PyModule_AddStringConstant(m, "SOURCE_SHA256", AGENTGRPO_SOURCE_SHA256)) {
