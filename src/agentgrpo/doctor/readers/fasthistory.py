@@ -246,8 +246,9 @@ def _block(
     row = np.repeat(np.arange(n_rows), counts)[where]
     numbers = np.full((width, n_rows), math.nan)
     present = np.zeros((width, n_rows), dtype=bool)
-    numbers[col, row] = cells_at(where)
-    present[col, row] = True
+    flat = col * n_rows + row  # one index into the (width x rows) arrays, cheaper than a pair
+    numbers.reshape(-1)[flat] = cells_at(where)
+    present.reshape(-1)[flat] = True
     if int(present.sum()) != len(where):
         return None  # a key twice in one record (the later value wins there): record by record
     step_row = index["_step"]
