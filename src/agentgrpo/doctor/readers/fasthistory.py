@@ -11,12 +11,18 @@ are those of `wandbrun._rows` (numbers kept, NaN/Infinity included; ``_runtime``
 dicts. None, and wandbrun decodes record by record, whenever an item does not have exactly one key (a key,
 or a one-part nested key) and one value, a record has no step, a key repeats within a record, or the values
 are not JSON.
+
+Where the optional C extension ``_wirehistory`` is built (setup.py), it decodes the same bodies in one pass
+first: keys numbered as first logged, numbers parsed as Python's ``float`` parses them, no Python object per
+item; bodies of another shape, and builds without it, take the path above (tested equal).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 
@@ -27,14 +33,38 @@ try:
 except ImportError:  # pragma: no cover - orjson is a dependency of the doctor's fast paths, not a must
     orjson = None
 
+
+def _extension():
+    """The C decoder when it is built from the source beside it (a build older than an edited source, as in
+    a development checkout, is left unused); None without it: the same rows are then read in Python."""
+    try:
+        from agentgrpo.doctor.readers import _wirehistory
+    except ImportError:
+        return None
+    source = Path(__file__).with_name("_wirehistory.c")
+    if (
+        source.exists()
+        and getattr(_wirehistory, "SOURCE_SHA256", None) != hashlib.sha256(source.read_bytes()).hexdigest()
+    ):
+        return None
+    return _wirehistory
+
+
+_wirehistory = _extension()
+
 _VALUE_TAG = b"\x82\x01"  # HistoryItem.value_json: field 16, wire type 2
 _NUMBERS = frozenset({int, float})
 _flat_class = None
 
 
-def read(joined: bytes, offsets: np.ndarray) -> ColumnBlock | None:
+def read(joined: bytes, offsets: np.ndarray, native: bool = True) -> ColumnBlock | None:
     """The rows of the history records whose ``HistoryRecord`` bodies are ``joined`` (body ``i`` from
-    ``offsets[i]`` to ``offsets[i + 1]``), or None (see above)."""
+    ``offsets[i]`` to ``offsets[i + 1]``), or None (see above); decoded by the C extension when it is built
+    and the bodies are of its plain shape (``native=False``: never)."""
+    if native and _wirehistory is not None:
+        block = _decoded(joined, offsets)
+        if block is not None:
+            return block
     flat_class = _schema()
     if flat_class is None:
         return None
@@ -67,7 +97,48 @@ def read(joined: bytes, offsets: np.ndarray) -> ColumnBlock | None:
     values = _values(_value_text(items.SerializeToString(), n) or b"[" + b",".join(items.value_json) + b"]")
     if values is None:
         return None
-    return _block(list(seen), key_of, values, counts, numbers)
+    if set(map(type, values)) <= _NUMBERS:
+        is_number = None
+        cells_at = lambda where: np.array(values, dtype=float)[where]  # noqa: E731
+    else:
+        is_number = np.fromiter(map(_NUMBERS.__contains__, map(type, values)), dtype=bool, count=n)
+        cells_at = lambda where: np.array([values[i] for i in where.tolist()], dtype=float)  # noqa: E731
+    return _block(list(seen), key_of, lambda: values, counts, numbers, cells_at, is_number)
+
+
+def _decoded(joined: bytes, offsets: np.ndarray) -> ColumnBlock | None:
+    """`read` through the C extension (`_wirehistory.history`): the keys, each item's key number and value
+    (integers of at most 15 digits, other numbers, NaN/Infinity as Python's float parser reads them), the
+    few other values parsed here as JSON; None where it or a value's JSON does not read."""
+    found = _wirehistory.history(joined, np.ascontiguousarray(offsets, dtype=np.int64))
+    if found is None:
+        return None
+    names, key_of, cells, kinds, others, counts, steps = found
+    key_of = np.frombuffer(key_of, dtype=np.int64).astype(np.intp, copy=False)
+    cells, kinds = np.frombuffer(cells, dtype=float).copy(), np.frombuffer(kinds, dtype=np.uint8)
+    other_at = np.flatnonzero(kinds == 2)
+    try:
+        parsed = [json.loads(text) for text in others]
+        is_number = np.array([type(v) in _NUMBERS for v in parsed], dtype=bool)
+        cells[other_at[is_number]] = [float(v) for v, keep in zip(parsed, is_number.tolist()) if keep]
+    except (ValueError, OverflowError):  # not JSON (the whole read then gives up), or a number past float
+        return None
+    mask = None
+    if not is_number.all():
+        mask = np.ones(len(kinds), dtype=bool)
+        mask[other_at[~is_number]] = False
+
+    def values() -> list:
+        out = cells.tolist()
+        for i in np.flatnonzero(kinds == 0).tolist():
+            out[i] = int(out[i])
+        for i, value in zip(other_at.tolist(), parsed):
+            out[i] = value
+        return out
+
+    steps = np.frombuffer(steps, dtype=np.int64).tolist()
+    counts = np.frombuffer(counts, dtype=np.int64).tolist()
+    return _block(names, key_of, values, counts, steps, cells.__getitem__, mask)
 
 
 def _value_text(stream: bytes, n: int) -> bytearray | None:
@@ -145,16 +216,18 @@ class _Index(dict):
 
 
 def _block(
-    names: list[str], key_of: np.ndarray, values: list, counts: list[int], steps: list[int]
+    names: list[str], key_of: np.ndarray, values, counts: list[int], steps: list[int], cells_at, is_number
 ) -> ColumnBlock | None:
-    """The rows as columns; ``names`` the keys in the order first logged, ``key_of`` each value's key."""
-    n_rows, n_items = len(counts), len(values)
+    """The rows as columns; ``names`` the keys in the order first logged, ``key_of`` each value's key,
+    ``values()`` the values, ``cells_at(where)`` those at ``where`` as floats, ``is_number`` per value
+    whether it is an int or float (None: all are)."""
+    n_rows, n_items = len(counts), len(key_of)
     ends = np.cumsum(counts)
     wanted = np.array([k == "_step" or not k.startswith("_") for k in names], dtype=bool)  # not _runtime, ...
-    numeric = set(map(type, values)) <= _NUMBERS
+    numeric = is_number is None
     ok = wanted[key_of]
     if not numeric:
-        ok &= np.fromiter(map(_NUMBERS.__contains__, map(type, values)), dtype=bool, count=n_items)
+        ok &= is_number
     where = np.flatnonzero(ok)
     if numeric:  # every value of a wanted key is kept: the keys' first-logged order
         order = np.flatnonzero(wanted).tolist()
@@ -173,9 +246,9 @@ def _block(
     row = np.repeat(np.arange(n_rows), counts)[where]
     numbers = np.full((width, n_rows), math.nan)
     present = np.zeros((width, n_rows), dtype=bool)
-    cells = np.array(values if numeric else [values[i] for i in where.tolist()], dtype=float)
-    numbers[col, row] = cells[where] if numeric else cells
-    present[col, row] = True
+    flat = col * n_rows + row  # one index into the (width x rows) arrays, cheaper than a pair
+    numbers.reshape(-1)[flat] = cells_at(where)
+    present.reshape(-1)[flat] = True
     if int(present.sum()) != len(where):
         return None  # a key twice in one record (the later value wins there): record by record
     step_row = index["_step"]
@@ -189,9 +262,9 @@ def _block(
     logged_nan = {k: nan_logged[i] for i, k in enumerate(header) if nan_logged[i].any()}
 
     def rows() -> list[dict]:
-        out, start, kept, keys = [], 0, ok.tolist(), [names[i] for i in key_of.tolist()]
+        out, start, kept, keys, logged = [], 0, ok.tolist(), [names[i] for i in key_of.tolist()], values()
         for r, end in enumerate(ends.tolist()):
-            row = {k: v for k, v, keep in zip(keys[start:end], values[start:end], kept[start:end]) if keep}
+            row = {k: v for k, v, keep in zip(keys[start:end], logged[start:end], kept[start:end]) if keep}
             if "_step" not in row:
                 row["_step"] = steps[r]
             out.append(row)

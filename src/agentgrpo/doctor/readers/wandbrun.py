@@ -10,8 +10,9 @@ read up to its last whole record. ``history`` records are the logged rows (``_st
 ``train/global_step`` is preferred by the step lookup); ``config`` records give the run's config
 (TRL's ``max_completion_length``).
 
-History records are read in bulk (`fasthistory`): a 100,000-step run in about a second rather than ten;
-record by record with wandb's schema when a run file is written in a way the bulk read does not cover.
+History records are read in bulk (`fasthistory`, with its optional C decoder where built): a 100,000-step
+run in under a second rather than ten; record by record with wandb's schema when a run file is written in a
+way the bulk read does not cover.
 """
 
 from __future__ import annotations
