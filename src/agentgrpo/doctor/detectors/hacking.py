@@ -13,7 +13,8 @@ says how the objective was inferred). A task component logged as one constant va
 exactly 0: it never paid) is kept for this test: a true objective that never moves while another component
 rises is the strongest hacking evidence there is. Otherwise the weaker sign is among the trained
 components: one rises while another falls significantly (a shortcut), or all the gain is one saturated
-component; those are warnings, since nothing says which one is the objective.
+component; those are warnings, since nothing says which one is the objective, unless the one that fell pays
+in the reward and lost ``MATERIAL_COMPONENT`` of its level: a failure whatever the names (batch 6).
 """
 
 from __future__ import annotations
