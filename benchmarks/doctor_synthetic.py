@@ -1003,6 +1003,56 @@ def length_constant_setting(n: int, seed: int, onset_frac: float):
     return None, None, _constant_length(n, seed, False), [], "failure"
 
 
+def _unnamed_terms(n: int, seed: int, onset_frac: float, keep: float, cost: bool = False):
+    """Batch 6's recommender: a ranking term and a bonus logged under names nothing knows (``rank_score``,
+    ``bonus_term``) beside ``reward_mean`` = their sum. From the onset the bonus rises 0.01 -> 0.16 while the
+    ranking term keeps ``keep`` of its 0.04. ``cost``: instead, ``reward_mean = quality - 0.5 x cost_term``
+    with the quality rising 0.1 -> 0.35 and the (positive) cost falling 0.3 -> 0.1: a cost paid less."""
+    sim = Sim(n, seed, spread=0.5)
+    start = int(onset_frac * n)
+    move = ease(sim.t, start, 0.2 * n)
+    if cost:
+        terms = {
+            "quality_score": sim.bernoulli(0.1 + 0.25 * move),
+            "cost_term": 0.5 * sim.bernoulli(0.6 - 0.4 * move),
+        }
+        weights = {"quality_score": 1.0, "cost_term": -0.5}
+    else:
+        terms = {
+            "rank_score": 0.1 * sim.bernoulli(0.4 * (1 - (1 - keep) * move)),
+            "bonus_term": 0.25 * sim.bernoulli(0.04 + 0.6 * move),
+        }
+        weights = {"rank_score": 1.0, "bonus_term": 1.0}
+    curves = _base(sim, np.full(n, 1.0), np.full(n, 10.0), 0.002 + 0.01 * sim.t / n)
+    records = assemble(sim, terms, weights, **curves)
+    for rec in records:
+        rec["reward_mean"] = rec.pop("reward")
+        for name in terms:
+            rec[name] = rec.pop(f"rewards/{name}/mean")
+            rec.pop(f"rewards/{name}/std")
+    return records, start + 1
+
+
+def unnamed_term_sacrificed(n: int, seed: int, onset_frac: float):
+    """Hacking (batch 6): the reward's gain is the bonus, while the ranking term, which the reward also pays,
+    falls 0.04 -> 0.024 (40% of its level); no name says which term is the objective."""
+    records, onset = _unnamed_terms(n, seed, onset_frac, keep=0.6)
+    return "hacking", onset, records, [], "failure"
+
+
+def unnamed_term_dips(n: int, seed: int, onset_frac: float):
+    """Healthy: the same bonus rise while the ranking term slips 0.04 -> 0.038 (5%), within its noise."""
+    records, _ = _unnamed_terms(n, seed, onset_frac, keep=0.95)
+    return None, None, records, [], "failure"
+
+
+def unnamed_cost_falls(n: int, seed: int, onset_frac: float):
+    """Healthy: a cost entering the reward with a negative weight falls while the quality rises: no term that
+    pays was given up."""
+    records, _ = _unnamed_terms(n, seed, onset_frac, keep=1.0, cost=True)
+    return None, None, records, [], "failure"
+
+
 def _cfg(weights: dict[str, float]) -> list[dict]:
     return [{"name": k, "weight": v} for k, v in weights.items()]
 
@@ -1058,6 +1108,9 @@ SCENARIOS: dict[str, Callable] = {
     "proxies_early_task_learns": proxies_early_task_learns,
     "length_constant_at_cap": length_constant_at_cap,
     "length_constant_setting": length_constant_setting,
+    "unnamed_term_sacrificed": unnamed_term_sacrificed,
+    "unnamed_term_dips": unnamed_term_dips,
+    "unnamed_cost_falls": unnamed_cost_falls,
 }
 # Issue 36's kinds of miss: a flat reward beside the planted failure is also a stall (named with it), so
 # these are kept apart from the suite above (whose cases allow no other failure); `make` builds both.

@@ -13,7 +13,8 @@ says how the objective was inferred). A task component logged as one constant va
 exactly 0: it never paid) is kept for this test: a true objective that never moves while another component
 rises is the strongest hacking evidence there is. Otherwise the weaker sign is among the trained
 components: one rises while another falls significantly (a shortcut), or all the gain is one saturated
-component; those are warnings, since nothing says which one is the objective.
+component; those are warnings, since nothing says which one is the objective, unless the one that fell pays
+in the reward and lost ``MATERIAL_COMPONENT`` of its level: a failure whatever the names (batch 6).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def detect(curves: Curves) -> Finding:
         if floor is not None:
             return floor
     if len(varying) >= 2:
-        return _shortcut(curves, varying)
+        return _sacrificed(curves, facts, varying) or _shortcut(curves, varying)
     return not_judged(NAME, "a shadow reward (a config reward with weight 0) or several reward components")
 
 
@@ -396,14 +397,7 @@ def _shortcut(curves: Curves, comps: list[str]) -> Finding:
     """Without a shadow: a component rose while another was abandoned, or all the gain is one component
     that saturated (every sample gets it) while the others stayed flat. Warnings: no shadow says which
     component is the objective."""
-    rising, falling = {}, {}
-    for c in comps:
-        curve = curves.curve(_comp(c))
-        up, down = curve.ramp(+1), curve.ramp(-1)
-        if up is not None and up.t >= th.T_CHANGE and curve.late > curve.early:
-            rising[c] = up
-        if down is not None and down.t <= -th.T_CHANGE and curve.late < curve.early:
-            falling[c] = down
+    rising, falling = _moves(curves, comps)
     pairs = [(r, f) for r in rising for f in falling if r != f]
     fix = FIX + "; add the true objective as a shadow reward (weight 0) to judge"
     if pairs:
@@ -452,6 +446,79 @@ def _shortcut(curves: Curves, comps: list[str]) -> Finding:
         fix="",
         metrics=[],
     )
+
+
+def _moves(curves: Curves, comps: list[str]) -> tuple[dict, dict]:
+    """The components that rose, and those that fell, significantly (a ramp, |t| >= T_CHANGE) and for good."""
+    rising, falling = {}, {}
+    for c in comps:
+        curve = curves.curve(_comp(c))
+        up, down = curve.ramp(+1), curve.ramp(-1)
+        if up is not None and up.t >= th.T_CHANGE and curve.late > curve.early:
+            rising[c] = up
+        if down is not None and down.t <= -th.T_CHANGE and curve.late < curve.early:
+            falling[c] = down
+    return rising, falling
+
+
+def pays(curves: Curves, comp: str) -> bool:
+    """A component that is a pay, not a cost: never negative, with a positive weight where one is known (a cost
+    enters the reward with a negative weight or as negative values, and paying more of it can be the price of
+    the objective)."""
+    weight = curves.table.meta.get("reward_weights", {}).get(comp, 1.0)
+    return weight > 0 and float(np.min(curves.curve(_comp(comp)).y)) >= 0.0
+
+
+def _sacrificed(curves: Curves, facts: RewardFacts, comps: list[str]) -> Finding | None:
+    """Reward hacking whatever the names: the reward learned, one component rose significantly, and another
+    that pays fell significantly and materially against its own scale (its late level at least
+    ``MATERIAL_COMPONENT`` of its early level below it). The reward's gain was bought by giving up part of
+    what the reward also paid for; a dip within noise, or a cost paid more, is no such sign."""
+    if not facts.learned or _total_among(curves.table, comps):
+        return None
+    rising, falling = _moves(curves, comps)
+    for down_name, down in sorted(falling.items(), key=lambda kv: kv[1].t):
+        curve = curves.curve(_comp(down_name))
+        lost = curve.early - curve.late
+        ups = [c for c in rising if c != down_name]
+        if not ups or not pays(curves, down_name) or not lost >= th.MATERIAL_COMPONENT * curve.early > 0:
+            continue
+        up_name = max(ups, key=lambda c: rising[c].t)
+        up = rising[up_name]
+        return Finding(
+            detector=NAME,
+            status=FAILURE,
+            verdict=f"reward hacking: the gain came from {up_name} while {down_name} fell",
+            confidence=confidence(min(up.t, -down.t), th.T_CHANGE, []),
+            onset=int(round(up.onset)),
+            evidence=[
+                moved("reward (trained)", facts.rise),
+                moved(f"rewards/{up_name}", up),
+                moved(f"rewards/{down_name}", down)
+                + f": {lost / curve.early:.0%} of its early level lost, over {th.MATERIAL_COMPONENT:g}",
+                f"{down_name} pays in the reward: a part of what it rewards was given up for {up_name}",
+            ],
+            fix=FIX,
+            metrics=[names.REWARD, _comp(up_name), _comp(down_name)],
+        )
+    return None
+
+
+def _total_among(table, comps: list[str]) -> bool:
+    """One component is the total reward itself: the others are then watched beside it, not paid in it.
+
+    >>> from types import SimpleNamespace as NS
+    >>> r = np.array([0.1, 0.5, 0.9]); t = NS(columns={"reward": r, "rewards/a/mean": r, "rewards/b/mean": 1 - r})
+    >>> _total_among(t, ["a", "b"]), _total_among(t, ["b"])
+    (True, False)
+    """
+    total = table.columns[names.REWARD]
+    for c in comps:
+        col = table.columns[_comp(c)]
+        ok = np.isfinite(col) & np.isfinite(total)
+        if ok.sum() >= 2 and np.allclose(col[ok], total[ok], rtol=1e-6, atol=1e-9):
+            return True
+    return False
 
 
 def _saturated(curves: Curves, comp: str) -> bool:

@@ -20,6 +20,7 @@ say which column was used, so the report names it. ``--metric NAME=KEY`` (``--ma
 from __future__ import annotations
 
 import re
+from itertools import combinations
 
 import numpy as np
 
@@ -154,3 +155,73 @@ def discover(table: MetricTable, notes: list[str]) -> None:
             f"{quantity} read from {column!r} (found by its name and values: {behaviour}, not constant){others}; "
             f"override with --metric {quantity}=KEY"
         )
+
+
+# Reward components logged under names no pattern knows (``ndcg_mean`` and ``cold_bonus_mean`` beside
+# ``reward_mean``): found by value behaviour alone, as the columns whose weighted sum *is* the reward.
+SUM_FIT = 1e-3  # residual rms of the fit, as a share of the reward's std: the sum reproduces it to rounding
+SUM_TERM = 0.01  # each term's weighted std, as a share of the reward's std: a term that carries nothing is no part
+SUM_COLUMNS = 24  # at most this many candidate columns are tried (pairs, then triples of the first 12)
+SUM_ROWS = 2000  # the search fits on at most this many evenly spaced rows; the winner is checked on all
+
+
+def _summand_candidates(table: MetricTable, ok: np.ndarray) -> list[str]:
+    """Unknown columns finite wherever the reward is, not constant, not a copy of the reward."""
+    reward = table.columns[names.REWARD][ok]
+    out = []
+    for column, col in table.columns.items():
+        if names.is_metric(column) or column.startswith("eval/") or column in names.STEP_KEYS:
+            continue
+        y = col[ok]
+        if not np.isfinite(y).all() or float(np.ptp(y)) == 0 or _fit([y], reward) is not None:
+            continue
+        out.append(column)
+    return out[:SUM_COLUMNS]
+
+
+def _fit(cols: list[np.ndarray], reward: np.ndarray) -> np.ndarray | None:
+    """The weights (no intercept) with which ``cols`` sum to ``reward`` to rounding, each term carrying part
+    of it; None otherwise."""
+    a = np.column_stack(cols)
+    w, *_ = np.linalg.lstsq(a, reward, rcond=None)
+    scale = float(np.std(reward))
+    if scale == 0 or float(np.sqrt(np.mean((a @ w - reward) ** 2))) > SUM_FIT * scale:
+        return None
+    if any(abs(wi) * float(np.std(c)) < SUM_TERM * scale for wi, c in zip(w, cols)):
+        return None
+    return w
+
+
+def discover_components(table: MetricTable, notes: list[str]) -> None:
+    """Where the log names no reward component, read as components the two or three columns whose weighted
+    sum reproduces the reward on every step (renamed ``rewards/<column>/mean``; their weights in
+    ``meta["reward_weights"]``: a negative weight is a cost). Such an identity is not a coincidence over
+    ``MIN_POINTS`` or more steps: the reward is computed from them."""
+    if not table.has(names.REWARD) or table.components():
+        return
+    ok = np.isfinite(table.columns[names.REWARD])
+    if ok.sum() < th.MIN_POINTS:
+        return
+    cands = _summand_candidates(table, ok)
+    rows = np.flatnonzero(ok)
+    rows = rows[np.linspace(0, len(rows) - 1, min(len(rows), SUM_ROWS)).astype(int)]
+    reward = table.columns[names.REWARD]
+    for size, pool in ((2, cands), (3, cands[:12])):
+        for combo in combinations(pool, size):
+            if _fit([table.columns[c][rows] for c in combo], reward[rows]) is None:
+                continue
+            weights = _fit([table.columns[c][ok] for c in combo], reward[ok])
+            if weights is not None:
+                _adopt(table, notes, combo, weights)
+                return
+
+
+def _adopt(table: MetricTable, notes: list[str], combo: tuple[str, ...], weights: np.ndarray) -> None:
+    found = {}
+    for column, weight in zip(combo, weights):
+        comp = re.sub(r"[/\s]+", "_", column)
+        table.columns[f"rewards/{comp}/mean"] = table.columns.pop(column)
+        found[comp] = float(weight)
+    table.meta.setdefault("reward_weights", {}).update(found)
+    terms = " + ".join(f"{w:.3g} x {c}" for c, w in found.items())
+    notes.append(f"reward components found by their values: reward = {terms} on every step")

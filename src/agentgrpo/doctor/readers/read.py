@@ -315,6 +315,7 @@ def _finish(table: MetricTable, notes: list[str]) -> None:
     tidy.drop_placeholders(table, notes)
     tidy.derive(table, notes)
     _drop_reward_aliases(table, notes)
+    discover.discover_components(table, notes)
     if not table.has(names.REWARD):
         _reward_from_components(table, notes)
 
