@@ -201,8 +201,9 @@ def summary_lines(result: RunResult) -> list[str]:
 
 
 def _completions_per_step(run_dir: Path) -> int:
+    from agentgrpo.config import RunConfig
     from agentgrpo.launch.cost import completions_per_step, setting_of
 
     config = rundir.read_config(run_dir) if (run_dir / rundir.CONFIG).is_file() else {}
-    return completions_per_step(setting_of(config), int(config.get("num_processes") or 1))
+    return completions_per_step(setting_of(config), int(config.get("num_processes") or RunConfig.num_processes))
 

@@ -37,8 +37,9 @@ def run_job(root: Path, args: list[str]) -> int:
 def _train(config: dict, args: list[str]) -> int:
     """``agentgrpo train`` here, or under ``accelerate launch`` with one process per GPU of the flavor."""
     from agentgrpo.cli import main
+    from agentgrpo.config import RunConfig
 
-    n = int(config.get("num_processes") or 1)
+    n = int(config.get("num_processes") or RunConfig.num_processes)
     if n == 1:
         return main(["train", "--config", rundir.CONFIG, *args])
     import subprocess
