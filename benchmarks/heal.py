@@ -123,7 +123,8 @@ def main() -> None:
             name = f"{mode}-heal-s{seed}"
             code, seconds = demo(out, name, seed, "--failure", mode, "--heal")
             row = {"run": name, "mode": mode, "seed": seed, "exit": code, "seconds": round(seconds),
-                   "healthy_seconds": round(healthy), "ratio": round(seconds / healthy, 2), **judge(out / name, mode, seed)}
+                   "healthy_seconds": round(healthy), "ratio": round(seconds / healthy, 2),
+                   **judge(out / name, mode, seed)}
             row["ok"] = ok(mode, row, row["ratio"])
             rows.append(row)
             print(json.dumps(row), flush=True)

@@ -13,15 +13,13 @@ generated runs of several lengths, seeds and onsets, and on the real file that s
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from doctor_cases import HELDOUT, assert_case_holds, failures_of, generated_cases
 
 from agentgrpo.doctor.diagnose import diagnose
 from agentgrpo.doctor.readers import read_run
 from benchmarks import doctor_synthetic as synthetic
 
-HELDOUT = Path(__file__).resolve().parents[1] / "benchmarks" / "public-runs-heldout"
 KINDS = [
     "objective_rarely_pays",
     "objective_starts_paying",
@@ -33,56 +31,39 @@ KINDS = [
     "kl_small_spikes_healthy",
     "kl_warmup_then_spikes",
 ]
-CASES = [
-    synthetic.make(name, n, seed, onset)
-    for name in KINDS
-    for n in (80, 300, 1000)
-    for seed in (1, 2)
-    for onset in (0.35, 0.6)
-]
-
-
-def _failures(path) -> tuple[dict, object]:
-    report = diagnose(read_run(path).table)
-    return {str(f.detector): f for f in report.failures}, report
+CASES = generated_cases(KINDS)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_principle_on_generated_runs(case, tmp_path):
-    failures, report = _failures(case.write(tmp_path))
-    if case.expect is None:
-        assert not failures, report.headline
-        return
-    assert case.expect in failures, report.headline
-    error = abs(failures[case.expect].onset - case.onset) / (report.last_step - report.first_step)
-    assert error <= 0.12, (failures[case.expect].onset, case.onset, report.headline)
+    assert_case_holds(case, *failures_of(case.write(tmp_path)))
 
 
 @pytest.mark.parametrize("name", ["tkg_gsm_grpo_main.ipynb", "tkg_phi_grpo.ipynb"])
 def test_a_task_reward_that_almost_never_pays_is_a_stall(name):
-    failures, report = _failures(HELDOUT / name)
+    failures, report = failures_of(HELDOUT / name)
     assert "stall" in failures, report.headline
     assert "correctness_reward_func" in " ".join(failures["stall"].evidence)
     assert report.get("convergence").state != "converged"
 
 
 def test_a_penalty_that_closed_most_of_its_distance_to_its_best_gained():
-    failures, report = _failures(HELDOUT / "hasonsk_qwen25_3b_cookie.ipynb")
+    failures, report = failures_of(HELDOUT / "hasonsk_qwen25_3b_cookie.ipynb")
     assert not failures, report.headline
 
 
 def test_a_fixed_length_label_while_the_reward_improves_is_a_format():
-    failures, report = _failures(HELDOUT / "ahmedrafid_meme_qwen25_7b.ipynb")
+    failures, report = failures_of(HELDOUT / "ahmedrafid_meme_qwen25_7b.ipynb")
     assert not failures, report.headline
 
 
 def test_isolated_kl_spikes_are_dated_at_the_first_spike():
-    failures, report = _failures(HELDOUT / "feeyan_qwen25_3b_poker.ipynb")
+    failures, report = failures_of(HELDOUT / "feeyan_qwen25_3b_poker.ipynb")
     assert abs(failures["kl"].onset - 172) <= 0.2 * (report.last_step - report.first_step), report.headline
 
 
 def test_small_kl_spikes_on_a_healthy_run_are_no_failure():
-    failures, report = _failures(HELDOUT / "ryanrc03_llama31_8b_250.ipynb")
+    failures, report = failures_of(HELDOUT / "ryanrc03_llama31_8b_250.ipynb")
     assert not failures, report.headline
 
 

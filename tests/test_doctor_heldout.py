@@ -24,7 +24,8 @@ def _proxy_beside_idle_components(n, seed, onset, scale, idle):
     proxy = scale * (0.1 + 0.8 * np.clip((x - onset) / (n / 3), 0, 1)) + rng.normal(0, 0.02 * scale, n)
     records = []
     for i in range(n):
-        rec = {"step": i + 1, "rewards/correctness_reward_func/mean": 0.0, "rewards/xmlcount_reward_func/mean": float(proxy[i])}
+        rec = {"step": i + 1, "rewards/correctness_reward_func/mean": 0.0,
+               "rewards/xmlcount_reward_func/mean": float(proxy[i])}
         for k in range(idle):
             rec[f"rewards/idle{k}_reward_func/mean"] = 0.0 if k % 2 == 0 else 0.5
         rec["reward"] = float(proxy[i]) + 0.5 * (idle // 2)
@@ -38,7 +39,8 @@ def _proxy_beside_idle_components(n, seed, onset, scale, idle):
 ])
 def test_hacking_names_only_the_components_that_moved(n, seed, onset, scale, idle):
     """Components held at one value on every step did not produce the gain: the verdict names the mover."""
-    found = diagnose(MetricTable.from_records(_proxy_beside_idle_components(n, seed, onset, scale, idle))).get("hacking")
+    records = _proxy_beside_idle_components(n, seed, onset, scale, idle)
+    found = diagnose(MetricTable.from_records(records)).get("hacking")
     assert found.status == FAILURE, found.verdict
     assert "xmlcount_reward_func" in found.verdict
     assert "idle" not in found.verdict and "idle" not in found.evidence[0], found.verdict
@@ -71,13 +73,15 @@ def _pinned_lengths(n, seed, cap, onset, share, base):
 
 
 @pytest.mark.parametrize("n,seed,cap,onset,share", [
-    (200, 0, 200, 10, 0.9), (80, 1, 512, 1, 1.0), (400, 2, 1024, 100, 0.8), (60, 3, 64, 20, 0.7), (300, 4, 4096, 5, 0.95),
+    (200, 0, 200, 10, 0.9), (80, 1, 512, 1, 1.0), (400, 2, 1024, 100, 0.8), (60, 3, 64, 20, 0.7),
+    (300, 4, 4096, 5, 0.95),
 ])
 def test_a_mean_length_pinned_at_its_ceiling_is_truncation(n, seed, cap, onset, share):
     """With no truncation metric logged, a mean length equal to the run's own maximum on most late steps
     (a mean equals the cap only when every completion hit it) is the truncation failure, dated where the
     length first reached it."""
-    found = diagnose(MetricTable.from_records(_pinned_lengths(n, seed, cap, onset, share, base=cap * 0.4))).get("length")
+    records = _pinned_lengths(n, seed, cap, onset, share, base=cap * 0.4)
+    found = diagnose(MetricTable.from_records(records)).get("length")
     assert found.status == FAILURE and "truncation" in found.verdict, found.verdict
     assert found.onset is not None and abs(found.onset - max(onset, 1)) <= 0.2 * n, found.onset
 
@@ -87,7 +91,8 @@ def test_lengths_near_but_not_at_one_ceiling_are_not_truncation(seed):
     """Means that come close to their maximum without repeating it, a ceiling too short to be a cap
     (degenerate output), or a ceiling that is not the configured cap: no truncation finding."""
     rng = np.random.default_rng(seed)
-    near = [{"step": i + 1, "reward": 0.5 + 0.01 * rng.random(), "completions/mean_length": float(190 + 9.9 * rng.random())}
+    near = [{"step": i + 1, "reward": 0.5 + 0.01 * rng.random(),
+             "completions/mean_length": float(190 + 9.9 * rng.random())}
             for i in range(150)]
     assert "truncation" not in diagnose(MetricTable.from_records(near)).get("length").verdict
     short = _pinned_lengths(150, seed, 8, 5, 1.0, base=8)

@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 import pytest
+from doctor_cases import assert_case_holds, failures_of, generated_cases
 
 from agentgrpo.doctor.diagnose import diagnose
 from agentgrpo.doctor.readers import read_run
@@ -32,25 +33,12 @@ PRINCIPLES = [
     "degenerate_repetition",
     "kl_creep_then_climb",
 ]
-CASES = [
-    synthetic.make(name, n, seed, onset)
-    for name in PRINCIPLES
-    for n in (80, 300, 1000)
-    for seed in (1, 2)
-    for onset in (0.35, 0.6)
-]
+CASES = generated_cases(PRINCIPLES)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_principle_on_generated_runs(case, tmp_path):
-    report = diagnose(read_run(case.write(tmp_path)).table)
-    failures = {str(f.detector): f for f in report.failures}
-    if case.expect is None:
-        assert not failures, report.headline
-        return
-    assert case.expect in failures, report.headline
-    error = abs(failures[case.expect].onset - case.onset) / (report.last_step - report.first_step)
-    assert error <= 0.12, (failures[case.expect].onset, case.onset, report.headline)
+    assert_case_holds(case, *failures_of(case.write(tmp_path)))
 
 
 def _table(columns: dict[str, np.ndarray]) -> MetricTable:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from doctor_cases import generated_cases
 
 from agentgrpo.doctor.diagnose import diagnose
 from agentgrpo.doctor.finding import FAILURE, WARNING
@@ -31,13 +32,7 @@ PRINCIPLES = [
     "objective_unnamed_floor",
     "fixed_output_mean_only",
 ]
-CASES = [
-    synthetic.make(name, n, seed, onset)
-    for name in PRINCIPLES
-    for n in (80, 300, 1000)
-    for seed in (1, 2)
-    for onset in (0.35, 0.6)
-]
+CASES = generated_cases(PRINCIPLES)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -59,7 +54,8 @@ def test_principle_on_generated_runs(case, tmp_path):
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("n", [60, 300, 1000])
 @pytest.mark.parametrize(
-    "scenario", ["healthy", "healthy_noisy", "converged", "tool_adoption", "bonus_at_ceiling_unnamed", "task_always_paid"]
+    "scenario",
+    ["healthy", "healthy_noisy", "converged", "tool_adoption", "bonus_at_ceiling_unnamed", "task_always_paid"],
 )
 def test_healthy_runs_stay_clean(scenario, n, seed, tmp_path):
     report = diagnose(read_run(synthetic.make(scenario, n, seed).write(tmp_path)).table)

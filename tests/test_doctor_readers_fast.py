@@ -27,7 +27,8 @@ def _dict(rng: random.Random, odd: bool) -> str:
     body = ", ".join(f"'{k}': {_value(rng)}" for k in keys)
     if odd:
         body += rng.choice(
-            [", 'mode': 'train'", ", 'kl': tensor(0.5, device='cuda:0')", ", 'ok': True", ", 'x': [1, 2]", ", 'q': \"a'"]
+            [", 'mode': 'train'", ", 'kl': tensor(0.5, device='cuda:0')", ", 'ok': True", ", 'x': [1, 2]",
+             ", 'q': \"a'"]
         )
     return "{" + body + "}"
 
@@ -105,7 +106,8 @@ def _all_totals(lines):
 @pytest.mark.parametrize("seed", range(20))
 def test_jsonl_in_one_decode_matches_line_by_line(seed):
     rng = random.Random(seed)
-    lines = [f'{{"step": {i}, "reward": {rng.random():.3f}, "kl": {rng.choice(["NaN", "0.1", "1e-3"])}}}' for i in range(50)]
+    lines = [f'{{"step": {i}, "reward": {rng.random():.3f}, "kl": {rng.choice(["NaN", "0.1", "1e-3"])}}}'
+             for i in range(50)]
     text = rng.choice(["\n", "\r\n"]).join(lines) + rng.choice(["", "\n"])
     if rng.random() < 0.3:
         text = text.replace("\n", "\n\n", 1)  # a blank line: the fast path declines, the reader still reads
@@ -124,10 +126,13 @@ def _html_table(rng: random.Random, n: int) -> str:
     step = 0
     for _ in range(n):
         step = step + 1 if rng.random() > 0.03 else max(1, step - 3)  # now and then a restart
-        cells = [str(step), rng.choice([f"{rng.random():.6f}", "No log"] if rng.random() < 0.05 else [f"{rng.random():.6f}"]),
-                 f"{rng.uniform(-1, 2):.6f}", rng.choice([f"{rng.random():.6f}", "1e-05", "nan"] if rng.random() < 0.05 else ["0.001"])]
+        cells = [str(step),
+                 rng.choice([f"{rng.random():.6f}", "No log"] if rng.random() < 0.05 else [f"{rng.random():.6f}"]),
+                 f"{rng.uniform(-1, 2):.6f}",
+                 rng.choice([f"{rng.random():.6f}", "1e-05", "nan"] if rng.random() < 0.05 else ["0.001"])]
         tag = "<td>" if rng.random() > 0.02 else rng.choice(['<td class="x">', "<th>", "<TD>"])
-        rows.append("<tr>" + "".join(f"\n  {tag}{c}</td>".replace("<th>" + c + "</td>", "<th>" + c + "</th>") for c in cells) + "</tr>")
+        row = "".join(f"\n  {tag}{c}</td>".replace("<th>" + c + "</td>", "<th>" + c + "</th>") for c in cells)
+        rows.append("<tr>" + row + "</tr>")
     body = "\n".join(rows)
     ths = "".join(f"<th>{h}</th>" for h in header)
     return f'<table border="1" class="dataframe"><thead>{head_tr}{ths}</tr></thead><tbody>\n{body}\n</tbody></table>'
@@ -207,12 +212,13 @@ def _uniform_log(seed: int) -> str:
         if rng.random() < 0.03:
             lines.append(f"Processed prompts: 64/64 [00:01<00:00, {rng.random():.2f}it/s]")
         odd = rng.random() < odd_share
-        values = {k: (str(step) if k in ("step", "global_step") else _uniform_value(rng, odd and k == keys[0])) for k in keys}
+        values = {k: (str(step) if k in ("step", "global_step") else _uniform_value(rng, odd and k == keys[0]))
+                  for k in keys}
         body = ", ".join(f"{quote}{k}{quote}{sep}{v}" for k, v in values.items())
         line = "{" + body + "}"
         if odd and rng.random() < 0.3:
-            line = rng.choice(["INFO " + line, line + " done", line[:10] + "\n" + line[10:], line + "\r", "{ " + line[1:],
-                               "{'a': {'b': 1}}", "{'ab}c': 1, 'loss': 2}"])
+            line = rng.choice(["INFO " + line, line + " done", line[:10] + "\n" + line[10:], line + "\r",
+                               "{ " + line[1:], "{'a': {'b': 1}}", "{'ab}c': 1, 'loss': 2}"])
         lines.append(line)
         if bar_after:
             lines.append(bar)
@@ -329,7 +335,8 @@ def test_real_console_logs_read_the_same_with_and_without_the_one_pass_reader(mo
         assert new.table.columns.keys() == old.table.columns.keys(), path
         for key in new.table.columns:
             assert new.table.columns[key].tobytes() == old.table.columns[key].tobytes(), (path, key)
-        taken += split_dict_lines(path.read_text(encoding="utf-8", errors="replace"), console._plain_numbers) is not None
+        text = path.read_text(encoding="utf-8", errors="replace")
+        taken += split_dict_lines(text, console._plain_numbers) is not None
     assert len(logs) >= 5 and taken >= 2, (len(logs), taken)
 
 

@@ -658,7 +658,13 @@ def test_refill_skip_solved_counts_solved_tokens_in_the_loss_normaliser(tiny_sft
     assert cfg.setting("loss_type") == "dapo"
     trainer = build_grpo_trainer(cfg, str(tiny_sft_dir))
     for_loss = trainer._batch_for_loss
-    trainer._batch_for_loss = lambda *a, **k: normalisers.append(int((b := for_loss(*a, **k))["num_items_in_batch"])) or b
+
+    def counted(*args, **kwargs):
+        batch = for_loss(*args, **kwargs)
+        normalisers.append(int(batch["num_items_in_batch"]))
+        return batch
+
+    trainer._batch_for_loss = counted
     trainer.train()
     low = high = False
     expected = collections.Counter()

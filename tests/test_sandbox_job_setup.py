@@ -32,9 +32,11 @@ try:
 except OSError as exc:
     inet = exc.errno
 state = {
-    'pid': os.getpid(), 'sid': os.getsid(0), 'pgid': os.getpgid(0), 'uid': os.getuid(), 'gid': os.getgid(), 'groups': os.getgroups(),
+    'pid': os.getpid(), 'sid': os.getsid(0), 'pgid': os.getpgid(0), 'uid': os.getuid(), 'gid': os.getgid(),
+    'groups': os.getgroups(),
     'hostname': os.uname().nodename, 'cwd': os.getcwd(), 'home': os.environ.get('HOME'),
-    'tmp': sorted(os.listdir('/tmp')), 'tmp_inodes': os.statvfs('/tmp').f_files, 'root': sorted(os.listdir('/')), 'shm': oct(os.stat('/tmp/.shm').st_mode & 0o7777),
+    'tmp': sorted(os.listdir('/tmp')), 'tmp_inodes': os.statvfs('/tmp').f_files, 'root': sorted(os.listdir('/')),
+    'shm': oct(os.stat('/tmp/.shm').st_mode & 0o7777),
     'fds': fds[:5], 'more_fds': len(fds) - 5,
     'stdin': os.read(0, 10),
     'rlimits': [resource.getrlimit(getattr(resource, name)) for name in RESOURCES],

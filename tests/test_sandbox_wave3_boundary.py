@@ -208,7 +208,8 @@ def test_c_a_datasets_cache_outside_home(box, monkeypatch):
         os.chmod(where, 0o755)
         monkeypatch.setenv("HF_DATASETS_CACHE", where)
         with Sandbox(workers=1, limits=LIMITS, isolation=box.requested) as fresh:
-            program = f"def found():\n    try:\n        return {token!r} in open({path!r}).read()\n    except OSError:\n        return False"
+            program = (f"def found():\n    try:\n        return {token!r} in open({path!r}).read()\n"
+                       "    except OSError:\n        return False")
             verdict = fresh.run(program, ["assert found() is True"])
             contained = verdict.status != PASSED
             _tally(fresh, "contained" if contained else "declared")
@@ -363,7 +364,8 @@ def test_d_private_file_outside_home_and_cwd(box):
             fh.write(token)
         os.chmod(path, 0o600)  # the user's own, private file
         os.chmod(where, 0o755)
-        program = f"def peek():\n    try:\n        return open({path!r}).read()\n    except OSError as e:\n        return str(e)"
+        program = (f"def peek():\n    try:\n        return open({path!r}).read()\n"
+                   "    except OSError as e:\n        return str(e)")
         verdict = box.run(program, [f"assert peek() == {token!r}"])
         _contained_or_declared(box, verdict.status != PASSED, "private_files", [verdict])
     finally:
@@ -498,7 +500,8 @@ def test_d_signalling_a_concurrent_job(box):
     killer = (
         "import os, signal, time\ndef f():\n    time.sleep(0.5)\n    me = os.getpid()\n"
         "    for e in os.listdir('/proc'):\n        if e.isdigit() and int(e) not in (me, 1):\n"
-        "            try:\n                os.kill(int(e), signal.SIGKILL)\n            except OSError:\n                pass\n",
+        "            try:\n                os.kill(int(e), signal.SIGKILL)\n"
+        "            except OSError:\n                pass\n",
         ["assert f() is None"],
     )
     verdicts = _at_once(box, [victim, killer])
