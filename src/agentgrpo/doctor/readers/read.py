@@ -297,7 +297,8 @@ def records_to_table(
             )
         raise UserError(
             f"{source}: {len(table)} logged steps but no reward metric (looked for reward, rewards/<f>/mean, "
-            f"rewards/<f>, train/reward, reward_mean, mean_reward, ...); found: {found}. Is this a GRPO run? "
+            f"rewards/<f>, train/reward, reward_mean, mean_reward, ..., and any column named 'reward' with only "
+            f"aggregate words, such as total_reward or episode_reward); found: {found}. Is this a GRPO run? "
             "The doctor judges runs by their reward curve; if the reward is logged under another name, pass "
             "--map reward=KEY."
         )
