@@ -3,9 +3,9 @@
 The Trainer's notebook progress callback displays an HTML table (``Step``, ``Training Loss``, ``reward``,
 ``rewards / f / mean``, ... with values as text); that is read first. Without such a table, the printed
 metric dicts and step lines of the cells' stream outputs are read as a console log; with a table that lacks
-the reward (only the loss), the printed records that carry it are read beside the table, merged by step. Cells that raised are
-noted. A notebook is JSON: it is read with ``json`` alone (nbformat 4 and the older 3, whose cells sit in
-``worksheets``), so the default install reads notebooks; ``nbformat`` is not needed.
+the reward (only the loss), the printed records that carry it are read beside the table, merged by step.
+Cells that raised are noted. A notebook is JSON: it is read with ``json`` alone (nbformat 4 and the older 3,
+whose cells sit in ``worksheets``), so the default install reads notebooks; ``nbformat`` is not needed.
 """
 
 from __future__ import annotations

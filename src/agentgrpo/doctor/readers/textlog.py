@@ -43,7 +43,7 @@ def parse_text(text: str) -> tuple[list[dict], list[str], str]:
         if records and len(records) >= len(lines) // 2:
             return records, notes, METRICS
     candidates = [(*read_console(text), "console log")]
-    if _metric_dicts(candidates[0][0]):  # the trainer's per-step dicts are the run's rows: no other reading replaces them
+    if _metric_dicts(candidates[0][0]):  # the trainer's per-step dicts are the rows: no other reading replaces them
         return candidates[0]
     dicts = dict_lines(text)
     # a step line is a line without a printed dict: when the console reader read as many records as there
