@@ -71,10 +71,34 @@ def test_list_cells_are_not_numbers_and_the_rest_reads(tmp_path, seed, fmt):
         assert sum(np.isfinite(t[names.KL])) == len(logged_kl)
 
 
-@pytest.mark.parametrize("length", [0, 1, 3, 16])
-def test_a_reward_logged_only_as_lists_is_a_clear_error(tmp_path, length):
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("key", ["rewards", "reward", "group_rewards"])
+def test_a_reward_logged_only_as_sample_lists_is_their_mean(tmp_path, seed, key):
+    rng = random.Random(seed)
+    size = rng.choice([1, 2, 8, 16])
+    rows = [{"step": s, key: [rng.choice([0.0, 0.5, 1.0]) for _ in range(size)], "loss": rng.random()}
+            for s in range(1, rng.randint(20, 200))]  # fmt: skip
+    if seed % 2:
+        rows[3][key] = []  # a step without samples: no reward there
     path = tmp_path / "log.jsonl"
-    path.write_text("\n".join(json.dumps({"step": s, "reward": [0.5] * length}) for s in range(1, 40)), "utf-8")
+    path.write_text("\n".join(json.dumps(r) for r in rows), "utf-8")
+    run = read_run(path)
+    oracle = [sum(r[key]) / len(r[key]) if r[key] else np.nan for r in rows]
+    assert np.allclose(run.table[names.REWARD], oracle, equal_nan=True)
+    assert any(f"per-sample rewards listed in {key!r}" in n for n in run.notes)
+
+
+def test_a_scalar_reward_beside_sample_lists_is_the_reward(tmp_path):
+    rows = [{"step": s, "rewards": [1.0, 1.0], "mean_reward": 0.1 * s} for s in range(1, 30)]
+    path = tmp_path / "log.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows), "utf-8")
+    assert read_run(path).table[names.REWARD].tolist() == [r["mean_reward"] for r in rows]
+
+
+@pytest.mark.parametrize("cell", [[], ["a", "b"], [[0.5]]])
+def test_a_reward_logged_only_as_unreadable_lists_is_a_clear_error(tmp_path, cell):
+    path = tmp_path / "log.jsonl"
+    path.write_text("\n".join(json.dumps({"step": s, "reward": cell}) for s in range(1, 40)), "utf-8")
     with pytest.raises(UserError, match=r"reward is logged, but not as a number.*reward=\["):
         read_run(path)
 

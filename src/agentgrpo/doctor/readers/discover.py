@@ -72,6 +72,15 @@ def _reward(words):
     return _rest(words, hit, NEUTRAL | REWARD_SCOPE) if hit else None
 
 
+def is_reward_name(key: str) -> bool:
+    """Whether a column's name says it is the reward (`_reward`'s words rule).
+
+    >>> is_reward_name("total_reward"), is_reward_name("rewards"), is_reward_name("format_reward")
+    (True, True, False)
+    """
+    return _reward(tokens(key)) is not None
+
+
 def _kl(words):
     return _rest(words, {"kl"}) if "kl" in words else None
 
