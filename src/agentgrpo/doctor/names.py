@@ -260,6 +260,16 @@ def component_of(name: str) -> str | None:
     return None
 
 
+def carries_reward(keys) -> bool:
+    """Whether some key (of a record, or a table's header) names the reward or a reward component.
+
+    >>> carries_reward(["Step", "Training Loss"]), carries_reward(["step", "rewards/fmt"]), carries_reward(["reward"])
+    (False, True, True)
+    """
+    canon = [canonical(str(k)) for k in keys]
+    return any(c == REWARD or component_of(c) for c in canon)
+
+
 def is_tracker_extra(key: str) -> bool:
     """Columns a tracker export adds that are not metrics (W&B's ``__MIN``/``__MAX`` bands, timestamps).
 

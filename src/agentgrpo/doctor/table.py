@@ -222,7 +222,8 @@ def _raw_columns(records: list[Mapping]) -> tuple[dict[str, np.ndarray], dict[st
     key the rows where a NaN was logged as a value (``nan``, ``"NaN"``), not merely absent or non-numeric.
 
     Records with the same keys in the same order (nearly all of a log) are converted together, a column at a
-    time (a column with a non-number in it, such as the notebook table's "No log", value by value).
+    time (a column with a non-number in it, such as the notebook table's "No log", value by value). A cell
+    holds one number or none: a list (per-sample rewards, token ids) is not a number here, whatever its length.
     """
     fast = _uniform_columns(records)
     if fast is not None:
@@ -238,6 +239,8 @@ def _raw_columns(records: list[Mapping]) -> tuple[dict[str, np.ndarray], dict[st
         for key, raw in zip(keys, zip(*values)):
             try:  # a column of numbers (or numeric strings) converts in one call
                 block = np.array(raw, dtype=float)
+                if block.shape != (len(raw),):  # cells that are equal-length lists: not one number per row
+                    raise ValueError(f"{key}: cells are not single numbers")
                 nan_block = np.isnan(block)
             except (TypeError, ValueError):  # some cell is not a number ("No log", a list): one by one
                 block = np.array([_number(v) for v in raw], dtype=float)

@@ -4,14 +4,16 @@ A custom loop logs KL as ``kl_avg``, entropy as ``policy_ent_mean``, the complet
 ``gen_len_tokens``: the doctor must not read such a run as "KL not logged". For each quantity the detectors
 use that the log does not have under a known name, a column qualifies when
 
-* **its name** holds the quantity's word (``kl``; ``entropy``/``ent``; ``grad`` + ``norm``; a length word
-  with a completion word; ``zero`` + ``std``/``var``) and otherwise only words that describe an aggregate or
-  where it was computed (``avg``, ``mean``, ``policy``, ``actor``, ``per_token``, ...), never one that makes
-  it another quantity (``coef``, ``beta``, ``target``, ``max``, ``min``, ``std`` (except where the quantity
-  is a spread), ``prompt``, ``clip``, ...); and
+* **its name** holds the quantity's word (``reward``/``rewards``; ``kl``; ``entropy``/``ent``; ``grad`` +
+  ``norm``; a length word with a completion word; ``zero`` + ``std``/``var``) and otherwise only words that
+  describe an aggregate or where it was computed (``avg``, ``mean``, ``total``, ``policy``, ``actor``,
+  ``per_token``, ...; for the reward also ``episode``, ``group``, ``env``), never one that makes it another
+  quantity (``coef``, ``beta``, ``target``, ``max``, ``min``, ``std`` (except where the quantity is a
+  spread), ``prompt``, ``clip``, ``format``, ...): ``total_reward`` is the reward, ``format_reward`` not; and
 * **its values** behave as that quantity does: at least ``MIN_POINTS`` finite values, not one constant (a
-  logged setting such as ``kl_coef``), and in the quantity's range (KL, entropy, a norm: a median >= 0 and
-  no value below a small negative tolerance, as KL estimators allow; a length: >= 1; a share: in [0, 1]).
+  logged setting such as ``kl_coef``; a reward may be constant: a run that never scores), and in the
+  quantity's range (KL, entropy, a norm: a median >= 0 and no value below a small negative tolerance, as KL
+  estimators allow; a length: >= 1; a share: in [0, 1]).
 
 The best-named candidate (fewest extra words) is read as the quantity; ``table.meta["sources"]`` and a note
 say which column was used, so the report names it. ``--metric NAME=KEY`` (``--map``) overrides it.
@@ -61,6 +63,24 @@ def _rest(words: list[str], used: set[str], allowed: frozenset = NEUTRAL) -> lis
     return None if any(w not in allowed and not w.isdigit() for w in rest) else rest
 
 
+# words that say over what a reward was gathered: a step's episodes or groups (``episode_reward``)
+REWARD_SCOPE = frozenset({"episode", "episodes", "episodic", "ep", "group", "groups", "env", "environment"})
+
+
+def _reward(words):
+    hit = {"reward", "rewards"} & set(words)
+    return _rest(words, hit, NEUTRAL | REWARD_SCOPE) if hit else None
+
+
+def is_reward_name(key: str) -> bool:
+    """Whether a column's name says it is the reward (`_reward`'s words rule).
+
+    >>> is_reward_name("total_reward"), is_reward_name("rewards"), is_reward_name("format_reward")
+    (True, True, False)
+    """
+    return _reward(tokens(key)) is not None
+
+
 def _kl(words):
     return _rest(words, {"kl"}) if "kl" in words else None
 
@@ -107,6 +127,7 @@ def _nonnegative(y: np.ndarray) -> bool:
 
 # quantity -> (name test, value test, what the note says about its values)
 RULES = {
+    names.REWARD: (_reward, lambda y: True, "numeric"),
     names.KL: (_kl, _nonnegative, "non-negative"),
     names.ENTROPY: (_entropy, _nonnegative, "non-negative"),
     names.GRAD_NORM: (_grad_norm, _nonnegative, "non-negative"),
@@ -114,6 +135,11 @@ RULES = {
     names.STD_LENGTH: (_length_spread, _nonnegative, "non-negative"),
     names.FRAC_ZERO_STD: (_zero_std, lambda y: float(np.min(y)) >= 0 and float(np.max(y)) <= 1, "in [0, 1]"),
 }
+
+
+# a reward that never moves is still the run's reward (a run that never scores); a constant KL or length column
+# is a logged setting
+MAY_BE_CONSTANT = frozenset({names.REWARD})
 
 
 def candidates(table: MetricTable, quantity: str) -> list[tuple[int, str]]:
@@ -128,7 +154,7 @@ def candidates(table: MetricTable, quantity: str) -> list[tuple[int, str]]:
             continue
         _, y = table.series(column)
         y = y[np.isfinite(y)]
-        if len(y) < th.MIN_POINTS or float(np.ptp(y)) == 0 or not by_values(y):
+        if len(y) < th.MIN_POINTS or (float(np.ptp(y)) == 0 and quantity not in MAY_BE_CONSTANT) or not by_values(y):
             continue
         out.append((len(rest), column))
     return sorted(out)
@@ -152,7 +178,8 @@ def discover(table: MetricTable, notes: list[str]) -> None:
         sources[quantity] = column
         others = f"; also qualified: {', '.join(c for _, c in found[1:4])}" if len(found) > 1 else ""
         notes.append(
-            f"{quantity} read from {column!r} (found by its name and values: {behaviour}, not constant){others}; "
+            f"{quantity} read from {column!r} (found by its name and values: {behaviour}"
+            f"{'' if quantity in MAY_BE_CONSTANT else ', not constant'}){others}; "
             f"override with --metric {quantity}=KEY"
         )
 

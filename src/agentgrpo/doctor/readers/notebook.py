@@ -2,9 +2,10 @@
 
 The Trainer's notebook progress callback displays an HTML table (``Step``, ``Training Loss``, ``reward``,
 ``rewards / f / mean``, ... with values as text); that is read first. Without such a table, the printed
-metric dicts and step lines of the cells' stream outputs are read as a console log. Cells that raised are
-noted. A notebook is JSON: it is read with ``json`` alone (nbformat 4 and the older 3, whose cells sit in
-``worksheets``), so the default install reads notebooks; ``nbformat`` is not needed.
+metric dicts and step lines of the cells' stream outputs are read as a console log; with a table that lacks
+the reward (only the loss), the printed records that carry it are read beside the table, merged by step.
+Cells that raised are noted. A notebook is JSON: it is read with ``json`` alone (nbformat 4 and the older 3,
+whose cells sit in ``worksheets``), so the default install reads notebooks; ``nbformat`` is not needed.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from itertools import chain, repeat
 
 from agentgrpo import fastjson
 from agentgrpo.doctor import names
+from agentgrpo.doctor.readers import tidy
 from agentgrpo.doctor.readers.textlog import parse_text
 from agentgrpo.doctor.table import TextBlock, json_numbers
 from agentgrpo.errors import UserError
@@ -199,6 +201,31 @@ def _plain(output: dict) -> str | None:
     return None if value is None else _text(value)
 
 
+def _printed_rewards(streams: list[str]) -> tuple[list[dict], list[str], str] | None:
+    """(records, notes, format) of the cells' printed text when some record there names the reward, else None."""
+    if not streams:
+        return None
+    records, notes, fmt = parse_text("\n".join(streams))
+    return (records, notes, fmt) if any(names.carries_reward(r) for r in records) else None
+
+
+def _merge_by_step(table: list[dict], printed: list[dict], notes: list[str]) -> list[dict]:
+    """The table's records and the printed ones as one record per step, in step order (each list's restarts
+    resolved first, as for any log; a printed value beside a table value of the same key: the table's)."""
+    table, table_notes = tidy.drop_superseded(table)
+    printed, printed_notes = tidy.drop_superseded(printed)
+    notes += table_notes + printed_notes
+    steps = tidy.steps_of(table) + tidy.steps_of(printed)
+    if any(s is None for s in steps):  # a record without a step: kept in file order, numbered later
+        return table + printed
+    merged: dict[float, dict] = {}
+    for step, record in zip(steps, table + printed):
+        row = merged.setdefault(step, {})
+        for key, value in record.items():
+            row.setdefault(key if names.canonical(str(key)) != "step" else "step", value)
+    return [merged[s] for s in sorted(merged)]
+
+
 def read_notebook(text: str, source) -> tuple[list[dict] | TextBlock, list[str], str]:
     """(records, notes, format) from a notebook's JSON text; one training table whose rows are all whole
     comes back as a `TextBlock` (its records without a dict per row; ``.records()`` gives them)."""
@@ -228,15 +255,25 @@ def read_notebook(text: str, source) -> tuple[list[dict] | TextBlock, list[str],
                     f"notebook cell {number} raised {output.get('ename', 'an error')}: "
                     f"{str(output.get('evalue', ''))[:120]}"
                 )
-    if len(whole) == 1 and isinstance(whole[0], TextBlock):  # the Trainer's table, read as numbers
+    printed = None
+    if whole and not any(names.carries_reward(t.header if isinstance(t, TextBlock) else t[0]) for t in whole):
+        printed = _printed_rewards(streams)  # the table lacks the reward: the printed step lines may hold it
+    if printed is None and len(whole) == 1 and isinstance(whole[0], TextBlock):  # the Trainer's table, as numbers
         return whole[0], notes, "notebook (training table)"
-    if len(whole) == 1 and set(map(len, whole[0])) == {len(whole[0][0])}:  # one table, every row whole
+    if printed is None and len(whole) == 1 and set(map(len, whole[0])) == {len(whole[0][0])}:  # every row whole
         table = whole[0]
         return TextBlock(table[0], list(chain.from_iterable(table[1:]))), notes, "notebook (training table)"
     for table in whole:
         if isinstance(table, TextBlock):
             table = [table.header] + [list(r) for r in zip(*[iter(table.text_cells())] * len(table.header))]
         table_records += metric_records(table)
+    if table_records and printed is not None:
+        records, text_notes, fmt = printed
+        notes += text_notes + [
+            f"the training table has no reward: {len(records)} records of the cells' printed output ({fmt}) "
+            "read beside it, merged by step"
+        ]
+        return _merge_by_step(table_records, records, notes), notes, f"notebook (training table + {fmt})"
     if table_records:
         return table_records, notes, "notebook (training table)"
     records, text_notes, fmt = parse_text("\n".join(streams))

@@ -13,7 +13,7 @@ import numpy as np
 
 from agentgrpo.doctor import names
 from agentgrpo.doctor.readers import discover, formats, mlflowstore, rundir, tensorboard, tidy, trackio, wandbrun
-from agentgrpo.doctor.table import MetricTable, TextBlock
+from agentgrpo.doctor.table import MetricTable, TextBlock, to_float
 from agentgrpo.errors import UserError
 from agentgrpo.rundir import COMPLETIONS, METRICS, TRAINER_STATE, checkpoints, read_config, read_eval
 
@@ -267,6 +267,8 @@ def records_to_table(
     if not steps_rows:
         raise UserError(f"{source}: no per-step metric record found in this {fmt}")
     steps_rows = _flatten_nested(steps_rows)
+    if names.REWARD not in (mapping or {}):
+        steps_rows = _reward_from_samples(steps_rows, notes)
     rename = _check_mapping(mapping or {}, steps_rows, source)
     if not any(_has_step(r) for r in steps_rows) and "step" not in (mapping or {}):
         steps_rows = [dict(r, step=i + 1) for i, r in enumerate(steps_rows)]
@@ -297,7 +299,8 @@ def records_to_table(
             )
         raise UserError(
             f"{source}: {len(table)} logged steps but no reward metric (looked for reward, rewards/<f>/mean, "
-            f"rewards/<f>, train/reward, reward_mean, mean_reward, ...); found: {found}. Is this a GRPO run? "
+            f"rewards/<f>, train/reward, reward_mean, mean_reward, ..., and any column named 'reward' with only "
+            f"aggregate words, such as total_reward or episode_reward); found: {found}. Is this a GRPO run? "
             "The doctor judges runs by their reward curve; if the reward is logged under another name, pass "
             "--map reward=KEY."
         )
@@ -356,6 +359,37 @@ def _split_summaries(records: list[dict]) -> tuple[list[dict], list[dict]]:
         return [], records
     summaries = [r for r in records if names.SUMMARY_KEYS & r.keys()]
     return summaries, [r for r in records if not (names.SUMMARY_KEYS & r.keys())]
+
+
+def _reward_from_samples(records: list[dict], notes: list[str]) -> list[dict]:
+    """Where no record logs the reward as a number but a reward-named key holds each step's per-sample rewards
+    as a list (``"rewards": [0.0, 0.5, ...]``), the reward is the mean of that list (an empty or non-numeric
+    list: none that step), with a note. Records that log a scalar reward (or components) are returned as they
+    are: a list beside them is not read."""
+    sample = records[:50]
+    scalar = {k for r in sample for k, v in r.items() if not isinstance(v, (list, tuple, dict))}
+    if any(names.carries_reward([k]) or discover.is_reward_name(str(k)) for k in scalar):
+        return records
+    listed = [
+        k
+        for k in dict.fromkeys(k for r in sample for k, v in r.items() if isinstance(v, list) and v)
+        if names.canonical(str(k)) == names.REWARD or discover.is_reward_name(str(k))
+    ]
+    if not listed:
+        return records
+    key = listed[0]
+    means = []
+    for record in records:
+        values = record.get(key)
+        numbers = [to_float(v) for v in values] if isinstance(values, list) else []
+        means.append(float(np.mean(numbers)) if numbers and None not in numbers else None)
+    if all(m is None for m in means):
+        return records  # no list of numbers anywhere: the error names what the key holds
+    out = [{**r, names.REWARD: m} if m is not None or key != names.REWARD else r for r, m in zip(records, means)]
+    notes.append(
+        f"no reward logged as a number: reward = mean of the per-sample rewards listed in {key!r} on each step"
+    )
+    return out
 
 
 def _flatten_nested(records: list[dict]) -> list[dict]:

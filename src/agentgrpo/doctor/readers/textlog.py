@@ -17,6 +17,7 @@ from agentgrpo.doctor import names
 from agentgrpo.doctor.readers.console import dict_lines, line_count, no_text_table, read_console
 from agentgrpo.doctor.readers.steplines import read_step_lines
 from agentgrpo.doctor.readers.texttable import read_text_tables
+from agentgrpo.doctor.table import TextBlock
 from agentgrpo.rundir import METRICS, parse_jsonl
 
 
@@ -29,7 +30,8 @@ def one_json_value(text: str) -> bool:
 
 
 def parse_text(text: str) -> tuple[list[dict], list[str], str]:
-    """JSON Lines, console output with metric dicts, plain step lines, or a headed CSV: whichever reads most."""
+    """JSON Lines, console output with metric dicts, plain step lines, or a headed CSV: whichever reads most,
+    except that a trainer's metric dicts carrying the reward are the rows whenever the text has them."""
     if starts_with(text, "{"):  # JSON Lines, every line whole: one decode, no split
         whole = fastjson.loads_jsonl_text(text)
         if whole and all(map(isinstance, whole, repeat(dict))):
@@ -41,6 +43,8 @@ def parse_text(text: str) -> tuple[list[dict], list[str], str]:
         if records and len(records) >= len(lines) // 2:
             return records, notes, METRICS
     candidates = [(*read_console(text), "console log")]
+    if _metric_dicts(candidates[0][0]):  # the trainer's per-step dicts are the rows: no other reading replaces them
+        return candidates[0]
     dicts = dict_lines(text)
     # a step line is a line without a printed dict: when the console reader read as many records as there
     # are such lines, step lines cannot read more (and the first reader wins a tie)
@@ -52,6 +56,15 @@ def parse_text(text: str) -> tuple[list[dict], list[str], str]:
         candidates.append((*read_csv(text, ","), "csv"))
     records, notes, fmt = max(candidates, key=lambda c: len(c[0]))
     return records, notes, fmt
+
+
+def _metric_dicts(records) -> bool:
+    """Whether the console reader's records are a trainer's per-step metric dicts with the reward in them
+    (TRL's ``{'loss': ..., 'reward': ..., ...}``): printed step lines beside them (``Batch accuracy: 3/8``,
+    a callback's own prints) may not stand in for those rows."""
+    if isinstance(records, TextBlock):  # one flat dict per line, the same keys each time
+        return names.carries_reward(records.header)
+    return any(names.carries_reward(r) for r in records[:50])
 
 
 def starts_with(text: str, prefix: str) -> bool:

@@ -51,7 +51,7 @@ def steps_of(records: list[dict]) -> list[float | None]:
             steps = np.asarray(values, dtype=float)
         except (KeyError, TypeError, ValueError):
             steps = None
-        if steps is not None and np.isfinite(steps).all():
+        if steps is not None and steps.ndim == 1 and np.isfinite(steps).all():
             if not any(k in records[0] for k in names.STEP_KEYS[: names.STEP_KEYS.index(first)]):
                 return steps.tolist()
     return [step_of(r) for r in records]

@@ -1,0 +1,240 @@
+"""Readers on record shapes custom loops and notebooks write (issue 36, "Bad input"): list-valued cells, the
+reward under a name no alias lists, a notebook table without the reward beside printed step lines, and a
+console log whose printed step lines outnumber the trainer's metric dicts.
+
+Every input is generated (several sizes and seeds); the oracle is plain ``json`` / ``ast`` / ``re`` parsing.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import random
+import re
+
+import numpy as np
+import pytest
+from test_doctor_readers_formats import _notebook, _output, text_to_html_table
+
+from agentgrpo.doctor import names
+from agentgrpo.doctor.readers import read_run
+from agentgrpo.errors import UserError
+
+SEEDS = [0, 1, 2, 3]
+
+
+def _rollout_records(seed: int) -> list[dict]:
+    """Records of a custom GRPO loop: per-sample rewards as a list (one length per run, or empty), nested
+    dicts, lists of strings, and two key sets (some steps also log an update)."""
+    rng = random.Random(seed)
+    n, group = rng.randint(25, 300), rng.choice([0, 2, 4, 16])
+    records = []
+    for step in range(1, n + 1):
+        rewards = [round(rng.random(), 3) for _ in range(group)]
+        record = {
+            "step": step,
+            "task": f"task_{rng.randint(0, 9)}",
+            "rewards": rewards,
+            "mean_reward": round(sum(rewards) / group, 4) if group else round(rng.random(), 4),
+            "predicted_answers": [None, ""] if rng.random() < 0.5 else [],
+            "meta": {"causal": rng.random() < 0.5, "depth": rng.randint(1, 3)},
+            "signal": rng.random() < 0.5,
+        }
+        if seed % 2 and step % 3 == 0:  # an update step logs more keys
+            record |= {"kl": round(rng.random() * 0.01, 5), "loss": round(rng.gauss(0, 1), 4), "advantages": rewards}
+        records.append(record)
+    return records
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("fmt", ["jsonl", "json_list", "json_object"])
+def test_list_cells_are_not_numbers_and_the_rest_reads(tmp_path, seed, fmt):
+    records = _rollout_records(seed)
+    if fmt == "jsonl":
+        path = tmp_path / "train_log.jsonl"
+        path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    else:
+        path = tmp_path / "log.json"
+        data = records if fmt == "json_list" else {"algorithm": "GRPO", "group_size": 4, "per_episode": records}
+        path.write_text(json.dumps(data), encoding="utf-8")
+    t = read_run(path).table
+    oracle = json.loads(path.read_text()) if fmt != "jsonl" else [json.loads(x) for x in path.read_text().splitlines()]
+    oracle = oracle["per_episode"] if fmt == "json_object" else oracle
+    assert t.steps.tolist() == [r["step"] for r in oracle]
+    assert np.allclose(t[names.REWARD], [r["mean_reward"] for r in oracle])
+    assert np.allclose(t["signal"], [float(r["signal"]) for r in oracle])
+    assert "rewards" not in t.columns and "predicted_answers" not in t.columns  # lists: no column
+    logged_kl = {r["step"]: r["kl"] for r in oracle if "kl" in r}
+    if logged_kl:
+        kl = dict(zip(t.steps.tolist(), t[names.KL]))
+        assert all(kl[s] == v for s, v in logged_kl.items())
+        assert sum(np.isfinite(t[names.KL])) == len(logged_kl)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("key", ["rewards", "reward", "group_rewards"])
+def test_a_reward_logged_only_as_sample_lists_is_their_mean(tmp_path, seed, key):
+    rng = random.Random(seed)
+    size = rng.choice([1, 2, 8, 16])
+    rows = [{"step": s, key: [rng.choice([0.0, 0.5, 1.0]) for _ in range(size)], "loss": rng.random()}
+            for s in range(1, rng.randint(20, 200))]  # fmt: skip
+    if seed % 2:
+        rows[3][key] = []  # a step without samples: no reward there
+    path = tmp_path / "log.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows), "utf-8")
+    run = read_run(path)
+    oracle = [sum(r[key]) / len(r[key]) if r[key] else np.nan for r in rows]
+    assert np.allclose(run.table[names.REWARD], oracle, equal_nan=True)
+    assert any(f"per-sample rewards listed in {key!r}" in n for n in run.notes)
+
+
+def test_a_scalar_reward_beside_sample_lists_is_the_reward(tmp_path):
+    rows = [{"step": s, "rewards": [1.0, 1.0], "mean_reward": 0.1 * s} for s in range(1, 30)]
+    path = tmp_path / "log.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows), "utf-8")
+    assert read_run(path).table[names.REWARD].tolist() == [r["mean_reward"] for r in rows]
+
+
+@pytest.mark.parametrize("cell", [[], ["a", "b"], [[0.5]]])
+def test_a_reward_logged_only_as_unreadable_lists_is_a_clear_error(tmp_path, cell):
+    path = tmp_path / "log.jsonl"
+    path.write_text("\n".join(json.dumps({"step": s, "reward": cell}) for s in range(1, 40)), "utf-8")
+    with pytest.raises(UserError, match=r"reward is logged, but not as a number.*reward=\["):
+        read_run(path)
+
+
+def test_steps_logged_as_lists_are_a_clear_error(tmp_path):
+    path = tmp_path / "log.jsonl"
+    path.write_text("\n".join(json.dumps({"step": [s, s], "reward": 0.1}) for s in range(1, 40)), "utf-8")
+    with pytest.raises(UserError, match="none with a numeric step"):
+        read_run(path)
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["total_reward", "episode_reward", "train/total_reward", "reward_total_mean", "avgEpisodeReward",
+     "batch_reward", "env_reward"],
+)  # fmt: skip
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_reward_under_another_name_is_found_by_its_words(tmp_path, key, seed):
+    rng = random.Random(seed)
+    rows = [
+        {"step": s, key: round(rng.gauss(0.1 * s, 1), 3), "format": round(rng.random(), 2), "reward_coef": 0.5}
+        for s in range(1, rng.randint(20, 200))
+    ]
+    path = tmp_path / "reward_log.json"
+    path.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    run = read_run(path)
+    assert run.table[names.REWARD].tolist() == [r[key] for r in rows]
+    column = key.removeprefix("train/")  # the trainer prefix is stripped from every key
+    assert run.table.meta["sources"][names.REWARD] == column
+    assert any(f"reward read from {column!r}" in n for n in run.notes)
+
+
+def test_a_constant_reward_under_another_name_is_still_the_reward(tmp_path):
+    path = tmp_path / "log.jsonl"
+    path.write_text("\n".join(json.dumps({"step": s, "total_reward": 0.0, "kl": 0.01 * s}) for s in range(1, 30)))
+    assert read_run(path).table[names.REWARD].tolist() == [0.0] * 29
+
+
+@pytest.mark.parametrize("key", ["format_reward_weight", "reward_coef", "max_reward_seen", "reward_model_loss"])
+def test_other_quantities_named_with_reward_are_not_the_reward(tmp_path, key):
+    path = tmp_path / "log.jsonl"
+    path.write_text("\n".join(json.dumps({"step": s, key: 0.1 * s, "loss": 1.0 / s}) for s in range(1, 30)))
+    with pytest.raises(UserError, match="no reward metric.*total_reward"):
+        read_run(path)
+
+
+def _loss_table_notebook(tmp_path, seed: int):
+    """The Trainer's table with the loss only, and a callback's printed ``Step N | reward: x`` lines (every
+    ``every`` steps, split over several stream outputs as Jupyter does); returns (path, table rows, printed)."""
+    rng = random.Random(seed)
+    n, log_every, every = rng.randint(30, 600), rng.choice([1, 5, 10]), rng.choice([1, 10])
+    rows = [["Step", "Training Loss"]] + [[s, round(rng.gauss(0, 0.1), 6)] for s in range(log_every, n + 1, log_every)]
+    printed = {s: round(rng.random() * 2, 3) for s in range(every, n + 1, every)}
+    lines = [f"Step {s} | reward: {v:.3f}" for s, v in printed.items()]
+    chunks = [lines[i : i + 25] for i in range(0, len(lines), 25)]
+    html = f"<div><progress value='{n}' max='{n}'></progress></div>" + text_to_html_table(rows)
+    outputs = [_output("stream", text="Loading model...\nmodel.safetensors: 100% 1.14G/1.14G\n")]
+    outputs += [_output("display_data", data={"text/html": html, "text/plain": "x"})]
+    outputs += [_output("stream", text="\n".join(c) + "\n") for c in chunks]
+    return _notebook(tmp_path, outputs), rows[1:], printed
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_loss_only_table_reads_the_printed_reward_beside_it(tmp_path, seed):
+    path, rows, printed = _loss_table_notebook(tmp_path, seed)
+    oracle = {}  # the printed lines, parsed by a plain regex from the notebook's JSON
+    for cell in json.loads(path.read_text())["cells"]:
+        for out in cell.get("outputs", []):
+            for m in re.finditer(r"Step (\d+) \| reward: ([-\d.]+)", "".join(out.get("text", []))):
+                oracle[int(m.group(1))] = float(m.group(2))
+    assert oracle == printed
+    run = read_run(path)
+    t = run.table
+    assert t.steps.tolist() == sorted({r[0] for r in rows} | set(printed))
+    reward, loss = dict(zip(t.steps.tolist(), t[names.REWARD])), dict(zip(t.steps.tolist(), t[names.LOSS]))
+    assert {s: v for s, v in reward.items() if np.isfinite(v)} == oracle
+    assert {s: v for s, v in loss.items() if np.isfinite(v)} == {r[0]: r[1] for r in rows}
+    assert run.fmt.startswith("notebook (training table + ") and any("has no reward" in n for n in run.notes)
+
+
+def test_a_table_with_the_reward_ignores_printed_step_lines(tmp_path):
+    rows = [["Step", "Training Loss", "reward"]] + [[s, 0.01, 0.1 * s] for s in range(1, 31)]
+    html = text_to_html_table(rows)
+    lines = "\n".join(f"Step {s} | reward: 9.0" for s in range(1, 31))
+    path = _notebook(tmp_path, [_output("display_data", data={"text/html": html}), _output("stream", text=lines)])
+    run = read_run(path)
+    assert run.fmt == "notebook (training table)"
+    assert np.allclose(run.table[names.REWARD], [0.1 * s for s in range(1, 31)])
+
+
+def _trl_console(seed: int) -> str:
+    """A TRL console log: tqdm bars on each step, a callback's ``Batch accuracy: k/8`` line on every step
+    (more lines than dicts), and the trainer's metric dict every ``logging_steps``."""
+    rng = random.Random(seed)
+    n, every = rng.randint(60, 400), rng.choice([2, 5, 10])
+    out = [f"logging_steps={every}"]
+    for step in range(1, n + 1):
+        k = rng.randint(0, 8)
+        out.append(f"{step * 100 // n:3d}%|#| {step}/{n} [00:{step % 60:02d}<00:10, 1.5s/it]INFO:root:Batch accuracy: "
+                   f"{k}/8 = {100 * k / 8:.1f}%")  # fmt: skip
+        if step % every == 0:
+            d = {
+                "loss": round(rng.gauss(0, 0.1), 4),
+                "grad_norm": rng.random(),
+                "reward": round(rng.random(), 4),
+                "reward_std": rng.random(),
+                "kl": round(rng.random() * 0.1, 5),
+                "entropy": rng.random(),
+                "completions/mean_length": rng.uniform(100, 500),
+                "completions/clipped_ratio": rng.random() * 0.2,
+                "frac_reward_zero_std": rng.random(),
+                "rewards/correct/mean": rng.random(),
+                "epoch": step / n,
+            }
+            out.append(repr(d))
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_trl_metric_dicts_are_the_rows_of_a_console_log(tmp_path, seed):
+    text = _trl_console(seed)
+    path = tmp_path / "train.log"
+    path.write_text(text, encoding="utf-8")
+    dicts = [ast.literal_eval(line) for line in text.splitlines() if line.startswith("{")]
+    assert len(re.findall("Batch accuracy", text)) > len(dicts)
+    t = read_run(path).table
+    assert len(t) == len(dicts)
+    assert t[names.REWARD].tolist() == [d["reward"] for d in dicts]
+    assert t[names.KL].tolist() == [d["kl"] for d in dicts]
+    assert np.allclose(t[names.CLIPPED], [d["completions/clipped_ratio"] for d in dicts])
+    assert t.components() == ["correct"]  # the printed accuracy is not a reward component
+
+
+def test_step_lines_alone_still_read(tmp_path):
+    text = "\n".join(f"{s}/50 [00:01<00:10] INFO Batch accuracy: {s % 8}/8" for s in range(1, 51))
+    path = tmp_path / "acc.log"
+    path.write_text(text, encoding="utf-8")
+    t = read_run(path).table
+    assert t.steps.tolist() == list(range(1, 51)) and t[names.REWARD].tolist() == [float(s % 8) for s in range(1, 51)]
