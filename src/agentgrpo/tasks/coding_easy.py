@@ -60,6 +60,16 @@ def _apply(family: str, k: int, x):
     return {"add": x + k, "sub": x - k, "mul": x * k}[family]
 
 
+def _input(rng: random.Random, family: str, k: int):
+    if family == "mul":
+        return rng.randint(2, 9)
+    if family == "sub":
+        return rng.randint(k + 10, k + 99)
+    if family == "list":
+        return [rng.randint(1, 9) for _ in range(rng.randint(1, 3))]
+    return rng.randint(10, 99)
+
+
 def make_problem(rng: random.Random) -> dict:
     """One problem: a family, a function name, K, the visible example, three hidden asserts and the solution."""
     family = rng.choice(sorted(FAMILIES))
@@ -67,13 +77,11 @@ def make_problem(rng: random.Random) -> dict:
     name, k = rng.choice(names), rng.randint(10, 99)
     if family == "mul":
         k = rng.randint(11, 49)
-        inputs = rng.sample(range(2, 10), 4)
-    elif family == "sub":
-        inputs = [rng.randint(k + 10, k + 99) for _ in range(4)]
-    elif family == "list":
-        inputs = [[rng.randint(1, 9) for _ in range(rng.randint(1, 3))] for _ in range(4)]
-    else:
-        inputs = [rng.randint(10, 99) for _ in range(4)]
+    inputs = []
+    while len(inputs) < 4:  # the visible example and three hidden tests, on four different inputs
+        x = _input(rng, family, k)
+        if x not in inputs:
+            inputs.append(x)
     asserts = [f"assert {name}({x!r}) == {_apply(family, k, x)!r}" for x in inputs]
     solution = f"def {name}({arg}):\n    return {_body(family, k)}\n"
     statement = f"Write a function `{name}({arg})` that returns {returns}."
