@@ -187,6 +187,28 @@ def test_coding_easy_demonstrations_compute_the_constant_in_the_tool_with_its_ex
     assert 15 < used < 45  # about half the demonstrations use the tool
 
 
+def test_the_coding_easy_warm_start_is_at_the_edge_and_its_tool_route_pays():
+    """The lever GRPO needs (docs/tasks.md): sampled, the shipped warm start takes both routes, and the episodes
+    that compute K in the sandbox pass the hidden tests far more often than those that write it from the head."""
+    import torch
+
+    from agentgrpo.evaluation.evaluate import score
+    from agentgrpo.evaluation.rollout import rollout
+    from agentgrpo.training.models import load_model, load_tokenizer
+
+    task, path = get_task("coding-easy"), warm_start("coding-easy")
+    rows = task.eval_problems(100)
+    torch.manual_seed(0)
+    episodes = rollout(load_model(str(path)), load_tokenizer(str(path)), rows, task, max_completion_length=64,
+                       do_sample=True, temperature=1.0, max_tool_calling_iterations=2)
+    passed = score(task, rows, episodes)
+    tool = [p for p, e in zip(passed, episodes, strict=True) if e.per_tool.get("run_python", [0])[0] > 0]
+    direct = [p for p, e in zip(passed, episodes, strict=True) if not e.per_tool.get("run_python", [0])[0]]
+    assert len(tool) >= 20 and len(direct) >= 20, (len(tool), len(direct))
+    assert sum(tool) / len(tool) - sum(direct) / len(direct) >= 0.4, (sum(tool) / len(tool), sum(direct) / len(direct))
+    assert 0.2 <= sum(passed) / len(passed) <= 0.8  # at the edge: room to learn, and something to learn from
+
+
 # --- model: tiny per task, build-tiny --task, demo --task -------------------------------------------------
 
 
