@@ -17,7 +17,7 @@ from agentgrpo.tasks.demonstrations import demonstrations
 from agentgrpo.tiny.build import EASY_VARIANTS, SHIPPED_SFT, WARM_START_STEPS, build_tokenizer, warm_start
 from agentgrpo.training.models import resolve_model, tiny_note
 
-EASY = ("wordle-easy", "function-calling-easy", "reasoning-easy")
+EASY = ("wordle-easy", "function-calling-easy", "reasoning-easy", "coding-easy")
 
 
 def test_the_calculator_tokenizer_is_still_the_shipped_checkpoint_s(tmp_path):
@@ -119,6 +119,96 @@ def test_reasoning_easy_demonstrations_compute_the_answer_in_the_tool():
     assert 15 < used < 45  # about half the demonstrations use the tool
 
 
+# --- coding-easy -----------------------------------------------------------------------------------------
+
+
+def _call(test: str):
+    """``assert f(ARG) == VALUE`` -> (f, ARG, VALUE), read with `ast` (no code runs)."""
+    import ast
+
+    node = ast.parse(test).body[0].test
+    return node.left.func.id, ast.literal_eval(node.left.args[0]), ast.literal_eval(node.comparators[0])
+
+
+def _oracle(family: str, k: int, x):
+    return {"add": lambda: x + k, "sub": lambda: x - k, "mul": lambda: x * k,
+            "list": lambda: [v + k for v in x]}[family]()
+
+
+def test_coding_easy_problems_agree_with_a_plain_python_oracle_and_hold_problems_out():
+    from agentgrpo.tasks.coding_easy import held_out
+
+    task = get_task("coding-easy")
+    assert task.validate(50) == []
+    evals, train = task.eval_problems(200), task.train_problems(3000, seed=1)
+    assert all(held_out(r["prompt"][-1]["content"]) for r in evals)
+    assert not any(held_out(r["prompt"][-1]["content"]) for r in train)
+    assert not {r["id"] for r in evals} & {r["id"] for r in train} and len({r["id"] for r in train}) == 3000
+    assert {r["family"] for r in train} == {"add", "sub", "mul", "list"}
+    for row in evals[:100] + train[:100]:
+        name, x, y = _call(row["visible_test"])
+        assert name == row["entry_point"] and f"`{name}(" in row["prompt"][-1]["content"]
+        assert y == _oracle(row["family"], row["k"], x) and eval(row["k_expression"]) == row["k"]
+        assert len(row["tests"]) == 3
+        for test in row["tests"]:
+            _, hx, hy = _call(test)
+            assert hy == _oracle(row["family"], row["k"], hx) and hx != x
+
+
+def test_coding_easy_gold_passes_its_hidden_tests_in_the_sandbox_and_a_wrong_constant_does_not():
+    from agentgrpo.tasks.coding import hidden_tests_passed
+
+    rows = get_task("coding-easy").eval_problems(40)
+    gold = [f"```python\n{r['solution']}```" for r in rows]
+    off = [f"```python\n{r['solution'].replace(str(r['k']), str(r['k'] + 1))}```" for r in rows]
+    special = [f"```python\ndef {r['entry_point']}(*a):\n    return {_call(r['visible_test'])[2]!r}\n```"
+               for r in rows]
+    scores = hidden_tests_passed(gold + off + special, tests=[r["tests"] for r in rows] * 3)
+    assert scores[:40] == [1.0] * 40 and scores[40:80] == [0.0] * 40
+    assert sum(scores[80:]) / 40 < 0.1  # answering the visible example alone earns (almost) nothing
+
+
+def test_coding_easy_demonstrations_compute_the_constant_in_the_tool_with_its_exact_output():
+    from agentgrpo.tasks.coding import CodingEnv
+
+    task, env, used = get_task("coding-easy"), None, 0
+    for demo in demonstrations(task, 60, 0.5, seed=2):
+        calls = [(m, n) for m, n in zip(demo["messages"], demo["messages"][1:]) if m.get("tool_calls")]
+        for message, response in calls:
+            code = message["tool_calls"][0]["function"]["arguments"]["code"]
+            assert re.fullmatch(r"print\(\d+ (-|//) \d+\)", code)
+            if used < 5:  # the tool's own answer, run in the sandbox, is what the demonstration shows
+                env = env or CodingEnv()
+                assert env.run_python(code) == response["content"]
+            k = int(re.search(r"stdout:\n(\d+)", response["content"]).group(1))
+            assert k == eval(code[len("print("):-1])  # the oracle: Python itself
+            assert re.search(rf"[+\-*] {k}\b", demo["messages"][-1]["content"])
+            used += 1
+    assert 15 < used < 45  # about half the demonstrations use the tool
+
+
+def test_the_coding_easy_warm_start_is_at_the_edge_and_its_tool_route_pays():
+    """The lever GRPO needs (docs/tasks.md): sampled, the shipped warm start takes both routes, and the episodes
+    that compute K in the sandbox pass the hidden tests far more often than those that write it from the head."""
+    import torch
+
+    from agentgrpo.evaluation.evaluate import score
+    from agentgrpo.evaluation.rollout import rollout
+    from agentgrpo.training.models import load_model, load_tokenizer
+
+    task, path = get_task("coding-easy"), warm_start("coding-easy")
+    rows = task.eval_problems(100)
+    torch.manual_seed(0)
+    episodes = rollout(load_model(str(path)), load_tokenizer(str(path)), rows, task, max_completion_length=64,
+                       do_sample=True, temperature=1.0, max_tool_calling_iterations=2)
+    passed = score(task, rows, episodes)
+    tool = [p for p, e in zip(passed, episodes, strict=True) if e.per_tool.get("run_python", [0])[0] > 0]
+    direct = [p for p, e in zip(passed, episodes, strict=True) if not e.per_tool.get("run_python", [0])[0]]
+    assert len(tool) >= 20 and len(direct) >= 20, (len(tool), len(direct))
+    assert sum(tool) / len(tool) - sum(direct) / len(direct) >= 0.4, (sum(tool) / len(tool), sum(direct) / len(direct))
+    assert 0.2 <= sum(passed) / len(passed) <= 0.8  # at the edge: room to learn, and something to learn from
+
+
 # --- model: tiny per task, build-tiny --task, demo --task -------------------------------------------------
 
 
@@ -141,6 +231,7 @@ def test_demo_task_picks_the_task_s_config_and_refuses_one_without_a_demo():
     assert {"calculator", *EASY} <= set(demo_tasks())
     assert demo_config("calculator") == "demo" and demo_config("wordle") == "demo-wordle-easy"
     assert demo_config("function-calling-easy") == "demo-function-calling-easy"
+    assert demo_config("coding") == "demo-coding-easy"
     with pytest.raises(UserError, match="no demo for it"):
         demo_config("coding-mbpp")
 

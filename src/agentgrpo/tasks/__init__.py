@@ -12,6 +12,7 @@ _BUILTIN = {
     "calculator": "agentgrpo.tasks.calculator:TASK",
     "calculator-hard": "agentgrpo.tasks.calculator:HARD_TASK",
     "coding": "agentgrpo.tasks.coding:TASK",
+    "coding-easy": "agentgrpo.tasks.coding_easy:TASK",
     "coding-mbpp": "agentgrpo.tasks.coding:MBPP_TASK",
     "wordle": "agentgrpo.tasks.wordle:TASK",
     "wordle-easy": "agentgrpo.tasks.wordle:EASY_TASK",
