@@ -1053,6 +1053,64 @@ def unnamed_cost_falls(n: int, seed: int, onset_frac: float):
     return None, None, records, [], "failure"
 
 
+def _tiered_total_only(sim: Sim, fmt: np.ndarray, correct: np.ndarray, keep_spread: bool = False) -> list[dict]:
+    """Records of a tiered reward (8 for a correct answer, 1.6 for the format) logged as its total only, as a
+    callback that prints ``Step N | reward: x`` does (batch 7); ``keep_spread`` adds TRL's spread columns."""
+    total = 8.0 * sim.bernoulli(correct) + 1.6 * sim.bernoulli(fmt)
+    flat = total.reshape(sim.n, -1)
+    zero = np.isclose(total.std(axis=2), 0.0).mean(axis=1)
+    records = []
+    for i in range(sim.n):
+        rec = {"step": i + 1, "loss": float(sim.rng.normal(0, 0.01)), "reward": float(flat[i].mean())}
+        if keep_spread:
+            rec.update(reward_std=float(flat[i].std()), frac_reward_zero_std=float(zero[i]))
+        records.append(rec)
+    return records
+
+
+def _early_gain(sim: Sim, onset_frac: float) -> tuple[np.ndarray, int]:
+    """The format learned early: from 1% of the run over 2-4% of it (longer for a later ``onset_frac``), and
+    over at least 3 logged steps after one flat one, so the rise is seen as one: (rate, step it ends)."""
+    start, duration = _early_span(sim.n, onset_frac)
+    return 0.1 + 0.85 * ease(sim.t, start, duration), int(round(start + duration)) + 1
+
+
+def _early_span(n: int, onset_frac: float) -> tuple[float, float]:
+    return max(1.0, 0.01 * n), max(3.0, (0.02 + 0.04 * onset_frac) * n)
+
+
+def early_gain_then_flat(n: int, seed: int, onset_frac: float):
+    """Batch 7's miss: the format learned early, then a noisy flat plateau for the rest of the run (formatted
+    but wrong answers); only the total reward is logged. A stall from the end of the gain."""
+    sim = Sim(n, seed, prompts=4 + 4 * (seed % 2), group=8, spread=0.5)
+    fmt, end = _early_gain(sim, onset_frac)
+    return "stall", end, _tiered_total_only(sim, fmt, np.full(n, 0.02)), [], "failure"
+
+
+def early_ceiling_total_only(n: int, seed: int, onset_frac: float):
+    """Healthy: the task solved early, every sample then scores the top tier (the batch means stop moving);
+    only the total reward is logged."""
+    sim = Sim(n, seed, prompts=4 + 4 * (seed % 2), group=8, spread=0.3)
+    fmt, _ = _early_gain(sim, onset_frac)
+    correct = 0.05 + 0.92 * ease(sim.t, *_early_span(n, onset_frac))
+    return None, None, _tiered_total_only(sim, np.maximum(fmt, correct), correct), [], "failure"
+
+
+def early_gain_then_climb(n: int, seed: int, onset_frac: float):
+    """Healthy: the format learned early, then the answers improve slowly for the rest of the run; only the
+    total reward is logged."""
+    sim = Sim(n, seed, prompts=4 + 4 * (seed % 2), group=8, spread=0.5)
+    fmt, _ = _early_gain(sim, onset_frac)
+    return None, None, _tiered_total_only(sim, fmt, 0.02 + 0.2 * ease(sim.t, 0.1 * n, 0.9 * n)), [], "failure"
+
+
+def slow_learner_total_only(n: int, seed: int, onset_frac: float):
+    """Healthy: a slow steady learner over the whole run; only the total reward is logged."""
+    sim = Sim(n, seed, prompts=4 + 4 * (seed % 2), group=8, spread=0.5)
+    ramp = ease(sim.t, 0, n)
+    return None, None, _tiered_total_only(sim, 0.2 + 0.7 * ramp, 0.02 + 0.3 * ramp), [], "failure"
+
+
 def _cfg(weights: dict[str, float]) -> list[dict]:
     return [{"name": k, "weight": v} for k, v in weights.items()]
 
@@ -1111,6 +1169,10 @@ SCENARIOS: dict[str, Callable] = {
     "unnamed_term_sacrificed": unnamed_term_sacrificed,
     "unnamed_term_dips": unnamed_term_dips,
     "unnamed_cost_falls": unnamed_cost_falls,
+    "early_gain_then_flat": early_gain_then_flat,
+    "early_ceiling_total_only": early_ceiling_total_only,
+    "early_gain_then_climb": early_gain_then_climb,
+    "slow_learner_total_only": slow_learner_total_only,
 }
 # Issue 36's kinds of miss: a flat reward beside the planted failure is also a stall (named with it), so
 # these are kept apart from the suite above (whose cases allow no other failure); `make` builds both.

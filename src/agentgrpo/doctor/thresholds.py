@@ -42,6 +42,9 @@ NO_SIGNAL_MAJORITY = 0.5  # share of identical groups (early, late, whole run) f
 OBJECTIVE_UNPAID = 0.5  # share of late logs where the task objective paid no sample (its step mean at its lowest)
 OBJECTIVE_PAYS = 0.05  # ... with its late mean under this share of the reward's attainable range: it almost never
 #                        pays, a stall whatever the shaping terms beside it do (batch 4)
+EARLY_GAIN_SPAN = 0.1  # a rise that settled within the first 10% of the run's steps is an early gain (batch 7) ...
+PLATEAU_MIN_POINTS = 50  # ... judged only over at least 50 logged points after it (a reliable step-to-step noise)
+PLATEAU_NOISE_KEPT = 0.05  # ... a plateau whose step-to-step noise is under 5% of the gain sits at a ceiling
 NO_SIGNAL_ZERO_STD = 0.8  # frac_reward_zero_std (mean) from which a run "has no learning signal": late in a
 #                           flat run (stall), or early, late and over the whole run (the zero_variance detector)
 

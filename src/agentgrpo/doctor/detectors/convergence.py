@@ -12,6 +12,7 @@ from agentgrpo.doctor import names
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.curves import Curves
 from agentgrpo.doctor.detectors.objective import unpaid
+from agentgrpo.doctor.detectors.stall import stalled_after_early_gain
 from agentgrpo.doctor.detectors.text import num, pct, span
 from agentgrpo.doctor.finding import CONVERGED, OK, SATURATED, WARNING, Finding
 from agentgrpo.doctor.modes import Mode
@@ -148,7 +149,8 @@ def _converged(curves: Curves, facts) -> Finding:
 
 def _against(curves: Curves) -> list[str]:
     """Signs that contradict convergence (a plateau is not enough): completions that do not terminate,
-    entropy that exploded, a reward component that fell while the total rose."""
+    entropy that exploded, a reward component that fell while the total rose, a plateau reached early and held
+with no sign that the groups agree (`stalled_after_early_gain`)."""
     out = []
     clipped, term, length = curves.curve(names.CLIPPED), curves.curve(names.TERM_LENGTH), curves.curve(names.LENGTH)
     if clipped is not None and clipped.late >= th.TRUNCATION_HIGH:
@@ -168,6 +170,9 @@ def _against(curves: Curves) -> list[str]:
     never = unpaid(curves)
     if never:
         out.append(never)
+    early = stalled_after_early_gain(curves)
+    if early:
+        out.append(f"it stalled after an early gain: {early}")
     return out
 
 

@@ -7,11 +7,17 @@ median p): a policy that improved by a fraction of what its own samples differ b
 
 Two kinds: groups still differ (reward_std real) but the policy does not improve; or the groups carry no
 signal at all (most groups identical: everything fails, or everything passes from the start).
+
+A third, after an early gain (batch 7): the reward rose in the first ``EARLY_GAIN_SPAN`` of the run (a format
+learned) and then, for the rest, moved by less than its own step-to-step noise, with nothing to show the groups
+agree (no reward spread logged) and a noise that did not vanish (so not a reward at its ceiling). That is not
+convergence: the policy stopped improving long before the run ended (`stalled_after_early_gain`).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -60,13 +66,16 @@ def group_spread(curves: Curves) -> tuple[float, str]:
 
 
 def stalled(curves: Curves) -> bool:
-    """The stall's rule on its own: the reward did not learn, is not falling (trend ``t > -T_TREND``), and any
-    rise it shows is not a material, significant one (the "inconclusive" case). Shared with the detectors
-    that name a stall's cause."""
+    """The stall's rule on its own: the reward did not learn, is not falling (trend ``t > -T_TREND``), did not
+    rise early to a ceiling (`EarlyGain.at_ceiling`), and any rise it shows is not a material, significant one
+    (the "inconclusive" case). Shared with the detectors that name a stall's cause."""
     facts = curves.reward
     if facts is None or facts.learned:
         return False
     if facts.curve.trend.t <= -th.T_TREND:
+        return False
+    gain = early_gain(curves)
+    if gain is not None and gain.at_ceiling:
         return False
     return not weak_rise_beyond_noise(curves, facts)
 
@@ -81,6 +90,72 @@ def weak_rise_beyond_noise(curves: Curves, facts) -> bool:
     return trend.t >= th.T_FLAT and trend.change >= th.MATERIAL_RISE * stats.noise(facts.curve.y) and not immaterial
 
 
+@dataclass(frozen=True)
+class EarlyGain:
+    """A significant rise that settled within the first ``EARLY_GAIN_SPAN`` of the run, and the plateau after it:
+    its change (fitted trend), its step-to-step noise, its share of the run."""
+
+    rise: stats.Ramp
+    change: float
+    t: float
+    noise: float
+    share: float
+
+    @property
+    def at_ceiling(self) -> bool:
+        """The plateau's noise vanished against the gain (every sample scores alike, as at a ceiling) and the
+        plateau kept its level."""
+        bound = th.PLATEAU_NOISE_KEPT * self.rise.change
+        return self.noise < bound and abs(self.change) < bound
+
+    @property
+    def flat(self) -> bool:
+        """The plateau moved by less than its own step-to-step noise, or its trend is not significant
+        (``|t| < T_TREND``)."""
+        return abs(self.change) < self.noise or abs(self.t) < th.T_TREND
+
+
+def early_gain(curves: Curves) -> EarlyGain | None:
+    """The reward's rise when it was significant (ramp t >= ``T_CHANGE``), settled within the first
+    ``EARLY_GAIN_SPAN`` of the run's steps and was kept (late level above the level before it), with at least
+    ``PLATEAU_MIN_POINTS`` logged points after it; else None. A rise that early is inside the "early" window, so
+    the early-vs-late comparison (`RewardFacts.learned`) cannot see it."""
+    facts = curves.reward
+    rise = facts.rise if facts is not None else None
+    if rise is None or rise.t < th.T_CHANGE or rise.change <= 0:
+        return None
+    curve = facts.curve
+    first, last = float(curve.x[0]), float(curve.x[-1])
+    if rise.settled - first > th.EARLY_GAIN_SPAN * max(last - first, 1.0) or curve.late <= rise.before:
+        return None
+    x, y = curves.table.series(names.REWARD)
+    on = x >= rise.settled
+    if int(on.sum()) < th.PLATEAU_MIN_POINTS:
+        return None
+    share = (last - rise.settled) / max(last - first, 1.0)
+    plateau = stats.trend(x[on], y[on])
+    return EarlyGain(rise, plateau.change, plateau.t, stats.noise(y[on]), share)
+
+
+def stalled_after_early_gain(curves: Curves) -> str | None:
+    """Why the run stalled after an early gain, or None. An `early_gain` whose plateau is flat (`EarlyGain.flat`:
+    moved by less than its own step-to-step noise, `stats.noise`, or no significant trend) and not at a ceiling (that noise is at least
+    ``PLATEAU_NOISE_KEPT`` of the gain: at a ceiling every sample scores alike and the batch means stop
+    moving), with nothing to show the groups agree: no spread within groups logged (neither ``reward_std``
+    nor ``frac_reward_zero_std``). Shared with the convergence detector, which then does not call the
+    plateau converged."""
+    if curves.count(names.REWARD_STD) or curves.count(names.FRAC_ZERO_STD):
+        return None
+    gain = early_gain(curves)
+    if gain is None or not gain.flat or gain.noise < th.PLATEAU_NOISE_KEPT * gain.rise.change:
+        return None
+    return (
+        f"the reward gained {num(gain.rise.change)} by step {gain.rise.settled:.0f}, then for {pct(gain.share)} "
+        f"of the run moved {num(gain.change)} (trend t = {gain.t:.1f}; step-to-step noise {num(gain.noise)}): "
+        "flat; no reward spread is logged to show the groups agree, and the noise did not vanish as at a ceiling"
+    )
+
+
 def _moved(facts) -> str:
     return span("reward", facts.curve.early, facts.curve.late)
 
@@ -91,7 +166,9 @@ def detect(curves: Curves) -> Finding:
         return curves.unjudged(NAME)
     return (
         _objective_never_pays(curves, facts)
+        or _after_early_gain(curves, facts)
         or _learning(facts)
+        or _early_ceiling(curves, facts)
         or _falling(facts)
         or _inconclusive(curves, facts)
         or _stall(curves, facts)
@@ -115,6 +192,44 @@ def _objective_never_pays(curves: Curves, facts) -> Finding | None:
         evidence=[f"{_moved(facts)}: the reward rose on its shaping terms", never],
         fix=FIX_UNPAID,
         metrics=[names.REWARD],
+    )
+
+
+def _after_early_gain(curves: Curves, facts) -> Finding | None:
+    """The reward rose early, then stopped improving for the rest of the run (`stalled_after_early_gain`)."""
+    why = stalled_after_early_gain(curves)
+    if why is None:
+        return None
+    return Finding(
+        detector=NAME,
+        status=FAILURE,
+        verdict="stall: stalled after an early gain",
+        confidence=0.6,
+        onset=int(round(facts.rise.settled)),
+        evidence=[_moved(facts), why],
+        fix=FIX_FLAT,
+        metrics=[names.REWARD],
+    )
+
+
+def _early_ceiling(curves: Curves, facts) -> Finding | None:
+    """The reward rose early and sits at a ceiling (`EarlyGain.at_ceiling`): learned, though the early window
+    already holds the gain."""
+    gain = early_gain(curves)
+    if gain is None or not gain.at_ceiling:
+        return None
+    return Finding(
+        detector=NAME,
+        status=OK,
+        verdict="learning: reward rose early to a ceiling",
+        confidence=0.0,
+        onset=None,
+        evidence=[
+            f"the reward gained {num(gain.rise.change)} by step {gain.rise.settled:.0f} (t = {gain.rise.t:.1f}), "
+            f"then held with a step-to-step noise of {num(gain.noise)}"
+        ],
+        fix="",
+        metrics=[],
     )
 
 
