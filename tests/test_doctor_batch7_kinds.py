@@ -44,8 +44,8 @@ def _step_run(n: int, gain: float, noise: float, settle: int, seed: int, spread:
 def _oracle(n: int, gain: float, noise: float, settle: int, spread: bool) -> bool:
     """Plain reading of the principle for a step-shaped run with a flat plateau: an early gain (settled within
     the span), a long plateau, a noise kept against the gain, no spread logged. The noises the test draws lie
-    well clear of the ``PLATEAU_NOISE_KEPT`` bound (5x under it or 4x over it; a rise 5 noise-widths high is significant), so the estimate's error cannot
-    cross it."""
+    well clear of the ``PLATEAU_NOISE_KEPT`` bound (5x under it or 4x over it), so the estimate's error cannot
+    cross it, and a rise of 5 noise-widths is always significant."""
     early = settle - 1 <= th.EARLY_GAIN_SPAN * (n - 1)
     return early and n - settle >= th.PLATEAU_MIN_POINTS and noise >= th.PLATEAU_NOISE_KEPT * gain and not spread
 

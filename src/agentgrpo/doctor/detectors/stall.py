@@ -138,12 +138,12 @@ def early_gain(curves: Curves) -> EarlyGain | None:
 
 
 def stalled_after_early_gain(curves: Curves) -> str | None:
-    """Why the run stalled after an early gain, or None. An `early_gain` whose plateau is flat (`EarlyGain.flat`:
-    moved by less than its own step-to-step noise, `stats.noise`, or no significant trend) and not at a ceiling (that noise is at least
-    ``PLATEAU_NOISE_KEPT`` of the gain: at a ceiling every sample scores alike and the batch means stop
-    moving), with nothing to show the groups agree: no spread within groups logged (neither ``reward_std``
-    nor ``frac_reward_zero_std``). Shared with the convergence detector, which then does not call the
-    plateau converged."""
+    """Why the run stalled after an early gain, or None. An `early_gain` whose plateau is flat
+    (`EarlyGain.flat`: moved by less than its own step-to-step noise, `stats.noise`, or no significant trend)
+    and not at a ceiling (that noise is at least ``PLATEAU_NOISE_KEPT`` of the gain: at a ceiling every sample
+    scores alike and the batch means stop moving), with nothing to show the groups agree: no spread within
+    groups logged (neither ``reward_std`` nor ``frac_reward_zero_std``). Shared with the convergence detector,
+    which then does not call the plateau converged."""
     if curves.count(names.REWARD_STD) or curves.count(names.FRAC_ZERO_STD):
         return None
     gain = early_gain(curves)
