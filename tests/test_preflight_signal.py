@@ -106,3 +106,28 @@ def test_prediction_matches_the_first_training_steps(tmp_path, request):
     pred, _ = predicted(42, 32, 16)
     meas, zero, _ = measured(42, 10, tmp_path)
     assert len(zero) == 10 and abs(pred - meas) <= 0.15, (pred, meas)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_groups_mixed_only_on_a_format_reward_are_not_the_edge(seed):
+    """Success never differs within a group (each prompt all-pass or all-fail) while a 0.1 format reward does:
+    the trained reward is mixed, the eval's signal is not, so the verdict is not "at the edge"; the same groups
+    with successes that differ are. Oracle: the binary formula 1 - p**g - (1-p)**g on each prompt's pass rate."""
+    import random
+
+    rng = random.Random(seed)
+    n, k = 24, 8
+    success = [[float(rng.random() < 0.4)] * k for _ in range(n)]          # all-or-nothing per prompt
+    totals = [[s + 0.1 * (rng.random() < 0.5) for s in row] for row in success]
+    rates = [sum(r) / k for r in success]
+    v = verdict(totals, rates, train_k=8, generation_batch=32, success_groups=success)
+    assert v["mixed_on_trained_reward_at_train_k"] >= 0.5
+    assert v["mixed_on_success_at_train_k"] == pytest.approx(sum(binary_mixed(p, 8) for p in rates) / n) == 0.0
+    assert v["verdict"] != "at the edge of ability" and "not on what the eval counts" in v["advice"]
+    mixed_success = [[float(rng.random() < 0.5) for _ in range(k)] for _ in range(n)]
+    totals2 = [[s + 0.1 * (rng.random() < 0.5) for s in row] for row in mixed_success]
+    v2 = verdict(totals2, [sum(r) / k for r in mixed_success], train_k=8, generation_batch=32,
+                 success_groups=mixed_success)
+    assert v2["verdict"] == "at the edge of ability"
+    assert v2["mixed_at_train_k"] == pytest.approx(min(v2["mixed_on_trained_reward_at_train_k"],
+                                                       v2["mixed_on_success_at_train_k"]))

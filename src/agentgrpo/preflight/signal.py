@@ -86,14 +86,20 @@ def pass_histogram(rates: list[float]) -> dict[str, int]:
 
 
 def verdict(groups: list[list[float]], rates: list[float], train_k: int, generation_batch: int,
-            refill_rounds: int | None = None) -> dict:
+            refill_rounds: int | None = None, success_groups: list[list[float]] | None = None) -> dict:
     """Too hard / too easy / at the edge, a recommended group size and the useful groups per step.
 
     ``refill_rounds``: the run uses ``dynamic_sampling: refill`` with this ``max_generation_rounds``; a step
     then trains on up to ``prompts_per_step`` mixed groups drawn from that many generation batches, and the
     advice names the smallest group size whose mixed share fills the batch on average (share x rounds >= 1).
+    ``success_groups``: each group's task success (0/1). A group counts as mixed only where both its trained
+    rewards and its successes differ: groups that differ only on a format or shaping reward teach the format,
+    not what the eval counts, so they do not make a task "at the edge".
     """
-    mixed = {g: mixed_fraction(groups, g) for g in sorted({*CANDIDATE_KS, train_k})}
+    ks = sorted({*CANDIDATE_KS, train_k})
+    on_total = {g: mixed_fraction(groups, g) for g in ks}
+    on_success = {g: mixed_fraction(success_groups, g) for g in ks} if success_groups else on_total
+    mixed = {g: min(on_total[g], on_success[g], key=lambda m: m[0]) for g in ks}
     mean_pass = sum(rates) / len(rates)
     at_k = mixed[train_k][0]
     if at_k >= TARGET_MIXED:
@@ -108,6 +114,8 @@ def verdict(groups: list[list[float]], rates: list[float], train_k: int, generat
         "mean_pass_rate": round(mean_pass, 4),
         "train_k": train_k,
         "mixed_at_train_k": round(at_k, 4),
+        "mixed_on_trained_reward_at_train_k": round(on_total[train_k][0], 4),
+        "mixed_on_success_at_train_k": round(on_success[train_k][0], 4),
         "prompts_per_step": per_step,
         "useful_groups_per_step": round(at_k * per_step, 2),
         "recommended_k": recommended,
@@ -117,6 +125,10 @@ def verdict(groups: list[list[float]], rates: list[float], train_k: int, generat
             mixed[recommended][0] * max(1, generation_batch // recommended), 2
         )
     out["advice"] = _advice(label, recommended, train_k, mean_pass)
+    if on_total[train_k][0] >= TARGET_MIXED > on_success[train_k][0]:
+        out["advice"] += (f" (the trained reward differs within {on_total[train_k][0]:.0%} of groups of {train_k}, "
+                          f"success within only {on_success[train_k][0]:.0%}: the signal is on the format or "
+                          "shaping rewards, not on what the eval counts)")
     if refill_rounds:
         out.update(_with_refill(mixed, train_k, per_step, refill_rounds, generation_batch))
         if label != "at the edge of ability" and out["recommended_k_with_refill"] is not None:
@@ -310,7 +322,8 @@ def _judge(target, rows, episodes, k) -> dict:
     totals = scores["total"]
     success = _success(task, rs, scores, completions, kwargs)
     groups = [totals[i * k : (i + 1) * k] for i in range(len(rows))]
-    rates = [sum(success[i * k : (i + 1) * k]) / k for i in range(len(rows))]
+    success_groups = [success[i * k : (i + 1) * k] for i in range(len(rows))]
+    rates = [sum(s) / k for s in success_groups]
     mixed = {}
     for g in KS:
         value, exact = mixed_fraction(groups, g)
@@ -328,7 +341,7 @@ def _judge(target, rows, episodes, k) -> dict:
         "success_reward": task.success_reward if task.success_reward in task.reward_funcs else "total at its max",
         "mixed_fraction": mixed,
         "pass_rates": {"histogram": pass_histogram(rates), "per_prompt": [round(r, 4) for r in rates]},
-        "verdict": verdict(groups, rates, target.num_generations, gen_batch, _refill_rounds(target)),
+        "verdict": verdict(groups, rates, target.num_generations, gen_batch, _refill_rounds(target), success_groups),
         "tool_call_rate": round(sum(e.tool_calls > 0 for e in episodes) / len(episodes), 4),
         "truncation_rate": round(sum(e.truncated for e in episodes) / len(episodes), 4),
         "tool_timeouts": {"sampling": sum(e.tool_timeouts for e in episodes), "replay": replayed[0],
@@ -419,7 +432,8 @@ def format_signal(report: dict) -> str:
         rec = v["recommended_k"]
         lines.append(
             f"verdict: {v['verdict'].upper()}: at num_generations {v['train_k']}, {v['mixed_at_train_k']:.0%} "
-            f"of groups are mixed, about {v['useful_groups_per_step']:g} useful of {v['prompts_per_step']} "
+            f"of groups are mixed (in success and in the trained reward), about {v['useful_groups_per_step']:g} "
+            f"useful of {v['prompts_per_step']} "
             f"groups per step; smallest group size with mixed groups >= {TARGET_MIXED:.0%}: "
             f"{rec if rec else 'none up to 64'}"
         )
