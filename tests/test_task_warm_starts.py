@@ -291,3 +291,36 @@ def test_the_wordle_easy_warm_start_plays_several_turns_with_feedback_masked(tmp
     (record,) = rundir.read_jsonl(tmp_path / "run" / rundir.METRICS)
     assert record["wordle/turns"] >= 2 and "wordle/turn_2_reward" in record
     assert record["tools/call_frequency"] > 0
+
+
+# --- the shipped reasoning-easy warm start: the calculator's lever ------------------------------------------
+
+
+def test_the_reasoning_easy_warm_start_computes_in_the_tool_and_fails_in_its_head():
+    """The lever GRPO needs (docs/tasks.md, "The tiny model"): the warm start calls `run_python` on part of the
+    held-out problems, copies the question's expression into it and is then right; answering directly it is
+    almost always wrong. So the groups are mixed and the outcome says the tool pays."""
+    pytest.importorskip("reasoning_gym")
+    from agentgrpo.evaluation.evaluate import score
+    from agentgrpo.evaluation.rollout import rollout
+    from agentgrpo.training.models import load_model, load_tokenizer
+
+    task = get_task("reasoning-easy")
+    path = resolve_model("tiny", task)
+    rows = task.eval_problems(40)
+    episodes = rollout(load_model(path), load_tokenizer(path), rows, task, max_completion_length=96,
+                       max_tool_calling_iterations=2)
+    solved = [s >= 1.0 for s in score(task, rows, episodes)]
+    tool = [i for i, e in enumerate(episodes) if e.tool_calls]
+    direct = [i for i, e in enumerate(episodes) if not e.tool_calls]
+    assert len(tool) >= 8 and len(direct) >= 8  # mixed: the tool about half the time
+    copied = 0
+    for i in tool:
+        # the oracle: the question's own expression, and Python's value of it
+        expression = re.search(r"problem: ([0-9+\- ]+) =\s*$", rows[i]["prompt"][-1]["content"]).group(1).strip()
+        code = episodes[i].completion[0]["tool_calls"][0]["function"]["arguments"]["code"]
+        copied += code == f"print({expression})"
+        if solved[i]:
+            assert episodes[i].completion[-1]["content"] == f"<answer>{eval(expression)}</answer>"
+    assert copied >= 0.8 * len(tool) and sum(solved[i] for i in tool) >= 0.8 * len(tool)
+    assert sum(solved[i] for i in direct) <= 0.2 * len(direct)
