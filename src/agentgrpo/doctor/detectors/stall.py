@@ -23,7 +23,7 @@ import numpy as np
 
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
-from agentgrpo.doctor.curves import Curves
+from agentgrpo.doctor.curves import Curves, RewardFacts
 from agentgrpo.doctor.detectors.objective import unpaid
 from agentgrpo.doctor.detectors.text import num, pct, span
 from agentgrpo.doctor.finding import FAILURE, OK, WARNING, Finding, confidence
@@ -170,6 +170,7 @@ def detect(curves: Curves) -> Finding:
         or _learning(facts)
         or _early_ceiling(curves, facts)
         or _falling(facts)
+        or _objective_learned(curves)
         or _inconclusive(curves, facts)
         or _stall(curves, facts)
     )
@@ -247,6 +248,30 @@ def _learning(facts) -> Finding | None:
         fix="",
         metrics=[],
     )
+
+
+def _objective_learned(curves: Curves) -> Finding | None:
+    """The trained reward's rise is weak, but a shadow reward (weight 0 in the run's config: the task's own
+    success, logged beside what is trained) rose beyond noise: the policy got better at the task, which is
+    what a stall denies. (A shaped reward that pays partial credit can rise less than the success it serves.)"""
+    for shadow in curves.shadows:
+        curve = curves.curve(f"rewards/{shadow}/mean")
+        if curve is None:
+            continue
+        facts = RewardFacts.of(curve)
+        if facts.learned:
+            return Finding(
+                detector=NAME,
+                status=OK,
+                verdict="learning: the task objective rose beyond noise",
+                confidence=0.0,
+                onset=None,
+                evidence=[f"{span(shadow, curve.early, curve.late)} (shadow reward; rise t = {facts.rise.t:.1f}), "
+                          "while the trained reward's rise stayed weak"],
+                fix="",
+                metrics=[],
+            )
+    return None
 
 
 def _falling(facts) -> Finding | None:
