@@ -70,6 +70,47 @@ def test_wordle_easy_plays_honest_games_over_its_secret_list():
     assert len(played) > 40  # games of a secret are played afresh, not one memorised line per secret
 
 
+def test_the_shipped_wordle_easy_warm_start_matches_its_task_s_tokenizer():
+    """The shipped checkpoint was built on the current secret list: its tokenizer is what build-tiny fits now."""
+    built = build_tokenizer(get_task("wordle-easy"))
+    shipped = json.loads((warm_start("wordle-easy") / "tokenizer.json").read_text())
+    assert built.get_vocab() == shipped["model"]["vocab"]
+
+
+def test_the_wordle_easy_warm_start_reads_the_feedback_greedy_with_headroom_sampled():
+    """At the edge, as the demo needs it: greedy it solves games by reading the opener's feedback (the oracle:
+    every guess after the opener is consistent with all feedback before it); sampled at temperature 1 it loses a
+    share of games (calls broken by unlikely tokens, repeated guesses): the headroom GRPO sharpens away."""
+    from agentgrpo.evaluation.rollout import rollout
+    from agentgrpo.tasks.wordle import EASY_SECRETS
+    from agentgrpo.training.models import load_model, load_tokenizer
+
+    task = get_task("wordle-easy")
+    model, tok = load_model(str(warm_start("wordle-easy"))), load_tokenizer(str(warm_start("wordle-easy")))
+    model.eval()
+    rows = task.eval_problems(EASY_SECRETS)
+    greedy = rollout(model, tok, rows, task, max_completion_length=160, max_tool_calling_iterations=6)
+    consistent = 0
+    for row, episode in zip(rows, greedy, strict=True):
+        record = games.replay_wordle(episode.completion, row["secret"])
+        consistent += all(games.wordle_feedback(g, word) == fb for k, (word, _) in enumerate(record.attempts)
+                          for g, fb in record.attempts[:k])
+    solved = sum(task.reward_funcs["wordle_solved"](
+        completions=[e.completion for e in greedy], secret=[r["secret"] for r in rows],
+        max_guesses=[r["max_guesses"] for r in rows]))
+    assert solved >= EASY_SECRETS - 2 and consistent >= EASY_SECRETS - 2
+    import torch
+
+    torch.manual_seed(0)
+    rows = task.eval_problems(64)
+    sampled = rollout(model, tok, rows, task, max_completion_length=160, do_sample=True, temperature=1.0,
+                      max_tool_calling_iterations=6)
+    rate = sum(task.reward_funcs["wordle_solved"](
+        completions=[e.completion for e in sampled], secret=[r["secret"] for r in rows],
+        max_guesses=[r["max_guesses"] for r in rows])) / len(rows)
+    assert 0.2 <= rate <= 0.8, rate
+
+
 # --- function-calling-easy -------------------------------------------------------------------------------
 
 
