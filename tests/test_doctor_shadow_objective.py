@@ -13,9 +13,9 @@ from agentgrpo.doctor.table import MetricTable
 
 
 def _run(n: int, seed: int, solve_gain: float, noise: float) -> MetricTable:
-    """Per step: a solve rate rising by ``solve_gain``; the trained (shaped) reward gains a quarter of that, in noise of 0.12, less
-    than half its within-group spread (0.4), as partial credit given up offsets the solves (wordle's reward pays
-    0.3 for a solved game whose reply is not the word)."""
+    """Per step: a solve rate rising by ``solve_gain``; the trained (shaped) reward gains a quarter of that, in
+    noise of 0.12, less than half its within-group spread (0.4), as partial credit given up offsets the solves
+    (wordle's reward pays 0.3 for a solved game whose reply is not the word)."""
     rng = np.random.default_rng(seed)
     x = np.linspace(0, 1, n)
     solved = np.clip(0.4 + solve_gain * x + rng.normal(0, noise, n), 0, 1)

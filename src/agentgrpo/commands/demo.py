@@ -35,8 +35,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--config", default="demo", help="Config to start from (default: the shipped demo).")
     parser.add_argument("--task", default=None,
                         help="the task to demo: " + ", ".join(demo_tasks()) + " (its shipped demo-<task>.yaml); "
-                             "wordle, function-calling, reasoning and coding run their easy variants (the full tasks are beyond a "
-                             "1M-parameter model); "
+                             "wordle, function-calling, reasoning and coding run their easy variants "
+                             "(the full tasks are beyond a 1M-parameter model); "
                              "with --config: overrides the config's task")
     parser.add_argument("--failure", choices=FAILURES, default=None,
                         help="plant a failure mode instead: hacking (gameable proxy), length (length bonus), "
