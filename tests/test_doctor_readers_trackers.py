@@ -381,8 +381,8 @@ def test_mlflow_file_store_read_from_each_folder(tmp_path):
 
 
 def test_mlflow_sqlite_store(tmp_path):
-    if importlib.util.find_spec("sqlalchemy") is None:
-        pytest.skip("mlflow's SQLite store needs sqlalchemy")
+    if importlib.util.find_spec("sqlalchemy") is None or importlib.util.find_spec("alembic") is None:
+        pytest.skip("mlflow's SQLite store needs sqlalchemy and alembic")
     rows = _mlflow_store(tmp_path, f"sqlite:///{tmp_path / 'mlflow.db'}")
     for path in (tmp_path / "mlflow.db", tmp_path):  # the database, or the folder MLflow created it in
         run = read_run(path)
