@@ -58,3 +58,18 @@ def environment_tools(env) -> list[Callable]:
     """An environment's tools as TRL finds them: its public methods other than ``reset``."""
     return [getattr(env, n) for n in dir(type(env))
             if not n.startswith("_") and n not in ("reset", "get_reward") and callable(getattr(env, n))]
+
+
+def distinct_rows(make, seed: int, n: int, held, keep_held: bool) -> list[dict]:
+    """``n`` rows of ``make(rng)`` with distinct ``id``s, all on one side of a held-out split (``held(id)`` equal to
+    ``keep_held``), drawn from ``random.Random(seed)``: the generated tasks' train and eval sets."""
+    import random
+
+    rng, seen, rows = random.Random(seed), set(), []
+    while len(rows) < n:
+        row = make(rng)
+        if row["id"] in seen or held(row["id"]) != keep_held:
+            continue
+        seen.add(row["id"])
+        rows.append(row)
+    return rows

@@ -28,7 +28,7 @@ import dataclasses
 import hashlib
 import random
 
-from agentgrpo.tasks.base import Task
+from agentgrpo.tasks.base import Task, distinct_rows
 from agentgrpo.tasks.coding import TASK as CODING
 from agentgrpo.tasks.coding import _answer, _row, _user_text, format_run, visible_test_share
 
@@ -106,14 +106,7 @@ def k_expression(family: str, x, y) -> str:
 
 def _generate(seed: int, n: int, held: bool) -> list[dict]:
     """``n`` distinct problems on one side of the held-out split."""
-    rng, seen, rows = random.Random(seed), set(), []
-    while len(rows) < n:
-        row = make_problem(rng)
-        if row["id"] in seen or held_out(row["id"]) != held:
-            continue
-        seen.add(row["id"])
-        rows.append(row)
-    return rows
+    return distinct_rows(make_problem, seed, n, held_out, held)
 
 
 def eval_problems(n: int = 200) -> list[dict]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 
-from agentgrpo.tasks.base import Task
+from agentgrpo.tasks.base import Task, distinct_rows
 from agentgrpo.tasks.function_calling import _row, _with_answer, held_out, make_task
 
 VERSION = 1
@@ -68,14 +68,7 @@ def make_request(rng: random.Random) -> dict:
 
 def _generate(seed: int, n: int, held: bool) -> list[dict]:
     """``n`` distinct requests on one side of the held-out split."""
-    rng, seen, rows = random.Random(seed), set(), []
-    while len(rows) < n:
-        entry = make_request(rng)
-        if entry["id"] in seen or held_out(entry["id"]) != held:
-            continue
-        seen.add(entry["id"])
-        rows.append(_with_answer(_row(entry)))
-    return rows
+    return [_with_answer(_row(entry)) for entry in distinct_rows(make_request, seed, n, held_out, held)]
 
 
 def eval_problems(n: int = 200) -> list[dict]:
