@@ -73,9 +73,11 @@ def test_the_tool_answers_with_the_oracle_s_time_and_refuses_other_events(task):
         reply = {"event": row["event"], "hour": hour, "minute": minute}
         assert json.loads(env.lookup_event(row["event"])) == reply
         assert json.loads(env.lookup_event(f"  The {row['event'].upper()} ")) == reply  # case and "the" ignored
+        kind = row["event"].split(" with ")[0]
+        assert json.loads(env.lookup_event(f"{kind} with Zyzzy")) == reply  # the closest match: the same kind
         with pytest.raises(ValueError, match="no event named"):
-            env.lookup_event(row["event"] + "x")
-        assert (env.calls, env.failures) == (3, 1)  # reset starts each row's count afresh
+            env.lookup_event("board meeting with " + row["event"].split(" with ")[1])
+        assert (env.calls, env.failures) == (4, 1)  # reset starts each row's count afresh
     with pytest.raises(ValueError, match="'event' column"):
         CalendarEnv().reset(prompt=[])
 
@@ -156,7 +158,8 @@ class ScriptedLookup:
 
     def turn(self, text: str, i: int) -> str | None:
         if "<tool_response>" not in text:
-            event = re.search(r"the (.+)\.$", self.request(text)).group(1) + ("" if i % 2 == 0 else " Junior")
+            event = re.search(r"the (.+)\.$", self.request(text)).group(1)
+            event = event if i % 2 == 0 else "board meeting with " + event.split(" with ")[1]  # not in the calendar
             call = json.dumps({"name": TOOL, "arguments": {"name": event}})
             return f"<tool_call>\n{call}\n</tool_call><|im_end|>"
         response = text.rsplit("<tool_response>\n", 1)[1].split("\n</tool_response>")[0]

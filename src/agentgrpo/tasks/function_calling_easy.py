@@ -21,7 +21,10 @@ answer is never seen). Half the demonstrations look the time up and copy it from
 route); half answer directly with the right time (the direct route: to the model, a guess). The tool's reply
 is JSON with the answer's own ``"hour": H, "minute": M`` text, so the copy is token for token; version 1's
 currency codes were guessed, not copied, by its warm start (docs/tasks.md, "The tiny model"), so the values
-are integers only and the name to copy is short.
+are integers only. The lookup is a calendar search that returns the closest match (the event of that name,
+else the one of the same kind): the 1500-step warm start copies the kind of event (one token) into its call
+but writes a person's name of its own (three tokens, never seen), and an exact-name lookup failed on all 48
+of its sampled tool calls on 100 held-out requests.
 
 Version history (bump ``VERSION`` when scoring changes):
   1: three functions (weather, currency conversion, alarm) with every argument in the request; no tool.
@@ -117,8 +120,10 @@ def _key(name: str) -> str:
 
 class CalendarEnv:
     """TRL ``environment_factory`` environment: the user's calendar for one row (``reset(**row)``); its one
-    tool, ``lookup_event``, answers with an event's time. An unknown name raises (TRL shows the model
-    ``{"error": ...}`` and counts a tool failure)."""
+    tool, ``lookup_event``, answers with an event's time. Like a calendar search it returns the closest match:
+    the event of that name, else the calendar's event of the same kind ("standup", the words before "with"),
+    so a misspelt person's name still finds it. No match raises (TRL shows the model ``{"error": ...}`` and
+    counts a tool failure)."""
 
     def __init__(self) -> None:
         self.calendar: dict[str, str] = {}
@@ -143,7 +148,11 @@ class CalendarEnv:
             The event and its start time as JSON.
         """
         self.calls += 1
-        event = self.calendar.get(_key(name)) if isinstance(name, str) else None
+        event = None
+        if isinstance(name, str):
+            kind = _key(name).split(" with ")[0]
+            event = self.calendar.get(_key(name)) or next(
+                (e for k, e in self.calendar.items() if k.split(" with ")[0] == kind), None)
         if event is None:
             self.failures += 1
             raise ValueError(f"no event named {name!r} in the calendar")
