@@ -105,3 +105,20 @@ def test_notebook_sft_table_before_the_grpo_table(tmp_path):
     assert run.table.steps.tolist() == list(range(1, 51))
     assert np.allclose(run.table["reward"], rewards, atol=1e-6)
     assert any("without a reward" in n for n in run.notes)
+
+
+@pytest.mark.parametrize("epochs", [1, 3])
+def test_step_lines_with_an_epoch_counter_before_the_step_counter(tmp_path, epochs):
+    """``Epoch:[e/E](n/T), Reward: x`` (MiniMind's GRPO trainer): the epoch's fraction is not the step; the
+    step is counted across epochs."""
+    per_epoch = 30
+    rewards = _series(epochs, epochs * per_epoch)
+    lines = ["loading model..."]
+    for i, reward in enumerate(rewards):
+        epoch, n = divmod(i, per_epoch)
+        lines.append(f"Epoch:[{epoch + 1}/{epochs}]({n + 1}/{per_epoch}), Reward: {reward:.4f}, KL_ref: 0.0010")
+    path = tmp_path / "train.log"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    run = read_run(path)
+    assert run.table.steps.tolist() == list(range(1, epochs * per_epoch + 1))
+    assert np.allclose(run.table["reward"], rewards)
