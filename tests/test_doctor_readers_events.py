@@ -122,3 +122,19 @@ def test_step_lines_with_an_epoch_counter_before_the_step_counter(tmp_path, epoc
     run = read_run(path)
     assert run.table.steps.tolist() == list(range(1, epochs * per_epoch + 1))
     assert np.allclose(run.table["reward"], rewards)
+
+
+@pytest.mark.parametrize("sep", ["_", "."])
+def test_flattened_metric_names_are_the_names_they_flatten(tmp_path, sep):
+    """verl's ``critic/score/mean`` exported as ``critic_score_mean`` (or with dots): the reward, entropy and
+    length are read under their flattened names."""
+    rewards = _series(11, 40)
+    names_ = [n.replace("/", sep) for n in ("critic/score/mean", "actor/entropy", "response_length/mean")]
+    lines = ["step," + ",".join(names_)]
+    lines += [f"{s},{r},{0.5 + 0.01 * s},{300 - s}" for s, r in enumerate(rewards, start=1)]
+    path = tmp_path / "training_metrics.csv"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    table = read_run(path).table
+    assert np.allclose(table["reward"], rewards)
+    assert np.allclose(table["entropy"], [0.5 + 0.01 * s for s in range(1, 41)])
+    assert np.allclose(table["completions/mean_length"], [300 - s for s in range(1, 41)])
