@@ -138,3 +138,29 @@ def test_flattened_metric_names_are_the_names_they_flatten(tmp_path, sep):
     assert np.allclose(table["reward"], rewards)
     assert np.allclose(table["entropy"], [0.5 + 0.01 * s for s in range(1, 41)])
     assert np.allclose(table["completions/mean_length"], [300 - s for s in range(1, 41)])
+
+
+def test_metric_names_written_as_phrases(tmp_path):
+    """A homework trainer's descriptive names (``rollout/mean_total_reward_across_all_completions_in_batch_and_groups``,
+    ``train/approximate_kl_divergence_policy_vs_reference_mean_over_minibatches``): read by their words, without
+    the grammar; a phrase that names another quantity (a fraction of completions with a nonzero reward, a prompt's
+    token count) is not taken for it."""
+    rewards, kls = _series(21, 40), [abs(x) / 100 for x in _series(22, 40)]
+    records = [
+        {"step": s, "metrics": {
+            "rollout/mean_total_reward_across_all_completions_in_batch_and_groups": r,
+            "rollout/fraction_of_completions_with_nonzero_total_reward": 0.5,
+            "train/approximate_kl_divergence_policy_vs_reference_mean_over_minibatches": kl,
+            "train/policy_token_entropy_mean_over_minibatches": 1.0 - 0.01 * s,
+            "rollout/mean_generated_completion_token_count_per_completion": 200.0 + s,
+            "rollout/mean_prompt_token_count_per_prompt_after_tokenization": 80.0 + (s % 3),
+        }}
+        for s, (r, kl) in enumerate(zip(rewards, kls), start=1)
+    ]
+    path = tmp_path / "metrics.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    table = read_run(path).table
+    assert np.allclose(table["reward"], rewards)
+    assert np.allclose(table["kl"], kls)
+    assert np.allclose(table["entropy"], [1.0 - 0.01 * s for s in range(1, 41)])
+    assert np.allclose(table["completions/mean_length"], [200.0 + s for s in range(1, 41)])
