@@ -8,7 +8,7 @@ from agentgrpo.doctor import detectors
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.curves import Curves
 from agentgrpo.doctor.finding import CONVERGED as CONVERGED_STATE
-from agentgrpo.doctor.finding import FAILURE, STATUS_ORDER, TOO_SHORT, WARNING, Finding
+from agentgrpo.doctor.finding import FAILURE, STATUS_ORDER, THROUGHOUT, TOO_SHORT, WARNING, Finding
 from agentgrpo.doctor.finding import SATURATED as SATURATED_STATE
 from agentgrpo.doctor.table import MetricTable
 
@@ -27,7 +27,10 @@ EXPLAINED_BY = {
     "tools": ("hacking", "collapse"),
 }
 # A cause that begins after its effect (by more than CONSEQUENCE_NEAR of the run) explains nothing: a stall
-# present from the first step is not the consequence of an instability first seen 90 steps later.
+# present from the first step is not the consequence of an instability first seen 90 steps later. A failure at
+# full strength from the first log (state THROUGHOUT: every group identical early and late) is explained by
+# nothing: no cause was seen before it (batch 8: identical groups from step 1 and a "fixed output" dated at
+# step 4 are not its cause).
 # (consequence, cause) pairs that hold only when both begin together: onsets within CONSEQUENCE_NEAR of the
 # run's length (tool misuse or truncation that began well before or after a collapse is a failure of its
 # own; a policy that collapses to one token repeated to the cap truncates with it).
@@ -181,6 +184,8 @@ def _explain(findings: list[Finding], span: float, table: MetricTable | None = N
         if cause not in failed or failed[cause].state == BESIDE:
             return False
         a, b = f.onset, failed[cause].onset
+        if f.detector != "stall" and f.state == THROUGHOUT:
+            return False  # at full strength from the first log: no cause was seen before it
         if a is not None and b is not None and b > a + near:
             # a cause never comes after its effect (onsets are known to within `near`). A stall is dated at the
             # first step by definition: it is the later failure's doing unless the reward was flat before it

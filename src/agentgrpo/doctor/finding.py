@@ -31,6 +31,7 @@ CONVERGED = "converged"  # convergence: learned, at its plateau, with positive e
 SATURATED = "saturated"  # convergence: at its plateau and most groups identical
 TOO_SHORT = "too_short"  # not judged: too few logged steps
 MISSING = "missing"  # not judged: an input metric is not logged
+THROUGHOUT = "throughout"  # a failure at full strength from the first log (no later failure caused it)
 
 
 @dataclass(kw_only=True)

@@ -147,6 +147,11 @@ ALIASES: dict[str, tuple[str, ...]] = {
 RENAMED = {"dynamic_sampling/informative_groups": DS_MIXED}
 
 _RENAMES = {alias: name for name, aliases in ALIASES.items() for alias in aliases} | RENAMED
+# A tracker export or a custom logger that flattens ``critic/score/mean`` to ``critic_score_mean`` (or
+# ``critic.score.mean``): a key that is a known name with its separators unified is that name.
+_FLAT_RENAMES = {
+    re.sub(r"[/.]", "_", alias): name for alias, name in _RENAMES.items() if "/" in alias or "." in alias
+}
 
 # Per-reward components under other names: ``rewards/<f>`` (TRL <= 0.16), ``reward/<f>`` (Tinker, custom
 # loops), and custom loops' accuracy / format scores logged next to the total.
@@ -218,6 +223,8 @@ def canonical(key: str) -> str:
     ('rewards/xmlcount_reward_func/mean', 'rewards/accuracy/mean', 'reward')
     >>> canonical("metrics/reward_mean"), canonical("Reward Std"), canonical("KL"), canonical("rewards/FmtOK/mean")
     ('reward', 'reward_std', 'kl', 'rewards/FmtOK/mean')
+    >>> canonical("critic_score_mean"), canonical("actor.entropy"), canonical("response_length_mean")
+    ('reward', 'entropy', 'completions/mean_length')
     """
     key = normalise(key)
     if key in _RENAMES:
@@ -228,6 +235,9 @@ def canonical(key: str) -> str:
     for prefix in _PREFIXES:
         if key.startswith(prefix) and key not in SUMMARY_KEYS:
             return canonical(key[len(prefix) :])
+    flat = _FLAT_RENAMES.get(key.replace(".", "_").replace("/", "_"))
+    if flat is not None and not key.startswith(("eval/", "eval_")):
+        return flat
     match = _REWARD_COMPONENT.match(key)
     if match and match.group(1) not in _NOT_COMPONENTS:
         return f"rewards/{match.group(1)}/mean"

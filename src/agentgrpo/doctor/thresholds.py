@@ -12,7 +12,7 @@ EDGE_FRAC = 0.2  # "early" and "late" windows: the first and last 20% of the log
 T_TREND = 3.0  # |t| of a linear trend (autocorrelation-corrected) that counts as real
 T_FLAT = 2.0  # a rising trend with T_FLAT <= t and no significant ramp: "inconclusive", not a stall
 MATERIAL_RISE = 0.5  # ... and only if the fitted rise is at least half the per-step noise (else: a stall)
-MATERIAL_GROUP = 0.5  # ... and at least half the median reward_std (the spread within groups; else: a stall)
+MATERIAL_GROUP = 0.3  # ... and at least half the median reward_std (the spread within groups; else: a stall)
 T_CHANGE = 4.0  # |t| of a ramp (flat-ramp-flat) change; stricter, since its breakpoints are searched
 NEAR_PEAK = 0.8  # reward "at its ceiling": late level in the top 20% of the run's smoothed range
 
@@ -31,6 +31,8 @@ FIXED_OUTPUT = 0.5  # share of late batches whose shortest and longest completio
 ENTROPY_FROZEN = 0.01  # late entropy below 1% of its own start (a significant fall): sampling is deterministic,
 #                        a collapse on its own unless the reward converged (issue 36)
 ENTROPY_EXPLOSION = 3.0  # late entropy above 3x its early level (a significant rise): sampling degenerated
+ENTROPY_RUNAWAY = 20.0  # late entropy above 20x its own start: near-random sampling, a collapse whatever the
+# reward does (batch 8: 0.18 -> 9-10 nats with the reward still paying noise); the mirror of ENTROPY_FROZEN
 
 # --- regression (learned, then crashed) -------------------------------------------------------------------
 REGRESSION_LOST = 0.5  # the reward gave back at least half of what it had gained by its (smoothed) peak

@@ -2,7 +2,8 @@
 
 Two directions: entropy falls toward zero and groups stop differing (mode collapse), or entropy *explodes*
 (``ENTROPY_EXPLOSION`` times its early level, a significant rise) while the reward falls, or while groups
-stop differing with the reward below its ceiling (the sampler emits noise; at the ceiling, identical groups
+stop differing with the reward below its ceiling, or on its own when it runs away (``ENTROPY_RUNAWAY`` times its
+start: near-random tokens, whatever the reward pays for them) (the sampler emits noise; at the ceiling, identical groups
 with rising entropy are what a gamed reward looks like, the hacking and length detectors' case). A run
 whose entropy fell because it *converged* (reward at the top of its range, groups all correct) is reported
 as converged here, not collapsed. A fixed output is the exception: when most late batches have one
@@ -61,6 +62,13 @@ def _frozen(curves: Curves):
     curve = curves.curve(names.ENTROPY)
     start = max(curve.early, ramp.before)
     return ramp, f"{text}: {curve.late / start:.2%} of its start, frozen near zero"
+
+
+def _runaway(curves: Curves) -> bool:
+    """Entropy late in the run at ``ENTROPY_RUNAWAY`` times its own start or more: the sampler emits near-random
+    tokens, a collapse whatever the reward does (a reward that pays noise is not a ceiling reached)."""
+    curve = curves.curve(names.ENTROPY)
+    return curve is not None and curve.early > 0 and curve.late >= th.ENTROPY_RUNAWAY * curve.early
 
 
 def _explosion(curves: Curves):
@@ -354,7 +362,7 @@ def read_signs(curves: Curves, facts) -> Signs:
     signs = Signs(_fall(curves, names.ENTROPY, th.ENTROPY_DROP), False, supports, formatted,
                   curves.curve(names.ENTROPY) is not None)
     explosion, frozen, present = _explosion(curves), _frozen(curves), signs.present
-    if explosion and (facts.fell or crash(curves) or (present and not facts.near_peak)):
+    if explosion and (facts.fell or crash(curves) or (present and not facts.near_peak) or _runaway(curves)):
         signs.entropy, signs.exploded, signs.collapsed = explosion, True, True
     elif signs.fixed:
         signs.collapsed = True

@@ -203,8 +203,7 @@ def _inferred_objective(curves: Curves, facts: RewardFacts, comps: list[str]) ->
         return None
     table = curves.table
     rest = sum(table.columns[_comp(c)] for c in proxies)
-    for task in tasks:
-        col = table.columns[_comp(task)]
+    for task, col in _objective_series(table, tasks):
         ok = np.isfinite(rest) & np.isfinite(col)
         if ok.sum() < th.MIN_POINTS or always_paid(col[ok]):
             continue
@@ -242,6 +241,36 @@ def _inferred_objective(curves: Curves, facts: RewardFacts, comps: list[str]) ->
             metrics=[names.REWARD, _comp(task)] + [_comp(c) for c in proxies],
         )
     return None
+
+
+def _objective_series(table, tasks: list[str]) -> list[tuple[str, np.ndarray]]:
+    """(name, values) of the objective: one task component as it is; several as one objective, their sum
+    (weighted as the reward weighs them, when its weights are known): the task pays when any part of it does,
+    so a part that falls as another rises (a fallback parser's bonus that shrinks as the main parser
+    succeeds) is not a hacked objective (batch 9).
+
+    >>> from types import SimpleNamespace as NS
+    >>> t = NS(columns={"rewards/a/mean": np.array([0.0, 1.0]), "rewards/b/mean": np.array([1.0, 0.0])},
+    ...        meta={"reward_weights": {"a": 1.0, "b": 0.1}})
+    >>> [(n, v.tolist()) for n, v in _objective_series(t, ["a", "b"])]
+    [('a + b', [0.1, 1.0])]
+    """
+    if len(tasks) == 1:
+        return [(tasks[0], table.columns[_comp(tasks[0])])]
+    weights = table.meta.get("reward_weights", {})
+    total = sum(weights.get(t, 1.0) * table.columns[_comp(t)] for t in tasks)
+    return [(" + ".join(tasks), total)]
+
+
+def _objective_kept(table, tasks: list[str]) -> bool:
+    """The objective's parts together (`_objective_series`) end no lower than they began (late window level
+    at least the early one)."""
+    _, total = _objective_series(table, tasks)[0]
+    total = total[np.isfinite(total)]
+    if len(total) < th.MIN_POINTS:
+        return False
+    early, late = stats.windows(total, th.EDGE_FRAC)
+    return stats.level(late) >= stats.level(early)
 
 
 def moving(table, comps: list[str], ok: np.ndarray) -> list[str]:
@@ -477,12 +506,15 @@ def _sacrificed(curves: Curves, facts: RewardFacts, comps: list[str]) -> Finding
     if not facts.learned or _total_among(curves.table, comps):
         return None
     rising, falling = _moves(curves, comps)
+    tasks, _ = objectives(comps)
     for down_name, down in sorted(falling.items(), key=lambda kv: kv[1].t):
         curve = curves.curve(_comp(down_name))
         lost = curve.early - curve.late
         ups = [c for c in rising if c != down_name]
         if not ups or not pays(curves, down_name) or not lost >= th.MATERIAL_COMPONENT * curve.early > 0:
             continue
+        if down_name in tasks and len(tasks) > 1 and _objective_kept(curves.table, tasks):
+            continue  # one part of the objective gave way to another part: the objective as a whole did not
         up_name = max(ups, key=lambda c: rising[c].t)
         up = rising[up_name]
         return Finding(

@@ -77,7 +77,20 @@ def stalled(curves: Curves) -> bool:
     gain = early_gain(curves)
     if gain is not None and gain.at_ceiling:
         return False
-    return not weak_rise_beyond_noise(curves, facts)
+    return not weak_rise_beyond_noise(curves, facts) and not late_above_early(curves, facts)
+
+
+def late_above_early(curves: Curves, facts) -> bool:
+    """The late window sits above the early one beyond noise (Welch t >= ``T_FLAT`` on the two windows' points)
+    by a material amount (``MATERIAL_GROUP`` of the spread within groups), though no trend runs through the
+    whole run (a gain, then a noisy plateau): the policy improved, so not a stall; not learning either."""
+    early, late = facts.curve.edges
+    within, _ = group_spread(curves)
+    if within <= 0 or len(early) < 3 or len(late) < 3:
+        return False
+    gap = float(np.mean(late) - np.mean(early))
+    se = math.sqrt(float(np.var(early, ddof=1)) / len(early) + float(np.var(late, ddof=1)) / len(late))
+    return gap >= th.MATERIAL_GROUP * within and (se == 0 or gap / se >= th.T_FLAT)
 
 
 def weak_rise_beyond_noise(curves: Curves, facts) -> bool:
@@ -172,6 +185,7 @@ def detect(curves: Curves) -> Finding:
         or _falling(facts)
         or _objective_learned(curves)
         or _inconclusive(curves, facts)
+        or _late_above_early(curves, facts)
         or _stall(curves, facts)
     )
 
@@ -304,6 +318,26 @@ def _inconclusive(curves: Curves, facts) -> Finding | None:
             f"learning a ramp with t >= {th.T_CHANGE:.0f})"
         ],
         fix="train longer (or log more often) before judging",
+        metrics=[names.REWARD],
+    )
+
+
+def _late_above_early(curves: Curves, facts) -> Finding | None:
+    """A gain between the early and late windows beyond noise, with no trend through the run (`late_above_early`)."""
+    if not late_above_early(curves, facts):
+        return None
+    early, late = facts.curve.edges
+    return Finding(
+        detector=NAME,
+        status=WARNING,
+        verdict="inconclusive: the late reward is above the early reward, with no steady rise between",
+        confidence=0.5,
+        onset=None,
+        evidence=[
+            f"reward {num(float(np.mean(early)))} early → {num(float(np.mean(late)))} late (window means, beyond "
+            f"their noise), but the trend through the run is weak (t = {facts.curve.trend.t:.1f})"
+        ],
+        fix="train longer (or log more often, with more prompts a step) before judging",
         metrics=[names.REWARD],
     )
 

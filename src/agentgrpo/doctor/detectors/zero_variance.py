@@ -22,7 +22,7 @@ from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.curves import Curves
 from agentgrpo.doctor.detectors.stall import stalled
 from agentgrpo.doctor.detectors.text import num, pct
-from agentgrpo.doctor.finding import FAILURE, OK, Finding, confidence
+from agentgrpo.doctor.finding import FAILURE, OK, THROUGHOUT, Finding, confidence
 from agentgrpo.doctor.modes import Mode
 
 MAJORITY = "majority"  # state: most (not nearly all) groups are silent, beside a reward that did not learn
@@ -103,4 +103,5 @@ def _no_signal_throughout(curves: Curves, onset: int, lowest: float, evidence: l
         evidence=evidence,
         fix=FIX,
         metrics=[names.FRAC_ZERO_STD, names.REWARD_STD, names.GRAD_NORM],
+        state=THROUGHOUT,
     )

@@ -41,19 +41,30 @@ NEUTRAL = frozenset(
 )  # fmt: skip
 LENGTH_WORDS = frozenset({"length", "len", "tokens", "ntokens", "num_tokens"})
 OUTPUT_WORDS = frozenset(
-    {"completion", "completions", "response", "responses", "gen", "generation", "output", "answer"}
+    {"completion", "completions", "response", "responses", "gen", "generation", "generated", "output", "answer"}
 )
+# the grammar of names written as phrases (``mean_total_reward_across_all_completions_in_batch_and_groups``,
+# ``approximate_kl_divergence_policy_vs_reference_mean_over_minibatches``): they say nothing about the quantity
+GRAMMAR = frozenset(
+    {"of", "in", "and", "across", "over", "for", "with", "the", "a", "an", "vs", "versus", "per", "at", "by",
+     "from", "to", "this", "that", "each", "every", "within", "between", "after", "minibatch", "minibatches",
+     "microbatch", "microbatches", "divergence"}
+)  # fmt: skip
 SPREAD_WORDS = frozenset({"std", "stddev", "var", "variance"})
 
 
 def tokens(name: str) -> list[str]:
-    """Lower-case words of a column name.
+    """Lower-case words of a column name, without the grammar of a name written as a phrase; a token count
+    (``token_count``) is one word, ``tokens``.
 
     >>> tokens("actor/KL_avg"), tokens("policy.entropyMean")
     (['actor', 'kl', 'avg'], ['policy', 'entropy', 'mean'])
+    >>> tokens("rollout/mean_generated_completion_token_count_per_completion")
+    ['rollout', 'mean', 'generated', 'completion', 'tokens', 'completion']
     """
     name = re.sub(r"([a-z])([A-Z])", r"\1_\2", name)
-    return [t for t in re.split(r"[^a-z0-9]+", name.lower()) if t]
+    name = re.sub(r"token[_\W]*count", "tokens", name.lower())
+    return [t for t in re.split(r"[^a-z0-9]+", name) if t and t not in GRAMMAR]
 
 
 def _rest(words: list[str], used: set[str], allowed: frozenset = NEUTRAL) -> list[str] | None:
@@ -64,7 +75,9 @@ def _rest(words: list[str], used: set[str], allowed: frozenset = NEUTRAL) -> lis
 
 
 # words that say over what a reward was gathered: a step's episodes or groups (``episode_reward``)
-REWARD_SCOPE = frozenset({"episode", "episodes", "episodic", "ep", "group", "groups", "env", "environment"})
+REWARD_SCOPE = frozenset(
+    {"episode", "episodes", "episodic", "ep", "group", "groups", "env", "environment", "completion", "completions"}
+)
 
 
 def _reward(words):

@@ -226,6 +226,23 @@ def _merge_by_step(table: list[dict], printed: list[dict], notes: list[str]) -> 
     return [merged[s] for s in sorted(merged)]
 
 
+def _with_reward(table) -> bool:
+    return names.carries_reward(table.header if isinstance(table, TextBlock) else table[0])
+
+
+def _training_tables(tables: list, notes: list[str]) -> list:
+    """The tables of the RL run: where some table carries a reward, a table without one (an SFT warm-up's
+    loss-only table earlier in the notebook) is another training and is left out, with a note."""
+    kept = [t for t in tables if _with_reward(t)]
+    if not kept or len(kept) == len(tables):
+        return tables
+    notes.append(
+        f"{len(tables) - len(kept)} progress table(s) without a reward (another training in the notebook, "
+        "such as an SFT warm-up) left out; the run is read from the table(s) that log the reward"
+    )
+    return kept
+
+
 def read_notebook(text: str, source) -> tuple[list[dict] | TextBlock, list[str], str]:
     """(records, notes, format) from a notebook's JSON text; one training table whose rows are all whole
     comes back as a `TextBlock` (its records without a dict per row; ``.records()`` gives them)."""
@@ -255,8 +272,9 @@ def read_notebook(text: str, source) -> tuple[list[dict] | TextBlock, list[str],
                     f"notebook cell {number} raised {output.get('ename', 'an error')}: "
                     f"{str(output.get('evalue', ''))[:120]}"
                 )
+    whole = _training_tables(whole, notes)
     printed = None
-    if whole and not any(names.carries_reward(t.header if isinstance(t, TextBlock) else t[0]) for t in whole):
+    if whole and not any(map(_with_reward, whole)):
         printed = _printed_rewards(streams)  # the table lacks the reward: the printed step lines may hold it
     if printed is None and len(whole) == 1 and isinstance(whole[0], TextBlock):  # the Trainer's table, as numbers
         return whole[0], notes, "notebook (training table)"

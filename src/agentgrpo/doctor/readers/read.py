@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from agentgrpo.doctor import names
-from agentgrpo.doctor.readers import discover, formats, mlflowstore, rundir, tensorboard, tidy, trackio, wandbrun
+from agentgrpo.doctor.readers import discover, formats, mlflowstore, rundir, tensorboard, tidy, trackio, typed, wandbrun
 from agentgrpo.doctor.table import MetricTable, TextBlock, to_float
 from agentgrpo.errors import UserError
 from agentgrpo.rundir import COMPLETIONS, METRICS, TRAINER_STATE, checkpoints, read_config, read_eval
@@ -266,13 +266,12 @@ def records_to_table(
     summaries, steps_rows = _split_summaries(records)
     if not steps_rows:
         raise UserError(f"{source}: no per-step metric record found in this {fmt}")
-    steps_rows = _flatten_nested(steps_rows)
+    steps_rows = typed.eval_records_prefixed(_flatten_nested(steps_rows), notes)
     if names.REWARD not in (mapping or {}):
         steps_rows = _reward_from_samples(steps_rows, notes)
     rename = _check_mapping(mapping or {}, steps_rows, source)
     if not any(_has_step(r) for r in steps_rows) and "step" not in (mapping or {}):
-        steps_rows = [dict(r, step=i + 1) for i, r in enumerate(steps_rows)]
-        notes.append("records carry no step: numbered 1, 2, ... in file order")
+        steps_rows = _numbered(steps_rows, notes)
     steps_rows, restart_notes = tidy.drop_superseded(steps_rows)
     notes += restart_notes
     table = MetricTable.from_records(steps_rows, meta={"source": str(source), "format": fmt}, rename=rename)
@@ -422,6 +421,17 @@ def _flatten(record: dict, prefix: str = "") -> dict:
         else:
             out[name] = value
     return out
+
+
+def _numbered(rows: list[dict], notes: list[str]) -> list[dict]:
+    """Rows without a step key the reader knows: the step from a key of its own name (``grpo_step``), else
+    numbered in file order."""
+    key = typed.named_step(rows)
+    if key is not None:
+        notes.append(f"step read from {key!r} (a whole number in file order; override with --map step=KEY)")
+        return [dict(r, step=r[key]) for r in rows if key in r]
+    notes.append("records carry no step: numbered 1, 2, ... in file order")
+    return [dict(r, step=i + 1) for i, r in enumerate(rows)]
 
 
 def _has_step(record: dict) -> bool:

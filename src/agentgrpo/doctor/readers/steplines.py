@@ -1,6 +1,7 @@
 """Plain-text step lines that custom loops print: ``12/100 | loss=0.31 | reward=0.5``, ``step 12: reward 0.5``.
 
-A line is a record when it names its step (``N/M``, ``step N``, ``iter N``, ``[N/M]``, or a ``step=N`` pair)
+A line is a record when it names its step (``N/M``, ``step N``, ``iter N``, ``[N/M]``, or a ``step=N`` pair;
+an ``Epoch e/E`` before a ``n/T`` counter makes the step ``(e - 1) * T + n``)
 and holds at least one ``key=value`` (or ``key: value``) pair whose key is a training metric. Lines from
 anything else (download bars, environment prints) do not qualify and are ignored.
 """
@@ -19,6 +20,7 @@ _PAIR = re.compile(
 )
 _FRACTION = re.compile(r"(?<![\w./])(\d+)\s*/\s*(\d+)(?![\w./])")
 _DICT_LINE = re.compile(r"\{\s*['\"]")  # printed dicts are the console reader's
+_EPOCH_BEFORE = re.compile(r"\bepoch\W{0,3}$", re.IGNORECASE)  # an epoch word just before a fraction
 _STEP_WORD = re.compile(r"\b(?:step|iter(?:ation)?|update|global_step)\s*[#:=]?\s*(\d+)\b", re.IGNORECASE)
 
 
@@ -31,6 +33,8 @@ def parse_line(line: str) -> dict | None:
     {'reward': '0.5', 'kl': 'nan', 'step': 7}
     >>> parse_line("step:4 - critic/score/mean:np.float64(0.25) - actor/entropy:0.5")
     {'critic/score/mean': '0.25', 'actor/entropy': '0.5', 'step': 4}
+    >>> parse_line("Epoch:[2/3](5/100), Reward: -2.3, KL_ref: 0.001")  # the epoch's count is not the step
+    {'Reward': '-2.3', 'KL_ref': '0.001', 'step': 105}
     >>> parse_line("step 4 of 10") is None
     True
     >>> parse_line("model.safetensors: 100% 1.14G/1.14G [00:08<00:00, 133MB/s]") is None
@@ -61,10 +65,15 @@ def _step_of(line: str, pairs: dict) -> int | None:
     match = _STEP_WORD.search(head) or _STEP_WORD.search(line)
     if match:
         return int(match.group(1))
+    epoch = None
     for match in _FRACTION.finditer(head):
         count, total = int(match.group(1)), int(match.group(2))
-        if count <= total:
-            return count
+        if count > total:
+            continue
+        if _EPOCH_BEFORE.search(head, 0, match.start()):  # ``Epoch 2/3``: the epoch, not the step
+            epoch = epoch or count
+            continue
+        return (epoch - 1) * total + count if epoch else count
     return None
 
 

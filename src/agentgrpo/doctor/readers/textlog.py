@@ -1,4 +1,5 @@
-"""Plain-text logs: JSON Lines, console output with metric dicts, step lines, printed tables, headed CSV.
+"""Plain-text logs: JSON Lines, console output with metric dicts, step lines, step reports, printed tables,
+headed CSV.
 
 ``parse_text`` tries each and keeps whichever reads the most records. Used for text files and for the
 text outputs of a notebook's cells.
@@ -15,6 +16,7 @@ from itertools import repeat
 from agentgrpo import fastjson
 from agentgrpo.doctor import names
 from agentgrpo.doctor.readers.console import dict_lines, line_count, no_text_table, read_console
+from agentgrpo.doctor.readers.stepblocks import read_step_blocks
 from agentgrpo.doctor.readers.steplines import read_step_lines
 from agentgrpo.doctor.readers.texttable import read_text_tables
 from agentgrpo.doctor.table import TextBlock
@@ -50,6 +52,7 @@ def parse_text(text: str) -> tuple[list[dict], list[str], str]:
     # are such lines, step lines cannot read more (and the first reader wins a tie)
     if dicts is None or line_count(text) - dicts > len(candidates[0][0]):
         candidates.append((*read_step_lines(text), "text step lines"))
+    candidates.append((*read_step_blocks(text), "text step reports"))
     if not no_text_table(text):
         candidates.append((*read_text_tables(text), "text table"))
     if head and _looks_like_csv(head[0]):

@@ -1,0 +1,73 @@
+"""Multi-line step reports: a header line naming the step, then one ``name: value`` line per metric.
+
+Trainers that print a report per step rather than a line (NeMo RL's ``===== Step 12/500 =====`` followed by
+``• Avg Reward: 0.31``, ``• Mean Generation Length: 288.5``; custom loops' ``Step 12:`` then indented
+``reward: 0.31``) put the step and the metrics on different lines, so neither the step-line nor the console
+reader sees a record. Here a **header** is a line that holds a step marker (``step N``, ``step N/M``,
+``iteration N``) and nothing else but decoration (``=``, ``-``, ``#``, ``*``, brackets, emoji); every
+following line with exactly one ``name: value`` (or ``name = value``) pair, bulleted or indented, belongs to
+that step until the next header. A block becomes a record when one of its names is a training metric.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agentgrpo.doctor import names
+
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?i:nan|inf(?:inity)?)"
+_HEADER = re.compile(
+    r"^[^\w]*(?:global[ _])?(?:step|iteration|iter|update)\s*[#:=]?\s*(\d+)(?:\s*(?:/|of)\s*\d+)?[^\w]*$",
+    re.IGNORECASE,
+)
+# one pair on the line: an optional bullet, a name (words, spaces, / . - allowed), ':' or '=', a number with
+# at most a unit after it (``12.5s``, ``40%``)
+_ITEM = re.compile(
+    r"^\s*(?:[-*•·>|]\s*)?([A-Za-z][\w /.()\-]*?)\s*(?::|=)\s*(" + _NUMBER + r")\s*(?:%|[A-Za-z]{1,3})?\s*$"
+)
+
+
+def parse_blocks(text: str) -> list[dict]:
+    """The record of each step report in ``text``.
+
+    >>> log = "===== Step 1/30 =====\\n  • Loss: 0.02\\n  • Avg Reward: 0.25\\n\\n===== Step 2/30 =====\\n"
+    >>> parse_blocks(log + "  • Loss: 0.01\\n  • Avg Reward: 0.5\\n  • Total step time: 12.5s\\n")
+    [{'Loss': '0.02', 'Avg Reward': '0.25', 'step': 1}, {'Loss': '0.01', 'Avg Reward': '0.5', \
+'Total step time': '12.5', 'step': 2}]
+    >>> parse_blocks("Step 3:\\n    elapsed: 4\\nStep 4:\\n    reward: 1\\n")  # no metric in step 3's block
+    [{'reward': '1', 'step': 4}]
+    >>> parse_blocks("step 5 of 10: reward=1\\nloss: 2")  # a header holds nothing but its step
+    []
+    """
+    records, current = [], None
+    for line in text.splitlines():
+        header = _HEADER.match(line)
+        if header:
+            _keep(records, current)
+            current = {"step": int(header.group(1))}
+            continue
+        item = _ITEM.match(line) if current is not None else None
+        if item:
+            current[item.group(1).strip()] = item.group(2)
+    _keep(records, current)
+    return records
+
+
+def _keep(records: list[dict], block: dict | None) -> None:
+    if block and any(names.is_metric(names.canonical(k)) for k in block if k != "step"):
+        step = block.pop("step")
+        block["step"] = step
+        records.append(block)
+
+
+def read_step_blocks(text: str) -> tuple[list[dict], list[str]]:
+    """Records from every step report of ``text``, and a note on what was read."""
+    if not _HEADER_ANYWHERE.search(text):  # one pass over a text that has no header at all
+        return [], []
+    records = parse_blocks(text)
+    if not records:
+        return [], []
+    return records, [f"text log: read {len(records)} step reports (a `Step N` header, then `name: value` lines)"]
+
+
+_HEADER_ANYWHERE = re.compile(r"(?im)^[^\w\n]*(?:global[ _])?(?:step|iteration|iter|update)\s*[#:=]?\s*\d+")
