@@ -221,6 +221,36 @@ def test_the_coding_easy_warm_start_is_at_the_edge_and_its_tool_route_pays():
     assert 0.2 <= sum(passed) / len(passed) <= 0.8  # at the edge: room to learn, and something to learn from
 
 
+def test_the_function_calling_easy_warm_start_looks_up_and_copies_and_its_guesses_fail():
+    """The lever GRPO needs (docs/tasks.md): sampled, the shipped warm start takes both routes; the episodes that
+    look the event up copy the calendar's time into the right function, the ones that answer directly guess."""
+    import torch
+
+    from agentgrpo.evaluation.evaluate import score
+    from agentgrpo.evaluation.rollout import rollout
+    from agentgrpo.tasks.function_calling_easy import TOOL, event_time
+    from agentgrpo.training.models import load_model, load_tokenizer
+
+    task, path = get_task("function-calling-easy"), warm_start("function-calling-easy")
+    rows = task.eval_problems(100)
+    torch.manual_seed(0)
+    episodes = rollout(load_model(str(path)), load_tokenizer(str(path)), rows, task, max_completion_length=128,
+                       do_sample=True, temperature=1.0, max_tool_calling_iterations=2)
+    right = score(task, rows, episodes)
+    tool = [i for i, e in enumerate(episodes) if e.per_tool.get(TOOL, [0])[0] > 0]
+    direct = [i for i, e in enumerate(episodes) if not e.per_tool.get(TOOL, [0])[0]]
+    assert len(tool) >= 20 and len(direct) >= 20, (len(tool), len(direct))
+    for i in tool:
+        if right[i]:  # the oracle: the event's time, computed here, in the answer the row's request asks for
+            hour, minute = event_time(rows[i]["event"])
+            answer = json.loads(episodes[i].completion[-1]["content"])
+            assert answer[0]["arguments"] == {"hour": hour, "minute": minute}
+            assert answer[0]["name"] == ("set_alarm" if "alarm" in rows[i]["id"] or "Wake" in rows[i]["id"]
+                                         else "set_reminder")
+    assert sum(right[i] for i in tool) >= 0.7 * len(tool) and sum(right[i] for i in direct) <= 0.1 * len(direct)
+    assert 0.2 <= sum(right) / len(right) <= 0.8  # at the edge: room to learn, and something to learn from
+
+
 # --- model: tiny per task, build-tiny --task, demo --task -------------------------------------------------
 
 
