@@ -23,8 +23,8 @@ is JSON with the answer's own ``"hour": H, "minute": M`` text, so the copy is to
 currency codes were guessed, not copied, by its warm start (docs/tasks.md, "The tiny model"), so the values
 are integers only. The lookup is a calendar search that returns the closest match (the event of that name,
 else the one of the same kind): the shipped 1500-step warm start copies the kind of event into its call but
-sometimes miscopies the person's name ("budget meeting with Nuta" for "... with Vuta": 27 of its 175 sampled
-tool calls on 200 held-out requests), which an exact-name lookup would refuse.
+sometimes miscopies the person's name ("budget meeting with Nuta" for "... with Vuta": 27 of its 175 tool calls
+in two sampled passes over 200 held-out requests), which an exact-name lookup would refuse.
 
 Version history (bump ``VERSION`` when scoring changes):
   1: three functions (weather, currency conversion, alarm) with every argument in the request; no tool.
