@@ -29,7 +29,7 @@ def _log(n: int, seed: int, count: int, every: int) -> tuple[str, np.ndarray, np
             lines.append(stamp + "model output: <answer> 12 </answer>")
             sample = {"format_reward": 1.0, "answer_reward": float(i % 2), "reward": float(i % 2)}
             lines.append(stamp + f"reward: {sample}")
-            lines.append(stamp + f"rollout batch {i} done, eval_acc: {rng.uniform(0.4, 0.7):.4f}")
+            lines.append(stamp + f"rollout batch {i} done, eval_acc: {0.4 + i / (10 * n):.4f}")
     return "\n".join(lines) + "\n", answer / count, entropy
 
 
@@ -42,6 +42,10 @@ def test_stepless_metric_lines_are_the_steps_and_sums_become_means(tmp_path, n, 
     assert list(table.steps) == list(range(1, n + 1))
     np.testing.assert_allclose(table.columns["reward"], reward)
     np.testing.assert_allclose(table.columns["entropy"], np.round(entropy, 6))
+    # the evaluation printed after step i's line (i counted from 0) joins that step, i + 1
+    x, acc = table.series("eval/rewards/acc/mean")
+    assert list(x) == [i + 1 for i in range(0, n, every)]
+    np.testing.assert_allclose(acc, [round(0.4 + i / (10 * n), 4) for i in range(0, n, every)])
 
 
 def test_a_few_repeated_lines_are_not_a_per_step_log(tmp_path):

@@ -3,7 +3,8 @@
 Custom loops log a step as ``rl_loss: -0.002, l2_norm: 0.14, token_entropy: 0.81, reward_data: {...}``: no step
 counter on the line (the loop counts rollouts elsewhere), often a printed dict as one value. Such a line is a
 record when its key sequence is the most common of the log's sequences of at least ``MIN_KEYS`` keys, one a
-known training measurement, printed ``MIN_LINES`` times or more; the records are numbered in file
+known training measurement, printed ``MIN_LINES`` times or more; a line of evaluation keys only (``eval_acc: 0.48``)
+printed between them joins the step before it; the records are numbered in file
 order. A dict printed as a value joins the record under its key (``reward_data/total_reward``); a dict of sums
 with their count (``total_num: 256``, ``total_reward: 144.0``) also gives each sum's mean under
 the sum's own name (``reward = 144 / 256``): sums over a batch are means times a count.
@@ -87,6 +88,20 @@ def read_kv_lines(text: str) -> tuple[list[dict], list[str]]:
     if not sequences:
         return [], []
     keys = sequences[0][0]
-    records = [dict(r, step=i + 1) for i, r in enumerate(r for r in found if tuple(r) == keys)]
+    records: list[dict] = []
+    evals = 0
+    for record in found:
+        if tuple(record) == keys:
+            records.append(dict(record, step=len(records) + 1))
+        elif records and _evaluation(record):
+            records[-1].update(record)  # an evaluation printed between steps belongs to the step before it
+            evals += 1
     note = f"text log: read {len(records)} metric lines without a step (`key: value, ...`), numbered in file order"
+    if evals:
+        note += f"; {evals} evaluation lines between them joined to the step before each"
     return records, [note]
+
+
+def _evaluation(record: dict) -> bool:
+    """Whether every key of a line is an evaluation's (``eval_acc``, ``eval/loss``)."""
+    return all(names.canonical(str(k)).startswith("eval/") for k in record)
