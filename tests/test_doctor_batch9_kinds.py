@@ -60,3 +60,32 @@ def test_the_real_runs_with_a_fallback_parser_bonus_are_not_hacking(name):
         pytest.skip(f"{path} not in this checkout")
     report = diagnose(read_run(path).table)
     assert report.get("hacking").status != FAILURE, report.get("hacking").verdict
+
+
+def _success_beside_a_penalty(n: int, seed: int, success_late: float) -> MetricTable:
+    """A verl-agent-style run: the logged score is an invalid-action penalty that rises -0.06 -> -0.008 as
+    actions become valid; the episode success rate is 0 throughout (or rises to ``success_late``)."""
+    rng = np.random.default_rng(seed)
+    steps = np.arange(1, n + 1)
+    ramp = np.clip(steps / (0.6 * n), 0, 1)
+    score = -0.06 + 0.052 * ramp + rng.normal(0, 0.004, n)
+    success = np.clip(success_late * ramp + (rng.normal(0, 0.02, n) if success_late else 0.0), 0, 1)
+    return MetricTable(steps, {"reward": score, "episode/success_rate": success}, {})
+
+
+@pytest.mark.parametrize("n,seed", [(32, 0), (100, 1), (300, 2)])
+def test_a_task_success_rate_at_zero_throughout_beside_a_rising_score_is_a_stall(n, seed):
+    found = diagnose(_success_beside_a_penalty(n, seed, success_late=0.0)).get("stall")
+    assert found.status == FAILURE, found.verdict
+    assert "never pays" in found.verdict
+
+
+@pytest.mark.parametrize("n,seed", [(32, 0), (100, 1)])
+def test_a_task_success_rate_that_rises_is_not_a_never_paying_objective(n, seed):
+    found = diagnose(_success_beside_a_penalty(n, seed, success_late=0.6)).get("stall")
+    assert "never pays" not in found.verdict
+
+
+def test_the_real_webshop_run_whose_success_never_paid_is_a_stall():
+    report = diagnose(read_run(HELDOUT / "xiaoman654_webshop_qwen15b_gigpo_direct.log").table)
+    assert "stall" in {f.detector for f in report.failures}

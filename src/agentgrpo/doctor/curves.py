@@ -126,10 +126,61 @@ class Curves:
         comps = set(self.table.components())
         return [s for s in self.table.meta.get("shadow", []) if s in comps]
 
+    @cached_property
+    def heldout(self) -> list[str]:
+        """Held-out task scores logged beside the reward: evaluation columns (``eval/``, ``val/``, ``val_``,
+        ``test/``) named as the task's success (accuracy, success rate, exact match, pass@k), not its form,
+        whose values are rates in [0, 1], in name order.
+
+        >>> t = MetricTable(np.arange(1, 4), {"reward": np.ones(3), "val_accuracy": np.array([.1, np.nan, .3]),
+        ...     "eval/rewards/format_accuracy/mean": np.ones(3), "eval/loss": np.ones(3)}, {})
+        >>> Curves(t).heldout
+        ['val_accuracy']
+        """
+        found = []
+        for name in sorted(self.table.columns):
+            low = name.lower()
+            if not low.startswith(HELDOUT_PREFIXES) or not any(w in low for w in HELDOUT_TASK_WORDS):
+                continue
+            if any(w in low for w in HELDOUT_FORM_WORDS):
+                continue
+            y = self.table.columns[name]
+            y = y[np.isfinite(y)]
+            if len(y) and float(y.min()) >= 0.0 and float(y.max()) <= 1.0:
+                found.append(name)
+        return found
+
+    @cached_property
+    def task_rates(self) -> list[str]:
+        """Training-side task success rates logged beside the reward (not evaluations, not the reward): a
+        column whose last name part is a success rate (``episode/success_rate``, ``solve_rate``, ``pass_rate``)
+        with values in [0, 1], in name order.
+
+        >>> t = MetricTable(np.arange(1, 3), {"reward": np.ones(2), "episode/success_rate": np.zeros(2),
+        ...     "val/success_rate": np.zeros(2)}, {})
+        >>> Curves(t).task_rates
+        ['episode/success_rate']
+        """
+        found = []
+        for name in sorted(self.table.columns):
+            if name.lower().startswith(HELDOUT_PREFIXES) or name.rsplit("/", 1)[-1].lower() not in TASK_RATE_NAMES:
+                continue
+            y = self.table.columns[name]
+            y = y[np.isfinite(y)]
+            if len(y) and float(y.min()) >= 0.0 and float(y.max()) <= 1.0:
+                found.append(name)
+        return found
+
     @property
     def span(self) -> float:
         """Steps from the first to the last logged step (at least 1)."""
         return float(max(self.table.steps[-1] - self.table.steps[0], 1)) if len(self.table) else 1.0
+
+
+HELDOUT_PREFIXES = ("eval/", "val/", "val_", "test/", "valid/", "validation/")
+HELDOUT_TASK_WORDS = ("acc", "success", "correct", "exact", "pass", "solve")
+HELDOUT_FORM_WORDS = ("format", "length", "tag", "style")
+TASK_RATE_NAMES = frozenset({"success_rate", "solve_rate", "solved_rate", "pass_rate", "task_success"})
 
 
 @dataclass(frozen=True)

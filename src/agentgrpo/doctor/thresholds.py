@@ -19,6 +19,7 @@ NEAR_PEAK = 0.8  # reward "at its ceiling": late level in the top 20% of the run
 # --- convergence / saturation ----------------------------------------------------------------------------
 CONVERGED_ZERO_STD = 0.5  # late frac_reward_zero_std (mean) from which "groups mostly agree"
 SATURATED_ZERO_STD = 0.9  # late mean of frac_reward_zero_std: 9 in 10 groups carry no learning signal
+BELOW_BEST = 0.2  # late mean reward this share of the best-to-worst sample range below the best: not at the top
 
 # --- collapse ---------------------------------------------------------------------------------------------
 ENTROPY_DROP = 0.25  # late entropy below 25% of early entropy
@@ -87,6 +88,7 @@ KL_SPIKE_HUGE = KL_GROWTH**KL_SMOOTH  # ONE logged KL at least this many times t
 
 # --- hacking ----------------------------------------------------------------------------------------------
 COMPONENT_SATURATED = 0.9  # a component "saturated": late level in the top 10% of its range ...
+HELDOUT_EVALS = 3  # held-out evaluations at 0 after the reward's rise that make a never-paying objective
 MATERIAL_COMPONENT = 0.2  # an objective component's gain (even at the top of its noise) below this share of
 #                           what the other components gained is immaterial, however significant
 COMPONENT_SAT_STD = 0.25  # ... and its within-batch std fell below 25% of its early std

@@ -14,6 +14,7 @@ from agentgrpo.doctor.curves import Curves
 from agentgrpo.doctor.detectors.objective import unpaid
 from agentgrpo.doctor.detectors.stall import stalled_after_early_gain
 from agentgrpo.doctor.detectors.text import num, pct, span
+from agentgrpo.doctor.detectors.zero_variance import below_best
 from agentgrpo.doctor.finding import CONVERGED, OK, SATURATED, WARNING, Finding
 from agentgrpo.doctor.modes import Mode
 
@@ -95,8 +96,8 @@ def _plateau_evidence(curves: Curves, facts) -> list[str]:
 def _saturated(curves: Curves, facts) -> Finding | None:
     """Converged with most late groups identical: nothing left to learn from these prompts (a warning)."""
     zero = curves.curve(names.FRAC_ZERO_STD)
-    if zero is None or zero.late_mean < th.SATURATED_ZERO_STD:
-        return None
+    if zero is None or zero.late_mean < th.SATURATED_ZERO_STD or below_best(curves) is not None:
+        return None  # identical groups below the best a sample earns are the zero-variance detector's failure
     evidence = _plateau_evidence(curves, facts)
     grad = curves.curve(names.GRAD_NORM)
     if grad is not None:

@@ -1,5 +1,8 @@
 """Reward hacking: the trained reward rises while the true objective stalls or falls.
 
+A held-out task score logged beside the reward (an evaluation's accuracy or success rate) that is exactly 0 on
+every evaluation once the trained reward's rise settled is hacking too (`_heldout_never_pays`).
+
 With a shadow reward (weight 0: watched, not trained) the test is direct: over the steps where the trained
 reward rose, did the shadow rise too (trend t >= T_TREND), and did it not fall while the trained reward held?
 Without one, the objective can often be read from the components' names: TRL recipes name the task reward
@@ -47,6 +50,9 @@ def detect(curves: Curves) -> Finding:
     shadows = [s for s in curves.shadows if curves.curve(_comp(s)) is not None]
     if shadows:
         return _with_shadows(curves, facts, shadows)
+    unpaid = _heldout_never_pays(curves, facts)
+    if unpaid is not None:
+        return unpaid
     trained = [c for c in curves.table.components() if curves.curve(_comp(c)) is not None]
     varying = [c for c in trained if float(curves.curve(_comp(c)).y.std()) > 0]
     inferred = _inferred_objective(curves, facts, trained) if len(trained) >= 2 else None
@@ -59,6 +65,37 @@ def detect(curves: Curves) -> Finding:
     if len(varying) >= 2:
         return _sacrificed(curves, facts, varying) or _shortcut(curves, varying)
     return not_judged(NAME, "a shadow reward (a config reward with weight 0) or several reward components")
+
+
+def _heldout_never_pays(curves: Curves, facts: RewardFacts) -> Finding | None:
+    """The trained reward learned, and a held-out task score (`Curves.heldout`) is exactly 0 on every
+    evaluation once the reward's rise settled (at least ``HELDOUT_EVALS``): what the reward paid for does not
+    transfer to the task at all. Evaluations are sparse, so this asks for the strongest evidence only (the
+    lowest a rate can be, every time), not a trend."""
+    if not facts.learned or facts.rise is None:
+        return None
+    for column in curves.heldout:
+        x, y = curves.table.series(column)
+        after = y[x >= facts.rise.settled]
+        if len(after) < th.HELDOUT_EVALS or float(np.max(after)) > 0.0:
+            continue
+        rf = facts.curve
+        return Finding(
+            detector=NAME,
+            status=FAILURE,
+            verdict=f"reward hacking: the held-out {column} is 0 while the trained reward rose",
+            confidence=confidence(facts.rise.t, th.T_CHANGE, [True]),
+            onset=int(round(facts.rise.onset)),
+            evidence=[
+                moved("reward (trained)", facts.rise),
+                f"held-out {column} exactly 0 on all {len(after)} evaluations from step "
+                f"{facts.rise.settled:.0f} on, where the reward's rise settled (reward {rf.early:.3g} early -> "
+                f"{rf.late:.3g} late)",
+            ],
+            fix=FIX,
+            metrics=[names.REWARD, column],
+        )
+    return None
 
 
 def _with_shadows(curves: Curves, facts: RewardFacts, shadows: list[str]) -> Finding:

@@ -20,8 +20,8 @@ the first spike.
 KL that is high from the start but flat is a warning with context, not a blow-up, and explains nothing else.
 
 KL is also judged against what the reward did with it (materiality, issue 36): KL that rose significantly to
-a high level (``KL_BLOWUP``, and ``KL_DRIFT`` times its early level) while the reward did not learn is drift
-bought with nothing, a failure below the blow-up factor too; growth that is steady (no take-off of its log,
+a high level (``KL_BLOWUP``, and ``KL_DRIFT`` times its early level) while the reward did not learn, or gained
+less than ``MATERIAL_GROUP`` of the spread within groups, is drift bought with nothing, a failure below the blow-up factor too; growth that is steady (no take-off of its log,
 no spikes, below ``KL_STEADY_MAX``) while the reward, and every shadow objective, learned and did not fall
 is drift bought with reward: a warning (state ``drift``), not a blow-up.
 """
@@ -36,6 +36,7 @@ from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.curves import Curves
 from agentgrpo.doctor.detectors.regression import crash
+from agentgrpo.doctor.detectors.spread import group_spread
 from agentgrpo.doctor.detectors.text import moved, num
 from agentgrpo.doctor.finding import FAILURE, OK, WARNING, Finding, confidence, not_judged
 from agentgrpo.doctor.modes import Mode
@@ -200,20 +201,39 @@ def bought_with_reward(curves: Curves, x: np.ndarray, y: np.ndarray, peak: float
 
 def drift_unbought(curves: Curves, curve) -> tuple[stats.Ramp, str] | None:
     """(ramp, evidence) when KL rose significantly to at least ``KL_BLOWUP`` and ``KL_DRIFT`` times its early
-    level while the reward did not learn: the policy left the reference and bought nothing with it."""
+    level while the reward did not learn or gained immaterially (`_gain_immaterial`): the policy left the
+    reference and bought nothing with it."""
     facts = curves.reward
-    if facts is None or facts.learned:
+    if facts is None or (facts.learned and not _gain_immaterial(curves)):
         return None
     r = curve.ramp(+1)
     if r is None or r.t < th.T_CHANGE or curve.late < th.KL_BLOWUP:
         return None
-    if curve.late < th.KL_DRIFT * max(curve.early, r.before, 1e-12):
+    early = min(curve.early, start_level(curves))
+    if curve.late < th.KL_DRIFT * max(early, r.before, 1e-12):
         return None
     rf = facts.curve
+    how = "gained immaterially" if facts.learned else "did not learn"
     return r, (
-        f"{moved(names.KL, r)} ({curve.late / max(curve.early, 1e-12):.1f}x its early level) while the reward did "
-        f"not learn ({num(rf.early)} early, {num(rf.late)} late): KL drift bought with nothing"
+        f"{moved(names.KL, r)} ({curve.late / max(early, 1e-12):.1f}x its early level) while the reward {how} "
+        f"({num(rf.early)} early, {num(rf.late)} late): KL drift bought with nothing"
     )
+
+
+def start_level(curves: Curves) -> float:
+    """KL where the run began: the median of its first ``KL_SMOOTH`` logged values. KL that climbs inside the
+    early window starts low: its early window's median is not where it began."""
+    _, y = curves.table.series(names.KL)
+    return float(np.median(y[: th.KL_SMOOTH])) if len(y) else float("nan")
+
+
+def _gain_immaterial(curves: Curves) -> bool:
+    """The reward's gain (late level less early) is under ``MATERIAL_GROUP`` of the spread of rewards within
+    groups (`spread.group_spread`): a significant but immaterial rise (a policy that improved by a fraction of
+    what its own samples differ by) buys no drift away from the reference."""
+    within, _ = group_spread(curves)
+    rf = curves.reward.curve
+    return within > 0 and rf.late - rf.early < th.MATERIAL_GROUP * within
 
 
 @dataclass(frozen=True)
@@ -230,6 +250,7 @@ class Reading:
     spikes: list[int]  # steps where kl and grad_norm spiked together
     single: list[tuple[int, float, float]]  # isolated huge spikes
     huge: list[tuple[int, float, float]]  # the events: the largest kind of spike logged
+    start: float = float("nan")  # KL where the run began (`start_level`)
 
     @property
     def top(self) -> float:
@@ -262,7 +283,7 @@ def read(curves: Curves, curve) -> Reading:
     )
     single, nats = huge_spikes(curves), nats_spikes(curves)
     huge = single or (nats if len(nats) >= th.SPIKES_MIN else [])  # the events: the largest kind logged
-    return Reading(curve, smooth, peak, base, quoted, raw, _spikes(curves, base), single, huge)
+    return Reading(curve, smooth, peak, base, quoted, raw, _spikes(curves, base), single, huge, start_level(curves))
 
 
 def detect(curves: Curves) -> Finding:
@@ -301,14 +322,14 @@ def _drift_bought_with_reward(curves: Curves, kl: Reading) -> Finding | None:
 
 
 def _drift_bought_with_nothing(curves: Curves, kl: Reading) -> Finding | None:
-    """Below the blow-up factor, KL that rose to a high level while the reward did not learn: a failure."""
+    """Below the blow-up factor, KL that rose to a high level with no material reward gain: a failure."""
     drift = drift_unbought(curves, kl.curve) if kl.quiet else None
     if not drift:
         return None
     return Finding(
         detector=NAME,
         status=FAILURE,
-        verdict=f"KL drift: up to {num(kl.curve.late)} while the reward did not learn",
+        verdict=f"KL drift: up to {num(kl.curve.late)} with no material reward gain",
         confidence=confidence(drift[0].t, th.T_CHANGE, []),
         onset=int(round(drift[0].onset)),
         evidence=[kl.quoted, drift[1]],
@@ -318,8 +339,9 @@ def _drift_bought_with_nothing(curves: Curves, kl: Reading) -> Finding | None:
 
 
 def _high_but_flat(kl: Reading) -> Finding | None:
-    """KL high from the start that does not grow: a warning with context, explaining nothing else."""
-    if not kl.quiet or kl.curve.early < th.KL_HIGH:
+    """KL high from the start (its early window and its first logs) that does not grow: a warning with
+    context, explaining nothing else."""
+    if not kl.quiet or kl.curve.early < th.KL_HIGH or not kl.start >= th.KL_HIGH:
         return None
     return Finding(
         detector=NAME,

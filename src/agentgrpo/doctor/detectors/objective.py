@@ -5,7 +5,8 @@ almost never pays: the total rose a little, then held, far below what the reward
 the run's own range that is convergence; judged against the reward's attainable scale it is a stall.
 
 The objective is the shadow rewards (weight 0), else the components the names say are the task (see
-`hacking.objectives`). The reward's attainable range is at least the widest of: the spread of its logged
+`hacking.objectives`), else a task success rate logged beside the reward (`Curves.task_rates`: one at exactly 0
+on every step never paid). The reward's attainable range is at least the widest of: the spread of its logged
 step means, sqrt(2) times the largest within-group ``reward_std`` (samples in a range R have a standard
 deviation of at most R / 2, and TRL's unbiased group std at most sqrt(n / (n - 1)) times that, R / sqrt(2) for
 groups of 2), and the spread of the objective's own step means. The objective
@@ -48,23 +49,32 @@ def attainable_range(curves: Curves, objective: np.ndarray) -> float:
     return max(widths)
 
 
-def _task_components(curves: Curves) -> tuple[list[str], str]:
+def _task_columns(curves: Curves) -> tuple[list[str], str]:
+    """The columns of the task objective and how they were chosen: the shadow rewards, else the components
+    named as the task, else a task success rate logged beside the reward (`Curves.task_rates`)."""
     shadows = [s for s in curves.shadows if curves.count(f"rewards/{s}/mean") >= th.MIN_POINTS]
     if shadows:
-        return shadows, "a shadow reward (weight 0)"
+        return [f"rewards/{s}/mean" for s in shadows], "a shadow reward (weight 0)"
     comps = [c for c in curves.table.components() if curves.count(f"rewards/{c}/mean") >= th.MIN_POINTS]
-    return objectives(comps) if len(comps) >= 2 else ([], "")
+    tasks, how = objectives(comps) if len(comps) >= 2 else ([], "")
+    if tasks:
+        return [f"rewards/{t}/mean" for t in tasks], how
+    rates = [c for c in curves.task_rates if curves.count(c) >= th.MIN_POINTS]
+    return (rates[:1], "its name: a task success rate logged beside the reward") if rates else ([], "")
 
 
 def unpaid(curves: Curves) -> str | None:
     """Evidence that the task objective almost never pays (see the module's docstring); None otherwise.
-    With several task components the objective is their sum: it pays when any of them does."""
-    tasks, how = _task_components(curves)
-    if not tasks:
+    With several task components the objective is their sum: it pays when any of them does. A success rate
+    at exactly 0 on every logged step never paid (its floor is the lowest a rate can be)."""
+    columns, how = _task_columns(curves)
+    if not columns:
         return None
-    total = sum(curves.table.columns[f"rewards/{t}/mean"] for t in tasks)
+    tasks = [names.component_of(c) or c for c in columns]
+    total = sum(curves.table.columns[c] for c in columns)
     y = total[np.isfinite(total)]
-    if len(y) < th.MIN_POINTS or float(np.ptp(y)) == 0.0:
+    never = how.startswith("its name: a task success rate") and len(y) and float(np.max(np.abs(y))) == 0.0
+    if len(y) < th.MIN_POINTS or (float(np.ptp(y)) == 0.0 and not never):
         return None
     floor = float(np.min(y))
     late = stats.windows(y, th.EDGE_FRAC)[1]

@@ -25,6 +25,7 @@ from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.curves import Curves, RewardFacts
 from agentgrpo.doctor.detectors.objective import unpaid
+from agentgrpo.doctor.detectors.spread import group_spread
 from agentgrpo.doctor.detectors.text import num, pct, span
 from agentgrpo.doctor.finding import FAILURE, OK, WARNING, Finding, confidence
 from agentgrpo.doctor.modes import Mode
@@ -43,26 +44,6 @@ FIX_NO_SIGNAL = (
     "(all pass) for the model; make the reward denser (partial credit), adjust task difficulty, or raise "
     "temperature / num_generations so groups differ"
 )
-
-
-def group_spread(curves: Curves) -> tuple[float, str]:
-    """The spread of rewards within groups, and where it came from: the median logged ``reward_std``; without
-    one, when every logged reward lies in [0, 1] (a success rate), the spread of a pass/fail reward with the
-    run's median success rate p, sqrt(p (1 - p)); else 0 (unknown).
-
-    >>> import numpy as np; from agentgrpo.doctor.table import MetricTable
-    >>> t = MetricTable(np.arange(1, 21), {"reward": np.full(20, 0.1)}, {})
-    >>> spread, how = group_spread(Curves(t)); round(spread, 3), how
-    (0.3, 'pass/fail spread sqrt(p(1-p)) at p = 0.1')
-    """
-    spread = curves.curve(names.REWARD_STD)
-    if spread is not None:
-        return float(np.median(spread.y)), "reward_std"
-    _, y = curves.table.series(names.REWARD)
-    if len(y) and float(np.min(y)) >= 0.0 and float(np.max(y)) <= 1.0:
-        p = float(np.median(y))
-        return math.sqrt(p * (1.0 - p)), f"pass/fail spread sqrt(p(1-p)) at p = {num(p)}"
-    return 0.0, "reward_std"
 
 
 def stalled(curves: Curves) -> bool:
@@ -155,18 +136,34 @@ def stalled_after_early_gain(curves: Curves) -> str | None:
     (`EarlyGain.flat`: moved by less than its own step-to-step noise, `stats.noise`, or no significant trend)
     and not at a ceiling (that noise is at least ``PLATEAU_NOISE_KEPT`` of the gain: at a ceiling every sample
     scores alike and the batch means stop moving), with nothing to show the groups agree: no spread within
-    groups logged (neither ``reward_std`` nor ``frac_reward_zero_std``). Shared with the convergence detector,
+    groups logged (neither ``reward_std`` nor ``frac_reward_zero_std``), and no task objective that kept rising
+    after it (`objective_rose_after`). Shared with the convergence detector,
     which then does not call the plateau converged."""
     if curves.count(names.REWARD_STD) or curves.count(names.FRAC_ZERO_STD):
         return None
     gain = early_gain(curves)
     if gain is None or not gain.flat or gain.noise < th.PLATEAU_NOISE_KEPT * gain.rise.change:
         return None
+    if objective_rose_after(curves, gain.rise.settled):
+        return None
     return (
         f"the reward gained {num(gain.rise.change)} by step {gain.rise.settled:.0f}, then for {pct(gain.share)} "
         f"of the run moved {num(gain.change)} (trend t = {gain.t:.1f}; step-to-step noise {num(gain.noise)}): "
         "flat; no reward spread is logged to show the groups agree, and the noise did not vanish as at a ceiling"
     )
+
+
+def objective_rose_after(curves: Curves, start: float) -> bool:
+    """Whether a task objective logged beside the reward (a shadow reward, or a held-out score,
+    `Curves.heldout`) kept rising from ``start`` on: a significant trend (``t >= T_TREND``) over at least
+    ``MIN_POINTS`` // 2 of its points there. The policy was then still improving at the task."""
+    columns = [f"rewards/{s}/mean" for s in curves.shadows] + curves.heldout
+    for column in columns:
+        x, y = curves.table.series(column)
+        on = x >= start
+        if int(on.sum()) >= th.MIN_POINTS // 2 and stats.trend(x[on], y[on]).t >= th.T_TREND:
+            return True
+    return False
 
 
 def _moved(facts) -> str:
@@ -267,9 +264,13 @@ def _learning(facts) -> Finding | None:
 def _objective_learned(curves: Curves) -> Finding | None:
     """The trained reward's rise is weak, but a shadow reward (weight 0 in the run's config: the task's own
     success, logged beside what is trained) rose beyond noise: the policy got better at the task, which is
-    what a stall denies. (A shaped reward that pays partial credit can rise less than the success it serves.)"""
-    for shadow in curves.shadows:
-        curve = curves.curve(f"rewards/{shadow}/mean")
+    what a stall denies. (A shaped reward that pays partial credit can rise less than the success it serves.)
+    A held-out task score (`Curves.heldout`: an evaluation's accuracy or success rate) is such an objective
+    too."""
+    objectives = [(s, f"rewards/{s}/mean", "shadow reward") for s in curves.shadows]
+    objectives += [(h, h, "held-out score") for h in curves.heldout]
+    for name, column, kind in objectives:
+        curve = curves.curve(column)
         if curve is None:
             continue
         facts = RewardFacts.of(curve)
@@ -280,7 +281,7 @@ def _objective_learned(curves: Curves) -> Finding | None:
                 verdict="learning: the task objective rose beyond noise",
                 confidence=0.0,
                 onset=None,
-                evidence=[f"{span(shadow, curve.early, curve.late)} (shadow reward; rise t = {facts.rise.t:.1f}), "
+                evidence=[f"{span(name, curve.early, curve.late)} ({kind}; rise t = {facts.rise.t:.1f}), "
                           "while the trained reward's rise stayed weak"],
                 fix="",
                 metrics=[],

@@ -5,7 +5,9 @@ prompt contributes no gradient. The share of identical groups (``frac_reward_zer
 logged, the share of steps whose batch ``reward_std`` is 0; without either, a reward exactly constant on
 every logged step, which no batch of differing samples gives) at or above ``NO_SIGNAL_ZERO_STD`` in the first
 and in the last ``EDGE_FRAC`` of the run and over the whole run is a failure: the run never had anything to
-learn from. (A run that learned first and then saturated is the convergence detector's "saturated" warning.)
+learn from. (A run that learned first and then saturated is the convergence detector's "saturated" warning, unless the
+late mean reward sits well below the best a sample earns (`below_best`): the groups are then identical at
+several levels, each prompt stuck on one answer, and that is a failure.)
 
 Beside a stall: when a majority (``NO_SIGNAL_MAJORITY``) of groups carry no signal early, late and over the
 run and the reward stalled (the stall detector's own rule), the missing signal is the actionable cause and is
@@ -62,6 +64,7 @@ def detect(curves: Curves) -> Finding:
     return (
         _no_signal_throughout(curves, int(x[0]), lowest, evidence)
         or _majority_beside_a_stall(curves, int(x[0]), lowest, whole, evidence)
+        or _identical_below_best(curves, x, share, late, evidence)
         or Finding(detector=NAME, status=OK, verdict="groups carry a learning signal", evidence=evidence)
     )
 
@@ -105,3 +108,43 @@ def _no_signal_throughout(curves: Curves, onset: int, lowest: float, evidence: l
         metrics=[names.FRAC_ZERO_STD, names.REWARD_STD, names.GRAD_NORM],
         state=THROUGHOUT,
     )
+
+
+def below_best(curves: Curves) -> tuple[float, float, float] | None:
+    """(late mean reward, late best sample, late worst sample) when the batch's best and worst samples are
+    logged (``reward_max``, ``reward_min``) and the late mean sits below the best by at least
+    ``BELOW_BEST`` of their range: the samples do not all earn the most any sample earns, so groups that are
+    identical there are identical at several levels (each prompt gets one answer, right or wrong), not a task
+    solved. None otherwise."""
+    best, worst, mean = (curves.curve(n) for n in (names.REWARD_MAX, names.REWARD_MIN, names.REWARD))
+    if best is None or worst is None or mean is None:
+        return None
+    top, bottom, level = best.late, worst.late, mean.late
+    if not top - bottom > 0 or top - level < th.BELOW_BEST * (top - bottom):
+        return None
+    return level, top, bottom
+
+
+def _identical_below_best(curves: Curves, x, share, late: float, evidence: list[str]) -> Finding | None:
+    """Most late groups identical (``SATURATED_ZERO_STD``) while the mean reward sits well below the best a
+    sample earns (`below_best`): the groups stopped carrying a signal before the task was solved. Dated where
+    the share of identical groups first reached half of its late level."""
+    gap = below_best(curves) if late >= th.SATURATED_ZERO_STD else None
+    if gap is None:
+        return None
+    level, top, bottom = gap
+    onset = int(x[int(np.argmax(share >= 0.5 * late))])
+    return Finding(
+        detector=NAME,
+        status=FAILURE,
+        verdict=f"no learning signal: {pct(late)} of late groups identical below the best reward",
+        confidence=confidence(2.0 * late / th.SATURATED_ZERO_STD, 2.0, []),
+        onset=onset,
+        evidence=evidence + [
+            f"late mean reward {num(level)} against a best sample of {num(top)} (worst {num(bottom)}): the "
+            "identical groups are not all at the top, so the task is not solved; each prompt gets one answer"
+        ],
+        fix=FIX,
+        metrics=[names.FRAC_ZERO_STD, names.REWARD, names.REWARD_MAX],
+    )
+

@@ -498,9 +498,41 @@ def _close(a: np.ndarray, b: np.ndarray) -> bool:
 
 def _reward_from_components(table: MetricTable, notes: list[str]) -> None:
     comps = table.components()
+    if _reward_from_its_statistics(table, comps, notes):
+        return
     if comps:
         table.columns[names.REWARD] = np.sum([table[f"rewards/{c}/mean"] for c in comps], axis=0)
         notes.append("no 'reward' column: total reward = sum of the reward components (weights unknown)")
+
+
+def _reward_from_its_statistics(table: MetricTable, comps: list[str], notes: list[str]) -> bool:
+    """Under the reward's own prefix, one ``X_mean`` with its ``X_std`` beside it (``reward/selected_mean``,
+    ``reward/selected_std``) are the reward's mean and spread, not two reward functions: the reward is the
+    mean, its spread the std (unless logged), and the prefix's other keys (rates, counts, other spreads) are the
+    reward's statistics, kept as columns under ``reward_stats/`` and not summed. False (nothing changed) without
+    exactly one such pair.
+
+    >>> t = MetricTable(np.arange(2), {"rewards/sel_mean/mean": np.array([.2, .4]),
+    ...     "rewards/sel_std/mean": np.array([.4, .5]), "rewards/fail_rate/mean": np.array([0., .1])}, {})
+    >>> _reward_from_its_statistics(t, t.components(), []), sorted(t.columns)
+    (True, ['reward', 'reward_stats/fail_rate', 'reward_stats/sel_std', 'reward_std'])
+    """
+    pairs = [c[: -len("_mean")] for c in comps if c.endswith("_mean") and c[: -len("_mean")] + "_std" in comps]
+    if len(pairs) != 1:
+        return False
+    stem = pairs[0]
+    table.columns[names.REWARD] = table.columns.pop(f"rewards/{stem}_mean/mean")
+    if not table.has(names.REWARD_STD):
+        table.columns[names.REWARD_STD] = table.columns[f"rewards/{stem}_std/mean"]
+    for comp in comps:
+        if comp != f"{stem}_mean":
+            table.columns[f"reward_stats/{comp}"] = table.columns.pop(f"rewards/{comp}/mean")
+    notes.append(
+        f"no 'reward' column: reward read from the {stem}_mean of the reward's own statistics (its spread "
+        f"{stem}_std beside it); the other {len(comps) - 2} keys under that prefix are statistics, not reward "
+        "functions: not summed (override with --metric reward=KEY)"
+    )
+    return True
 
 
 def _apply_weights(run: Run) -> None:

@@ -1,5 +1,5 @@
-"""Plain-text logs: JSON Lines, console output with metric dicts, step lines, step reports, printed tables,
-headed CSV.
+"""Plain-text logs: JSON Lines, console output with metric dicts, step lines, metric lines without a step, step
+reports, printed tables, headed CSV.
 
 ``parse_text`` tries each and keeps whichever reads the most records. Used for text files and for the
 text outputs of a notebook's cells.
@@ -16,6 +16,7 @@ from itertools import repeat
 from agentgrpo import fastjson
 from agentgrpo.doctor import names
 from agentgrpo.doctor.readers.console import dict_lines, line_count, no_text_table, read_console
+from agentgrpo.doctor.readers.kvlines import read_kv_lines
 from agentgrpo.doctor.readers.stepblocks import read_step_blocks
 from agentgrpo.doctor.readers.steplines import read_step_lines
 from agentgrpo.doctor.readers.texttable import read_text_tables
@@ -45,12 +46,15 @@ def parse_text(text: str) -> tuple[list[dict], list[str], str]:
         if records and len(records) >= len(lines) // 2:
             return records, notes, METRICS
     candidates = [(*read_console(text), "console log")]
-    if _metric_dicts(candidates[0][0]):  # the trainer's per-step dicts are the rows: no other reading replaces them
-        return candidates[0]
     dicts = dict_lines(text)
     # a step line is a line without a printed dict: when the console reader read as many records as there
     # are such lines, step lines cannot read more (and the first reader wins a tie)
-    if dicts is None or line_count(text) - dicts > len(candidates[0][0]):
+    more_lines = dicts is None or line_count(text) - dicts > len(candidates[0][0])
+    stepless = (*read_kv_lines(text), "text metric lines") if more_lines else ([], [], "")
+    if _metric_dicts(candidates[0][0]) and not _outnumbered(candidates[0][0], stepless[0]):
+        return candidates[0]  # the trainer's per-step dicts are the rows: no other reading replaces them
+    candidates.append(stepless)
+    if more_lines:
         candidates.append((*read_step_lines(text), "text step lines"))
     candidates.append((*read_step_blocks(text), "text step reports"))
     if not no_text_table(text):
@@ -59,6 +63,13 @@ def parse_text(text: str) -> tuple[list[dict], list[str], str]:
         candidates.append((*read_csv(text, ","), "csv"))
     records, notes, fmt = max(candidates, key=lambda c: len(c[0]))
     return records, notes, fmt
+
+
+def _outnumbered(dicts, lines: list[dict]) -> bool:
+    """Whether metric lines that carry the reward (`read_kv_lines`) outnumber the printed dicts that do: the
+    dicts are then prints of a few samples' rewards between the steps (``reward: {'reward': 0.0, ...}``), not
+    the steps."""
+    return len(lines) > len(dicts) and names.carries_reward(lines[0])
 
 
 def _metric_dicts(records) -> bool:

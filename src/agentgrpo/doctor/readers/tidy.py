@@ -187,6 +187,33 @@ def derive(table: MetricTable, notes: list[str]) -> None:
     elif not table.has(names.FRAC_ZERO_STD) and table.has("env/all/frac_mixed"):
         table.columns[names.FRAC_ZERO_STD] = 1.0 - table["env/all/frac_mixed"]
         notes.append(f"{names.FRAC_ZERO_STD} = 1 - frac_mixed")
+    _no_signal_steps(table, notes)
+
+
+ADVANTAGE_MAX = ("critic/advantages/max", "advantages/max", "advantage/max", "adv_max", "advantages_max")
+
+
+def _no_signal_steps(table: MetricTable, notes: list[str]) -> None:
+    """Where no share of identical groups is logged but the batch's largest advantage is (verl's
+    ``critic/advantages/max``): a group whose rewards differ has a sample above its mean, so a positive
+    advantage; a step whose largest advantage is 0 had every group identical. ``frac_reward_zero_std`` is
+    then 1 on such steps and 0 on the others, a lower bound (a step with one group that differs reads 0).
+
+    >>> t = MetricTable(np.arange(1, 4), {"critic/advantages/max": np.array([2.5, 0.0, np.nan])}, {})
+    >>> _no_signal_steps(t, []); t.columns["frac_reward_zero_std"].tolist()
+    [0.0, 1.0, nan]
+    """
+    if table.has(names.FRAC_ZERO_STD):
+        return
+    key = next((k for k in ADVANTAGE_MAX if table.has(k)), None)
+    if key is None:
+        return
+    top = table[key]
+    table.columns[names.FRAC_ZERO_STD] = np.where(np.isfinite(top), (top <= 1e-9).astype(float), np.nan)
+    notes.append(
+        f"{names.FRAC_ZERO_STD} from {key}: 1 on a step whose largest advantage is 0 (every group identical), "
+        "else 0 (a lower bound)"
+    )
 
 
 def one_export_run(records: list[dict], source, run: str | None) -> tuple[list[dict], list[str]]:
