@@ -55,12 +55,15 @@ class _Counter:
 TIMEOUTS = _Counter()
 
 
-def call_with_timeout(fn: Callable, seconds: float, name: str, *args, **kwargs):
+def call_with_timeout(fn: Callable, seconds: float, name: str, /, *args, **kwargs):
     """``fn(*args, **kwargs)`` in a daemon thread; its result, its exception, or `ToolTimeout`
-    (``seconds`` None or 0: no limit, called here).
+    (``seconds`` None or 0: no limit, called here). The first three are positional-only, so a tool may take
+    arguments called ``fn``, ``seconds`` or ``name``.
 
     >>> call_with_timeout(lambda x: x + 1, 1.0, "inc", 41)
     42
+    >>> call_with_timeout(lambda name: name.upper(), 1.0, "lookup", name="standup")
+    'STANDUP'
     """
     if not seconds:
         return fn(*args, **kwargs)

@@ -8,7 +8,7 @@
 Builds the tokenizer (BPE on the task's rendered demonstrations), a random 0.9M-parameter Qwen2-style model,
 and runs the SFT warm start (TRL SFTTrainer, assistant-only loss) on the task's demonstrations: for the
 calculator 1500 steps, half calling the calculator, half answering directly (10-14 minutes on 2 CPU cores);
-wordle-easy 350 steps, function-calling-easy 300, reasoning-easy 1500, coding-easy 1500 (docs/tasks.md, "The tiny
+wordle-easy 350 steps, function-calling-easy 1500, reasoning-easy 1500, coding-easy 1500 (docs/tasks.md, "The tiny
 model"). Same seed, same result.
 """
 

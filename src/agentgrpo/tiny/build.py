@@ -17,7 +17,7 @@ SHIPPED_SFT = ASSETS / "calculator-sft"
 SHIPPED_SFT_TASKS = ("calculator", "calculator-hard")  # the tasks whose prompts the shipped checkpoint knows
 # tasks with a warm start of their own, shipped as assets/<task>-sft (`agentgrpo build-tiny --task T`), and the
 # SFT steps that build it (the calculator's 1500 is `SFTSettings`' default)
-WARM_START_STEPS = {"calculator": 1500, "wordle-easy": 350, "function-calling-easy": 300, "reasoning-easy": 1500,
+WARM_START_STEPS = {"calculator": 1500, "wordle-easy": 350, "function-calling-easy": 1500, "reasoning-easy": 1500,
                     "coding-easy": 1500}
 # tasks beyond the tiny model, and the easy variant that has a warm start (docs/tasks.md, "The tiny model")
 EASY_VARIANTS = {"wordle": "wordle-easy", "function-calling": "function-calling-easy", "reasoning": "reasoning-easy",
