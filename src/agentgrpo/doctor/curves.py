@@ -137,18 +137,11 @@ class Curves:
         >>> Curves(t).heldout
         ['val_accuracy']
         """
-        found = []
-        for name in sorted(self.table.columns):
-            low = name.lower()
-            if not low.startswith(HELDOUT_PREFIXES) or not any(w in low for w in HELDOUT_TASK_WORDS):
-                continue
-            if any(w in low for w in HELDOUT_FORM_WORDS):
-                continue
-            y = self.table.columns[name]
-            y = y[np.isfinite(y)]
-            if len(y) and float(y.min()) >= 0.0 and float(y.max()) <= 1.0:
-                found.append(name)
-        return found
+        return self._rates(
+            lambda low: low.startswith(HELDOUT_PREFIXES)
+            and any(w in low for w in HELDOUT_TASK_WORDS)
+            and not any(w in low for w in HELDOUT_FORM_WORDS)
+        )
 
     @cached_property
     def task_rates(self) -> list[str]:
@@ -161,13 +154,17 @@ class Curves:
         >>> Curves(t).task_rates
         ['episode/success_rate']
         """
+        return self._rates(
+            lambda low: not low.startswith(HELDOUT_PREFIXES) and low.rsplit("/", 1)[-1] in TASK_RATE_NAMES
+        )
+
+    def _rates(self, named) -> list[str]:
+        """The columns whose lower-cased name passes ``named`` and whose logged values are rates in [0, 1]."""
         found = []
         for name in sorted(self.table.columns):
-            if name.lower().startswith(HELDOUT_PREFIXES) or name.rsplit("/", 1)[-1].lower() not in TASK_RATE_NAMES:
-                continue
             y = self.table.columns[name]
             y = y[np.isfinite(y)]
-            if len(y) and float(y.min()) >= 0.0 and float(y.max()) <= 1.0:
+            if named(name.lower()) and len(y) and float(y.min()) >= 0.0 and float(y.max()) <= 1.0:
                 found.append(name)
         return found
 
