@@ -100,10 +100,11 @@ def _uniform(curves: Curves):
     if ok.sum() < th.MIN_POINTS:
         return None
     spread = hi[ok] - lo[ok]
-    same = spread <= 0.5
-    if within_a_tie(spread) and _tied_samples_differ(curves, ok, same):
+    k = steps_per_log(np.concatenate([lo[ok], hi[ok]]))
+    same = one_length_share(spread) == 1.0  # every step of the log had one length
+    if within_a_tie(spread) and _tied_samples_differ(curves, ok, same, k):
         return None
-    found = _fixed_output_ramp(curves.table.steps[ok], _not_truncated(curves, ok, same))
+    found = _fixed_output_ramp(curves.table.steps[ok], _not_truncated(curves, ok, one_length_share(spread)))
     if found is None:
         return None
     ramp, bins = found
@@ -114,6 +115,38 @@ def _uniform(curves: Curves):
         f"logs ({early:.0%} early): one fixed output"
     )
     return ramp, text
+
+
+def steps_per_log(lengths: np.ndarray, most: int = 64) -> int:
+    """How many steps each log averages, read from completion lengths that are whole tokens on every step (a
+    batch's shortest and longest): the least k <= ``most`` for which every logged value times k is a whole
+    number (to a thousandth of a token, as printed). TRL's ``logging_steps=k`` logs the mean of k steps' values,
+    so its lengths are multiples of 1/k. A lower bound on the true k (k = 8 steps can give only halves); 1 when
+    nothing fits (lengths that were never whole tokens).
+
+    >>> steps_per_log(np.array([4.0, 5.0, 3.0])), steps_per_log(np.array([4.5, 5.0, 3.5]))
+    (1, 2)
+    >>> steps_per_log(np.array([2.875, 3.0, 2.75])), steps_per_log(np.array([1.333, 2.667, 3.0]))
+    (8, 3)
+    """
+    v = np.unique(lengths[np.isfinite(lengths)])
+    for k in range(1, most + 1):
+        scaled = v * k
+        if np.all(np.abs(scaled - np.round(scaled)) <= 2e-3 * k):
+            return k
+    return 1
+
+
+def one_length_share(spread: np.ndarray) -> np.ndarray:
+    """The least share of a log's steps whose completions all had one length, from the log's longest - shortest
+    length ``spread``: 1 at 0, 0 from one token on. A log of one step has whole-token lengths (so 1 or 0); a
+    log that averages k steps averages their spreads, and each step whose lengths differed adds at least one
+    token / k, so at most ``spread`` of its steps differed.
+
+    >>> one_length_share(np.array([0.0, 3.0, 0.25, 0.5])).tolist()
+    [1.0, 0.0, 0.75, 0.5]
+    """
+    return np.clip(1.0 - spread, 0.0, 1.0)
 
 
 def within_a_tie(spread: np.ndarray) -> bool:
@@ -130,10 +163,12 @@ def within_a_tie(spread: np.ndarray) -> bool:
     return len(differ) >= th.MIN_POINTS and float(np.median(differ)) <= th.LENGTH_TIE_TOKENS
 
 
-def _tied_samples_differ(curves: Curves, ok, same) -> bool:
-    """True when the batches whose completions share one length still scored differently (median over them
-    of ``reward_std``, else of the batch's best - worst score, above 0): different answers that happen to be
-    equally long. A fixed output scores alike (4-token answers, ``reward_std`` 0 on most such batches)."""
+def _tied_samples_differ(curves: Curves, ok, same, k: int = 1) -> bool:
+    """True when the batches whose completions share one length still scored differently (most of them with
+    ``reward_std``, else the batch's best - worst score, above 0): different answers that happen to be equally
+    long. A fixed output scores alike (4-token answers, ``reward_std`` 0 on most such batches). A log of ``k``
+    steps (`steps_per_log`) shows 0 only when all k did, so "most steps above 0" is a share of such logs under
+    0.5 ** k."""
     spread = curves.table.columns.get(names.REWARD_STD)
     if spread is None:
         hi, lo = curves.table.columns.get(names.REWARD_MAX), curves.table.columns.get(names.REWARD_MIN)
@@ -142,7 +177,7 @@ def _tied_samples_differ(curves: Curves, ok, same) -> bool:
         spread = hi - lo
     tied = spread[ok][same]
     tied = tied[np.isfinite(tied)]
-    return len(tied) >= th.MIN_POINTS and float(np.median(tied)) > 1e-9
+    return len(tied) >= th.MIN_POINTS and float(np.mean(tied <= 1e-9)) < 0.5**k
 
 
 def _no_spread(curves: Curves):
@@ -224,13 +259,13 @@ def _not_truncated(curves: Curves, ok, same):
     clipped = curves.table.columns.get(names.CLIPPED)
     if clipped is None:
         return same
-    return same & ~(np.nan_to_num(clipped[ok], nan=0.0) >= 0.5)
+    return np.where(np.nan_to_num(clipped[ok], nan=0.0) >= 0.5, 0.0, same)
 
 
 def _fixed_output_ramp(steps, same):
     """(ramp, number of bins) of the share of logs flagged ``same`` (one fixed output) when most late logs
     are; its onset where the share rises, else where it first reaches `th.FIXED_OUTPUT`. None otherwise."""
-    x, flags = stats.bin_means(steps, same.astype(float))
+    x, flags = stats.bin_means(steps, np.asarray(same, dtype=float))
     early, late = (float(np.mean(w)) for w in stats.windows(flags, th.EDGE_FRAC))
     if late < th.FIXED_OUTPUT:
         return None
