@@ -6,7 +6,9 @@ config would have written the same training:
 - ``every k``: logged every k steps (TRL's ``logging_steps=k`` averages each window; the step is its last);
 - ``steps x k``: the same rows numbered in optimizer steps of k (``global_step`` 10, 20, ...);
 - ``scale a``: the reward, its components and their spreads in other units (a reward out of 10, not 1);
-- ``no X`` (healthy runs only): one optional metric not logged. Knowing less must not create a failure.
+- ``no X`` (healthy runs only): one optional metric not logged. Knowing less must not create a failure;
+- ``cut at 75%`` (failures labelled with an onset in the first half only): the run stopped early, the failure
+  already manifest.
 
 A labelled failure that was named must stay named (its onset scales with the steps); a healthy run that was
 clean must stay clean. Runs the doctor already gets wrong are left out (this measures robustness, not
@@ -94,6 +96,13 @@ def scale(table: MetricTable, a: float) -> MetricTable:
     return MetricTable(table.steps.copy(), cols, dict(table.meta))
 
 
+def cut(table: MetricTable, share: float) -> MetricTable:
+    """The first ``share`` of the run's steps (a job that timed out)."""
+    first, last = int(table.steps[0]), int(table.steps[-1])
+    keep = table.steps <= first + share * (last - first)
+    return MetricTable(table.steps[keep].copy(), {n: c[keep] for n, c in table.columns.items()}, dict(table.meta))
+
+
 def drop(table: MetricTable, name: str) -> MetricTable:
     cols = {n: c for n, c in table.columns.items() if n != name}
     return MetricTable(table.steps.copy(), cols, dict(table.meta))
@@ -138,6 +147,9 @@ def main(argv=None) -> int:
             if not ok:
                 continue  # already wrong: not a robustness question
             tried = dict(PERTURBATIONS)
+            first, last = int(table.steps[0]), int(table.steps[-1])
+            if label.kind == "failure" and label.onset is not None and label.onset <= first + 0.5 * (last - first):
+                tried["cut at 75%"] = (lambda t: cut(t, 0.75), 1)
             if label.kind == "healthy":
                 for name in DROPPABLE:
                     if table.has(name):
