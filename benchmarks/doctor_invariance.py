@@ -28,6 +28,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT))
 
 from agentgrpo.doctor import names  # noqa: E402
 from agentgrpo.doctor.diagnose import diagnose  # noqa: E402
@@ -131,6 +132,10 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default=None, help="one perturbation by name (e.g. 'every 2', 'no kl')")
     ap.add_argument("--min-rows", type=int, default=40, help="skip 'every k' on runs with fewer than k x this rows")
     args = ap.parse_args(argv)
+    from benchmarks import provenance
+
+    env = provenance.environment()  # the versions, CPU and commit these figures came from
+    print(provenance.line(env), flush=True)
     roots = CORPORA.values() if args.corpus == "all" else [CORPORA[args.corpus]]
     flips: dict[str, list[str]] = {}
     kept: dict[str, int] = {}
