@@ -238,3 +238,36 @@ def test_step_lines_alone_still_read(tmp_path):
     path.write_text(text, encoding="utf-8")
     t = read_run(path).table
     assert t.steps.tolist() == list(range(1, 51)) and t[names.REWARD].tolist() == [float(s % 8) for s in range(1, 51)]
+
+
+TRL_COMPLETIONS = (
+    names.LENGTH,
+    names.MIN_LENGTH,
+    names.MAX_LENGTH,
+    names.STD_LENGTH,
+    names.CLIPPED,
+    names.TERM_LENGTH,
+)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("stem", ["completions_", "completion_"])
+def test_trl_completion_metrics_exported_without_slashes_read_as_trl_names(tmp_path, seed, stem):
+    """A TRL log exported to CSV with ``completions/<x>`` flattened (``completions_<x>``, or ``completion_<x>``
+    in the singular of TRL's own old ``completion_length``) reads to the table its slash spelling gives."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(20, 200))
+    columns = {"reward": rng.random(n), "reward_std": rng.random(n) * 0.3}
+    columns.update({name: rng.integers(1, 512, n).astype(float) for name in TRL_COMPLETIONS})
+
+    def write(path, rename):
+        keys = ["step", *(rename(k) for k in columns)]
+        lines = [",".join(keys)] + [",".join([str(i + 1), *(repr(float(c[i])) for c in columns.values())]) for i in range(n)]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return read_run(path).table
+
+    slashed = write(tmp_path / "slashed.csv", lambda k: k)
+    flat = write(tmp_path / "flat.csv", lambda k: k.replace("completions/", stem) if k.startswith("completions/") else k)
+    assert sorted(flat.columns) == sorted(slashed.columns) and set(TRL_COMPLETIONS) <= set(flat.columns)
+    for name in slashed.columns:
+        assert np.array_equal(flat[name], slashed[name]), name

@@ -152,6 +152,15 @@ _RENAMES = {alias: name for name, aliases in ALIASES.items() for alias in aliase
 _FLAT_RENAMES = {
     re.sub(r"[/.]", "_", alias): name for alias, name in _RENAMES.items() if "/" in alias or "." in alias
 }
+# TRL's ``completions/<x>`` as exporters that keep no slashes write it: ``completions_<x>``, and ``completion_<x>``
+# in the singular of TRL's own old ``completion_length`` (a trainer_state exported to CSV, batch 11).
+_FLAT_RENAMES.update(
+    {
+        f"{stem}_{name.split('/', 1)[1]}": name
+        for name in (LENGTH, MIN_LENGTH, MAX_LENGTH, STD_LENGTH, CLIPPED, TERM_LENGTH)
+        for stem in ("completions", "completion")
+    }
+)
 
 # Per-reward components under other names: ``rewards/<f>`` (TRL <= 0.16), ``reward/<f>`` (Tinker, custom
 # loops), and custom loops' accuracy / format scores logged next to the total.
@@ -225,6 +234,8 @@ def canonical(key: str) -> str:
     ('reward', 'reward_std', 'kl', 'rewards/FmtOK/mean')
     >>> canonical("critic_score_mean"), canonical("actor.entropy"), canonical("response_length_mean")
     ('reward', 'entropy', 'completions/mean_length')
+    >>> canonical("completion_min_length"), canonical("completions_clipped_ratio")
+    ('completions/min_length', 'completions/clipped_ratio')
     """
     key = normalise(key)
     if key in _RENAMES:
