@@ -271,3 +271,33 @@ def test_trl_completion_metrics_exported_without_slashes_read_as_trl_names(tmp_p
     assert sorted(flat.columns) == sorted(slashed.columns) and set(TRL_COMPLETIONS) <= set(flat.columns)
     for name in slashed.columns:
         assert np.array_equal(flat[name], slashed[name]), name
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_an_sft_warm_up_printed_before_grpo_in_one_console_log_is_set_aside(tmp_path, seed):
+    """TRL prints each trainer's metric dicts and, at its end, a summary (``train_runtime``, ...). A console log
+    of an SFT warm-up then GRPO reads to the GRPO run alone: its values equal those of a log of GRPO alone (the
+    SFT trainer's ``entropy`` and ``loss`` do not join GRPO's), and a note says what was set aside."""
+    rng = random.Random(seed)
+    n_sft, n_grpo = rng.randint(3, 40), rng.randint(20, 150)
+
+    def summary(loss):
+        return {"train_runtime": 100.0, "train_samples_per_second": 1.0, "train_steps_per_second": 0.1,
+                "train_loss": loss, "epoch": 1.0}
+
+    sft = [{"loss": rng.random(), "grad_norm": rng.random(), "learning_rate": 1e-5, "entropy": rng.random(),
+            "mean_token_accuracy": rng.random(), "epoch": i / n_sft} for i in range(n_sft)]
+    grpo = [{"loss": rng.random() * 0.01, "reward": rng.random(), "reward_std": rng.random(), "kl": rng.random(),
+             "entropy": rng.random(), "completions/mean_length": float(rng.randint(10, 500)), "epoch": i / n_grpo}
+            for i in range(n_grpo)]
+    both = tmp_path / "sft_then_grpo.log"
+    both.write_text("\n".join(map(str, [*sft, summary(0.5), *grpo, summary(0.0)])) + "\n", encoding="utf-8")
+    alone = tmp_path / "grpo.log"
+    alone.write_text("\n".join(map(str, [*grpo, summary(0.0)])) + "\n", encoding="utf-8")
+    run, oracle = read_run(both), read_run(alone).table
+    table = run.table
+    assert len(table) == n_grpo and sorted(table.columns) == sorted(oracle.columns)
+    for name in oracle.columns:
+        assert np.allclose(table[name], oracle[name], equal_nan=True), name
+    assert "mean_token_accuracy" not in table.columns
+    assert any("set aside" in note for note in run.notes + table.meta.get("notes", []))

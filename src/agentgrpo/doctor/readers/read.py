@@ -263,6 +263,7 @@ def records_to_table(
             return table
         records = records.records()
     notes: list[str] = []
+    records = _rewarded_phases(records, notes)
     summaries, steps_rows = _split_summaries(records)
     if not steps_rows:
         raise UserError(f"{source}: no per-step metric record found in this {fmt}")
@@ -350,6 +351,27 @@ def _block_table(block: TextBlock, source, fmt: str, mapping) -> MetricTable | N
     table.meta["summary"] = {}
     table.meta["notes"] = notes
     return table
+
+
+def _rewarded_phases(records: list[dict], notes: list[str]) -> list[dict]:
+    """The records of the trainer runs that log a reward. A trainer's end-of-run summary (``train_runtime``, ...)
+    closes its run; a log that holds several (an SFT warm-up, then GRPO, printed to one console) keeps the runs
+    whose records carry a reward and sets the others aside with a note, when at least one run carries it."""
+    ends = [i for i, r in enumerate(records) if isinstance(r, dict) and names.SUMMARY_KEYS & r.keys()]
+    if not ends or ends[-1] == len(records) - 1 and len(ends) == 1:
+        return records  # one run (its summary last, or none)
+    bounds = [0, *(i + 1 for i in ends), len(records)]
+    phases = [records[a:b] for a, b in zip(bounds, bounds[1:]) if b > a]
+    rewarded = [names.carries_reward({k for r in phase for k in r}) for phase in phases]
+    if all(rewarded) or not any(rewarded):
+        return records
+    kept = [r for phase, ok in zip(phases, rewarded) if ok for r in phase]
+    dropped = [phase for phase, ok in zip(phases, rewarded) if not ok]
+    notes.append(
+        f"{len(dropped)} trainer run(s) in this log log no reward ({sum(map(len, dropped))} records, e.g. an SFT "
+        "warm-up printed before GRPO): set aside; the runs that log the reward are read"
+    )
+    return kept
 
 
 def _split_summaries(records: list[dict]) -> tuple[list[dict], list[dict]]:
