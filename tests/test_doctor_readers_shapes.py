@@ -301,3 +301,32 @@ def test_an_sft_warm_up_printed_before_grpo_in_one_console_log_is_set_aside(tmp_
         assert np.allclose(table[name], oracle[name], equal_nan=True), name
     assert "mean_token_accuracy" not in table.columns
     assert any("set aside" in note for note in run.notes + table.meta.get("notes", []))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_verl_validation_keys_with_at_k_read_and_count_as_held_out(tmp_path, seed):
+    """verl prints ``step:N - key:value - ...`` lines, its validation scores keyed ``val-core/<source>/acc/mean@1``
+    (``@k``: over k samples). Every pair reads as the plain split of the line gives it (the oracle), and the
+    validation accuracy is a held-out task score."""
+    from agentgrpo.doctor.curves import Curves
+
+    rng = random.Random(seed)
+    source = rng.choice(["gsm8k", "finqa", "math_dapo", "openai/gsm8k"])
+    k = rng.choice([1, 4, 16])
+    lines, oracle = [], {}
+    for step in range(1, rng.randint(30, 120)):
+        pairs = {"critic/score/mean": rng.random(), "actor/entropy": rng.random(), "response_length/mean": 100.0}
+        if step % 5 == 0:
+            pairs[f"val-core/{source}/acc/mean@{k}"] = rng.random()
+            pairs[f"val-aux/{source}/reward/best@{k}/mean"] = rng.random()
+        oracle[step] = pairs
+        lines.append(f"(TaskRunner pid=1) step:{step} - " + " - ".join(f"{key}:{v!r}" for key, v in pairs.items()))
+    path = tmp_path / "verl.log"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    table = read_run(path).table
+    val = f"val-core/{source}/acc/mean@{k}"
+    x, y = table.series(val)
+    assert x.tolist() == [s for s in oracle if val in oracle[s]]
+    assert np.allclose(y, [oracle[s][val] for s in x])
+    assert table.has(f"val-aux/{source}/reward/best@{k}/mean")
+    assert Curves(table).heldout == [val]

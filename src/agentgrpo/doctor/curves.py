@@ -129,7 +129,7 @@ class Curves:
     @cached_property
     def heldout(self) -> list[str]:
         """Held-out task scores logged beside the reward: evaluation columns (``eval/``, ``val/``, ``val_``,
-        ``test/``) named as the task's success (accuracy, success rate, exact match, pass@k), not its form,
+        verl's ``val-core/``, ``test/``) named as the task's success (accuracy, success rate, exact match, pass@k), not its form,
         whose values are rates in [0, 1], in name order.
 
         >>> t = MetricTable(np.arange(1, 4), {"reward": np.ones(3), "val_accuracy": np.array([.1, np.nan, .3]),
@@ -174,7 +174,8 @@ class Curves:
         return float(max(self.table.steps[-1] - self.table.steps[0], 1)) if len(self.table) else 1.0
 
 
-HELDOUT_PREFIXES = ("eval/", "val/", "val_", "test/", "valid/", "validation/")
+# verl logs its validation scores under ``val-core/<data source>/<metric>/mean@k`` (and ``val-aux/`` for the rest)
+HELDOUT_PREFIXES = ("eval/", "val/", "val_", "val-core/", "test/", "valid/", "validation/")
 HELDOUT_TASK_WORDS = ("acc", "success", "correct", "exact", "pass", "solve")
 HELDOUT_FORM_WORDS = ("format", "length", "tag", "style")
 TASK_RATE_NAMES = frozenset({"success_rate", "solve_rate", "solved_rate", "pass_rate", "task_success"})

@@ -14,7 +14,7 @@ from agentgrpo.doctor import names
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?%?|[-+]?(?i:nan|inf(?:inity)?)"
 _PAIR = re.compile(
-    r"(?<![\w/.])([A-Za-z_][\w/.\-]*?)\s*(?:=|:\s|:(?=[-+\d.]|np\.|tensor))\s*(?:(?:np\.)?\w*\()?("
+    r"(?<![\w/.])([A-Za-z_][\w/.\-@]*?)\s*(?:=|:\s|:(?=[-+\d.]|np\.|tensor))\s*(?:(?:np\.)?\w*\()?("
     + _NUMBER
     + r")(?![\w.])"
 )
