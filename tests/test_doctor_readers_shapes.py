@@ -330,3 +330,30 @@ def test_verl_validation_keys_with_at_k_read_and_count_as_held_out(tmp_path, see
     assert np.allclose(y, [oracle[s][val] for s in x])
     assert table.has(f"val-aux/{source}/reward/best@{k}/mean")
     assert Curves(table).heldout == [val]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_step_reports_with_an_epoch_header_and_a_line_of_reward_statistics(tmp_path, seed):
+    """``epoch 0, step 12`` heads a step's report (Search-R1/verl prints it); a line of the reward's statistics
+    (``[DEBUG] Batch reward stats - mean: 1.18, min: -0.3, max: 5.0``) gives the reward and its batch's worst
+    and best. Lines before the first header (a validation pass) belong to no step. Oracle: the values written."""
+    rng = random.Random(seed)
+    sep = rng.choice([",", ";", " |"])
+    stat_names = rng.choice([("mean", "min", "max"), ("mean", "std", "min", "max"), ("avg", "max")])
+    canon = {"mean": "reward", "avg": "reward", "std": "reward_std", "min": "reward_min", "max": "reward_max"}
+    lines = [f"[DEBUG] Batch reward stats - mean: {rng.random():.4f}, min: -1.0, max: 9.0" for _ in range(5)]
+    oracle = {}
+    epochs = rng.randint(1, 3)
+    steps = rng.randint(20, 80)
+    for step in range(1, steps + 1):
+        values = {s: round(rng.uniform(-1, 5), 4) for s in stat_names}
+        oracle[step] = {canon[s]: v for s, v in values.items()}
+        lines.append(f"epoch {step * epochs // (steps + 1)}{sep} step {step}")
+        lines.append("[DEBUG] Batch reward stats - " + ", ".join(f"{s}: {v:.4f}" for s, v in values.items()))
+        lines.append(f"env/number_of_valid_search\n{rng.random()}")
+    path = tmp_path / "run.log"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    table = read_run(path).table
+    assert table.steps.tolist() == list(oracle)
+    for name in oracle[1]:
+        assert np.allclose(table[name], [oracle[s][name] for s in oracle]), name

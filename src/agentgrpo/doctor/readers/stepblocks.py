@@ -7,6 +7,11 @@ reader sees a record. Here a **header** is a line that holds a step marker (``st
 ``iteration N``) and nothing else but decoration (``=``, ``-``, ``#``, ``*``, brackets, emoji); every
 following line with exactly one ``name: value`` (or ``name = value``) pair, bulleted or indented, belongs to
 that step until the next header. A block becomes a record when one of its names is a training metric.
+
+A header may name the epoch before the step (Search-R1/verl prints ``epoch 0, step 12``). A line of a metric's
+statistics (``Batch reward stats - mean: 1.18, min: -0.3, max: 5.0``: a phrase, then two or more of ``mean``,
+``avg``, ``min``, ``max``, ``std``, ``median``) gives them under the metric the phrase names (``reward/mean``,
+``reward/min``, ...: the reward, its batch's worst and best).
 """
 
 from __future__ import annotations
@@ -16,8 +21,9 @@ import re
 from agentgrpo.doctor import names
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?i:nan|inf(?:inity)?)"
+_EPOCH = r"(?:epoch\s*[#:=]?\s*\d+\s*[,;|/]?\s*)?"  # ``epoch 0, `` before the step
 _HEADER = re.compile(
-    r"^[^\w]*(?:global[ _])?(?:step|iteration|iter|update)\s*[#:=]?\s*(\d+)(?:\s*(?:/|of)\s*\d+)?[^\w]*$",
+    r"^[^\w]*" + _EPOCH + r"(?:global[ _])?(?:step|iteration|iter|update)\s*[#:=]?\s*(\d+)(?:\s*(?:/|of)\s*\d+)?[^\w]*$",
     re.IGNORECASE,
 )
 # one pair on the line: an optional bullet, a name (words, spaces, / . - allowed), ':' or '=', a number with
@@ -25,6 +31,30 @@ _HEADER = re.compile(
 _ITEM = re.compile(
     r"^\s*(?:[-*•·>|]\s*)?([A-Za-z][\w /.()\-]*?)\s*(?::|=)\s*(" + _NUMBER + r")\s*(?:%|[A-Za-z]{1,3})?\s*$"
 )
+
+
+_STAT = r"(mean|avg|average|min|max|std|median)\s*[:=]\s*(" + _NUMBER + r")"
+_STATS = re.compile(r"([A-Za-z][A-Za-z_ ]*?)\s*[-:]\s*" + _STAT + r"(?:\s*,\s*" + _STAT + ")+")
+_STAT_PAIR = re.compile(_STAT)
+
+
+def statistics(line: str) -> dict | None:
+    """The statistics of one metric printed on one line, under ``<metric>/<statistic>``; None when the line is
+    not such a line or its phrase names no metric the doctor knows.
+
+    >>> statistics("D[DEBUG] Batch reward stats - mean: 1.1828, min: -0.3000, max: 5.0000!`")
+    {'reward/mean': '1.1828', 'reward/min': '-0.3000', 'reward/max': '5.0000'}
+    >>> statistics("Lengths - mean: 120, max: 512"), statistics("done - mean: 1, max: 2")
+    (None, None)
+    """
+    match = _STATS.search(line)
+    if match is None:
+        return None
+    words = re.findall(r"[a-z]+", match.group(1).lower())
+    metric = next((w for w in reversed(words) if names.is_metric(names.canonical(f"{w}/mean"))), None)
+    if metric is None:
+        return None
+    return {f"{metric}/{stat}": value for stat, value in _STAT_PAIR.findall(match.group(0))}
 
 
 def parse_blocks(text: str) -> list[dict]:
@@ -46,9 +76,13 @@ def parse_blocks(text: str) -> list[dict]:
             _keep(records, current)
             current = {"step": int(header.group(1))}
             continue
-        item = _ITEM.match(line) if current is not None else None
+        if current is None:
+            continue
+        item = _ITEM.match(line)
         if item:
             current[item.group(1).strip()] = item.group(2)
+        elif (stats := statistics(line)) is not None:
+            current.update(stats)
     _keep(records, current)
     return records
 
@@ -70,4 +104,6 @@ def read_step_blocks(text: str) -> tuple[list[dict], list[str]]:
     return records, [f"text log: read {len(records)} step reports (a `Step N` header, then `name: value` lines)"]
 
 
-_HEADER_ANYWHERE = re.compile(r"(?im)^[^\w\n]*(?:global[ _])?(?:step|iteration|iter|update)\s*[#:=]?\s*\d+")
+_HEADER_ANYWHERE = re.compile(
+    r"(?im)^[^\w\n]*(?:epoch\s*[#:=]?\s*\d+\s*[,;|/]?\s*)?(?:global[ _])?(?:step|iteration|iter|update)\s*[#:=]?\s*\d+"
+)
