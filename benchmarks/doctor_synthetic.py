@@ -535,7 +535,8 @@ def kl_creep_takeoff(n: int, seed: int, onset_frac: float):
 
 def fixed_output(n: int, seed: int, onset_frac: float):
     """No entropy logged: the reward learns to a plateau, and from the onset every completion is the same 4
-    tokens (shortest = longest) while the reward stays there: a collapse, though it looks converged."""
+    tokens (shortest = longest) while the reward stays there: a collapse, though it looks converged. One
+    repeated completion scores alike within its group (``determinism``: each prompt right or wrong every time)."""
     sim = Sim(n, seed, spread=0.7)
     start = int(onset_frac * n)
     fixed = sim.t >= start
@@ -547,7 +548,7 @@ def fixed_output(n: int, seed: int, onset_frac: float):
     return (
         "collapse",
         start + 1,
-        assemble(sim, {"correct": sim.bernoulli(p)}, {"correct": 1.0}, **curves),
+        assemble(sim, {"correct": sim.bernoulli(p, fixed.astype(float))}, {"correct": 1.0}, **curves),
         [],
         "failure",
     )

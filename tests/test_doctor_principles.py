@@ -117,11 +117,14 @@ def _rate_run(rng, n, batch, p0, rise):
 
 def test_a_weak_rise_of_a_rate_without_reward_std_is_judged_against_the_pass_fail_spread():
     """Oracle: whenever the stall detector sees a weak rise (neither flat nor a significant ramp), it is a
-    stall exactly when the change is under MATERIAL_GROUP x sqrt(p(1-p)) at the median rate p, and an
-    inconclusive warning otherwise. Both outcomes must occur over the generated runs."""
+    stall exactly when the change is under MATERIAL_GROUP x sqrt(p(1-p)) at the median rate p or the typical
+    step did not move (the late window's median not above the early one's) and the late window's mean is not
+    materially above the early one's (`stall.late_above_early`), and an inconclusive warning otherwise. Both
+    outcomes must occur over the generated runs."""
     from agentgrpo.doctor import stats
     from agentgrpo.doctor import thresholds as th
     from agentgrpo.doctor.curves import Curves
+    from agentgrpo.doctor.detectors.stall import late_above_early
 
     rng = np.random.default_rng(7)
     seen = {FAILURE: 0, WARNING: 0}
@@ -138,6 +141,8 @@ def test_a_weak_rise_of_a_rate_without_reward_std_is_judged_against_the_pass_fai
         _, y = table.series("reward")
         p = float(np.median(y))
         immaterial = trend.change < th.MATERIAL_GROUP * (p * (1 - p)) ** 0.5
+        early, late = (float(np.median(w)) for w in stats.windows(y, th.EDGE_FRAC))
+        immaterial = (immaterial or not late > early) and not late_above_early(curves, facts)
         stall = diagnose(table).get("stall")
         assert stall.status == (FAILURE if immaterial else WARNING), (stall.verdict, trend, p)
         seen[stall.status] += 1

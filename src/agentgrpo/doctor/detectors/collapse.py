@@ -90,8 +90,11 @@ def _uniform(curves: Curves):
 
     Completions of different prompts sampled at temperature > 0 rarely share one length by chance: a batch
     whose shortest and longest completion are equal (and not all truncated) is one fixed, degenerate output,
-    unless the run's batches that differ differ by only a token or two (`within_a_tie`) and the tied batches'
-    samples still scored differently (`_tied_samples_differ`): then equal lengths are a tie, not one answer.
+    unless its groups still scored differently (`_tied_groups_differ`: ``frac_reward_zero_std`` below 1 on
+    most such logs; a fixed-format answer of one token count, batch 11), or the run's batches that differ
+    differ by only a token or two (`within_a_tie`) and the tied batches' samples still scored differently
+    (`_tied_samples_differ`, batch-level: TRL's ``reward_std`` is the whole batch's, so one answer given to
+    every prompt still spreads it): then equal lengths are a tie, not one answer.
     """
     lo, hi = curves.table.columns.get(names.MIN_LENGTH), curves.table.columns.get(names.MAX_LENGTH)
     if lo is None or hi is None:
@@ -102,7 +105,9 @@ def _uniform(curves: Curves):
     spread = hi[ok] - lo[ok]
     k = steps_per_log(np.concatenate([lo[ok], hi[ok]]))
     same = one_length_share(spread) == 1.0  # every step of the log had one length
-    if within_a_tie(spread) and _tied_samples_differ(curves, ok, same, k):
+    if _tied_groups_differ(curves, ok, same, k) or (
+        within_a_tie(spread) and _tied_samples_differ(curves, ok, same, k)
+    ):
         return None
     found = _fixed_output_ramp(curves.table.steps[ok], _not_truncated(curves, ok, one_length_share(spread)))
     if found is None:
@@ -161,6 +166,21 @@ def within_a_tie(spread: np.ndarray) -> bool:
     """
     differ = spread[spread > 0.5]
     return len(differ) >= th.MIN_POINTS and float(np.median(differ)) <= th.LENGTH_TIE_TOKENS
+
+
+def _tied_groups_differ(curves: Curves, ok, same, k: int = 1) -> bool:
+    """True when, on most logs whose completions share one length, some group's samples scored differently
+    (``frac_reward_zero_std`` below 1): a group of one repeated completion scores alike, so those groups held
+    different completions of one length (a fixed-format answer), not one output. This reads groups, not the
+    batch: it holds whatever the other logs' lengths. A log of ``k`` steps (`steps_per_log`) is below 1 when
+    any of its steps was, so "most steps" is a share of such logs above 1 - 0.5 ** k. False without the column
+    on at least ``MIN_POINTS`` tied logs."""
+    zero = curves.table.columns.get(names.FRAC_ZERO_STD)
+    if zero is None:
+        return False
+    tied = zero[ok][same]
+    tied = tied[np.isfinite(tied)]
+    return len(tied) >= th.MIN_POINTS and float(np.mean(tied < 1.0 - 1e-9)) > 1.0 - 0.5**k
 
 
 def _tied_samples_differ(curves: Curves, ok, same, k: int = 1) -> bool:

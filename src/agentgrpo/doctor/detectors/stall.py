@@ -76,12 +76,16 @@ def late_above_early(curves: Curves, facts) -> bool:
 
 def weak_rise_beyond_noise(curves: Curves, facts) -> bool:
     """A rising trend (``t >= T_FLAT``) of at least ``MATERIAL_RISE`` x the per-step noise that is not
-    immaterial against the spread within groups (``MATERIAL_GROUP`` x `group_spread`): not yet learning,
-    not a stall either."""
+    immaterial against the spread within groups (``MATERIAL_GROUP`` x `group_spread`) and that moved the
+    typical step (the late window's median above the early one's): not yet learning, not a stall either. A
+    fitted trend whose medians did not move came from a few outlying steps (batch 11: a reward exactly 0 on most
+    steps, the groups identical, a few early steps below it): the typical step never rose."""
     trend = facts.curve.trend
     within, _ = group_spread(curves)
     immaterial = within > 0 and trend.change < th.MATERIAL_GROUP * within
-    return trend.t >= th.T_FLAT and trend.change >= th.MATERIAL_RISE * stats.noise(facts.curve.y) and not immaterial
+    typical_moved = facts.curve.late > facts.curve.early  # medians: a few outlying early steps are no rise
+    beyond_noise = trend.change >= th.MATERIAL_RISE * stats.noise(facts.curve.y)
+    return trend.t >= th.T_FLAT and beyond_noise and not immaterial and typical_moved
 
 
 @dataclass(frozen=True)
