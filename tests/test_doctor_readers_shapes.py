@@ -357,3 +357,59 @@ def test_step_reports_with_an_epoch_header_and_a_line_of_reward_statistics(tmp_p
     assert table.steps.tolist() == list(oracle)
     for name in oracle[1]:
         assert np.allclose(table[name], [oracle[s][name] for s in oracle]), name
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_report_json_nests_its_grpo_curve_beside_others(tmp_path, seed):
+    """A report JSON (``{"eval": {...}, "curves": {"dpo": [...], "grpo": [...]}}``) reads the nested list whose
+    records carry the reward, even when another list is longer or first. Oracle: the records written."""
+    rng = random.Random(seed)
+    grpo = [{"epoch": i / 10, "reward": rng.random(), "kl": rng.random() / 10} for i in range(rng.randint(15, 80))]
+    dpo = [{"step": 5 * (i + 1), "loss": rng.random(), "acc": rng.random()} for i in range(len(grpo) + rng.randint(1, 30))]
+    curves = {"dpo": dpo, "grpo": grpo} if seed % 2 else {"grpo": grpo, "dpo": dpo}
+    path = tmp_path / "metrics.json"
+    path.write_text(json.dumps({"eval": {"grpo": {"acc": 0.7}}, "curves": curves}), encoding="utf-8")
+    table = read_run(path).table
+    assert np.allclose(table["reward"], [r["reward"] for r in grpo]) and "acc" not in table.columns
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_debug_loop_with_step_banners_time_stamps_and_per_sample_lines(tmp_path, seed):
+    """A custom debug loop prints, per step, many per-sample lines (``Gen 3: Train_LP= -440.0, Ref_LP= -45.0``,
+    more of them than steps) and a banner ``==== PHASE 9: POST-UPDATE PERFORMANCE (step N) ====`` followed by
+    ``Average reward: r``, each line maybe behind a time stamp. The reading that carries the reward wins over the
+    one with more records. Oracle: the rewards written."""
+    rng = random.Random(seed)
+    stamp = rng.choice(["", "15:11:51 | ", "[2025-01-02 15:11:51,123] "])
+    lines, oracle = [], {}
+    for step in range(1, rng.randint(15, 60)):
+        for gen in range(1, 9):
+            lines.append(f"{stamp}    Gen {gen}: Train_LP= {-rng.uniform(10, 600):.1f}, Ref_LP= {-rng.uniform(10, 50):.1f}")
+        lines.append("=" * 20 + f" PHASE 9: POST-UPDATE PERFORMANCE (step {step}) " + "=" * 20)
+        oracle[step] = round(rng.random(), 4)
+        lines += [f"{stamp}  Prompt 1: avg reward = {rng.random():.3f}", f"{stamp}📊 POST-UPDATE (step {step}) Performance:",
+                  f"{stamp}  Average reward: {oracle[step]:.4f}", f"{stamp}  Positive ratio: 87.5%"]
+    path = tmp_path / "debug.log"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    table = read_run(path).table
+    assert table.steps.tolist() == list(oracle) and np.allclose(table["reward"], list(oracle.values()))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_metric_printed_alone_before_each_step_line_joins_that_step(tmp_path, seed):
+    """A loop prints the batch's reward on a line of its own, then the step's progress line, which names an
+    outer iteration too (``Iteration 1/1, Step 7/500, GRPO iter 1/1, loss: 0.0``): the step is the word step's
+    count, and each lone reward joins the step line after it. Oracle: the values written."""
+    rng = random.Random(seed)
+    total = rng.randint(20, 120)
+    lines, oracle = [], {}
+    for step in range(1, total + 1):
+        oracle[step] = (rng.random(), rng.random())
+        lines += [f"Input batch size: 7, Device before model: cuda:0", f"Average Reward: {oracle[step][0]!r}",
+                  f"Iteration 1/1, Step {step}/{total}, GRPO iter 1/1, loss: {oracle[step][1]:.4f}"]
+    path = tmp_path / "loop.log"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    table = read_run(path).table
+    assert table.steps.tolist() == list(oracle)
+    assert np.allclose(table["reward"], [r for r, _ in oracle.values()])
+    assert np.allclose(table["loss"], [round(v, 4) for _, v in oracle.values()])

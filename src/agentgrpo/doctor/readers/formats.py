@@ -107,18 +107,39 @@ def read_json(path: Path, text: str) -> tuple[list[dict], list[str], str]:
     raise UserError(f"{path}: JSON {type(data).__name__}, expected a trainer_state.json or an array of records")
 
 
+def _reward_rank(keys: set) -> tuple[bool, bool]:
+    """(logs the reward itself, logs it or a component): a list of records that logs the reward ranks first."""
+    return any(names.canonical(str(k)) == names.REWARD for k in keys), names.carries_reward(keys)
+
+
+def _nested_lists(data: dict, prefix: str = "", depth: int = 3):
+    """(path, list) of every non-empty list of dicts in ``data`` and its nested objects, ``depth`` levels down.
+
+    >>> [k for k, _ in _nested_lists({"a": [{"x": 1}], "b": {"c": [{"y": 2}], "d": [1, 2]}})]
+    ['a', 'b/c']
+    """
+    for key, value in data.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, list) and value and all(isinstance(r, dict) for r in value):
+            yield path, value
+        elif isinstance(value, dict) and depth > 1:
+            yield from _nested_lists(value, f"{path}/", depth - 1)
+
+
 def _records_in_object(data: dict) -> tuple[list[dict], list[str], str] | None:
-    """Step records inside a JSON object: its longest list of metric dicts, or equal-length metric columns."""
+    """Step records inside a JSON object: its list of metric dicts (nested objects searched too, a report's
+    ``curves.grpo`` beside ``curves.dpo``; a list whose records log the reward first, then one that logs a
+    component, then the longest), or
+    equal-length metric columns."""
     from agentgrpo.doctor.readers.console import is_metric_record
 
     lists = [
         (key, value)
-        for key, value in data.items()
-        if isinstance(value, list) and value and all(isinstance(r, dict) for r in value)
+        for key, value in _nested_lists(data)
+        if sum(map(is_metric_record, value[:50])) >= min(len(value), 50) // 2
     ]
-    lists = [(k, v) for k, v in lists if sum(map(is_metric_record, v[:50])) >= min(len(v), 50) // 2]
     if lists:
-        key, value = max(lists, key=lambda kv: len(kv[1]))
+        key, value = max(lists, key=lambda kv: (*_reward_rank({k for r in kv[1][:50] for k in r}), len(kv[1])))
         return value, [f"read the records of the JSON object's {key!r} list"], "JSON step logs"
     columns = {k: v for k, v in data.items() if isinstance(v, list) and v and not isinstance(v[0], (dict, list))}
     lengths = {len(v) for v in columns.values()}

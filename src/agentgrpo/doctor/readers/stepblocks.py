@@ -8,7 +8,9 @@ reader sees a record. Here a **header** is a line that holds a step marker (``st
 following line with exactly one ``name: value`` (or ``name = value``) pair, bulleted or indented, belongs to
 that step until the next header. A block becomes a record when one of its names is a training metric.
 
-A header may name the epoch before the step (Search-R1/verl prints ``epoch 0, step 12``). A line of a metric's
+A banner is a header too: a title between runs of ``=`` (or ``-``, ``#``) that names the step in it
+(``==== PHASE 9: POST-UPDATE PERFORMANCE (step 50) ====``, a custom debug loop). A header may name the epoch before
+the step (Search-R1/verl prints ``epoch 0, step 12``). A line of a metric's
 statistics (``Batch reward stats - mean: 1.18, min: -0.3, max: 5.0``: a phrase, then two or more of ``mean``,
 ``avg``, ``min``, ``max``, ``std``, ``median``) gives them under the metric the phrase names (``reward/mean``,
 ``reward/min``, ...: the reward, its batch's worst and best).
@@ -26,6 +28,11 @@ _HEADER = re.compile(
     r"^[^\w]*" + _EPOCH + r"(?:global[ _])?(?:step|iteration|iter|update)\s*[#:=]?\s*(\d+)(?:\s*(?:/|of)\s*\d+)?[^\w]*$",
     re.IGNORECASE,
 )
+# a banner: a run of at least three = (or - or #) on both sides of a title that names the step in it
+# (``==== PHASE 9: POST-UPDATE PERFORMANCE (step 50) ====``)
+_BANNER = re.compile(r"^\s*([=#-])\1{2,}[^=#\n]*?\bstep\s*[#:=]?\s*(\d+)\b[^=#\n]*?\1{3,}\s*$", re.IGNORECASE)
+# a log line's time stamp before its text (``15:11:51 | ``, ``[2025-01-02 15:11:51,123] ``), set aside
+_STAMP = re.compile(r"^\s*\[?(?:\d{4}-\d{2}-\d{2}[ T])?\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\]?\s*[|:-]?\s*")
 # one pair on the line: an optional bullet, a name (words, spaces, / . - allowed), ':' or '=', a number with
 # at most a unit after it (``12.5s``, ``40%``)
 _ITEM = re.compile(
@@ -72,12 +79,14 @@ def parse_blocks(text: str) -> list[dict]:
     records, current = [], None
     for line in text.splitlines():
         header = _HEADER.match(line)
-        if header:
+        banner = _BANNER.match(line) if header is None and "step" in line.lower() else None
+        if header or banner:
             _keep(records, current)
-            current = {"step": int(header.group(1))}
+            current = {"step": int(header.group(1) if header else banner.group(2))}
             continue
         if current is None:
             continue
+        line = _STAMP.sub("", line, count=1)
         item = _ITEM.match(line)
         if item:
             current[item.group(1).strip()] = item.group(2)
@@ -106,4 +115,5 @@ def read_step_blocks(text: str) -> tuple[list[dict], list[str]]:
 
 _HEADER_ANYWHERE = re.compile(
     r"(?im)^[^\w\n]*(?:epoch\s*[#:=]?\s*\d+\s*[,;|/]?\s*)?(?:global[ _])?(?:step|iteration|iter|update)\s*[#:=]?\s*\d+"
+    r"|^\s*([=#-])\1{2,}[^=#\n]*?\bstep\s*[#:=]?\s*\d+"
 )

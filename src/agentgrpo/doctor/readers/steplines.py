@@ -21,6 +21,7 @@ _PAIR = re.compile(
 _FRACTION = re.compile(r"(?<![\w./])(\d+)\s*/\s*(\d+)(?![\w./])")
 _DICT_LINE = re.compile(r"\{\s*['\"]")  # printed dicts are the console reader's
 _EPOCH_BEFORE = re.compile(r"\bepoch\W{0,3}$", re.IGNORECASE)  # an epoch word just before a fraction
+_STEP_ONLY = re.compile(r"\b(?:global_)?step\s*[#:=]?\s*(\d+)\b", re.IGNORECASE)
 _STEP_WORD = re.compile(r"\b(?:step|iter(?:ation)?|update|global_step)\s*[#:=]?\s*(\d+)\b", re.IGNORECASE)
 
 
@@ -35,6 +36,8 @@ def parse_line(line: str) -> dict | None:
     {'critic/score/mean': '0.25', 'actor/entropy': '0.5', 'step': 4}
     >>> parse_line("Epoch:[2/3](5/100), Reward: -2.3, KL_ref: 0.001")  # the epoch's count is not the step
     {'Reward': '-2.3', 'KL_ref': '0.001', 'step': 105}
+    >>> parse_line("Iteration 1/1, Step 7/500, GRPO iter 1/1, loss: 0.0")
+    {'loss': '0.0', 'step': 7}
     >>> parse_line("step 4 of 10") is None
     True
     >>> parse_line("model.safetensors: 100% 1.14G/1.14G [00:08<00:00, 133MB/s]") is None
@@ -62,7 +65,8 @@ def _step_of(line: str, pairs: dict) -> int | None:
                 return None
     first_pair = _PAIR.search(line)
     head = line[: first_pair.start()] if first_pair else line
-    match = _STEP_WORD.search(head) or _STEP_WORD.search(line)
+    # ``Iteration 1/1, Step 7/500``: the word step names the step where a line names an iteration too
+    match = _STEP_ONLY.search(head) or _STEP_WORD.search(head) or _STEP_WORD.search(line)
     if match:
         return int(match.group(1))
     epoch = None
@@ -78,12 +82,55 @@ def _step_of(line: str, pairs: dict) -> int | None:
 
 
 def read_step_lines(text: str) -> tuple[list[dict], list[str]]:
-    """Records from every step line of ``text``, and a note on what was read."""
-    records = [
-        r
-        for line in text.splitlines()
-        if ("=" in line or ":" in line) and not _DICT_LINE.search(line) and (r := parse_line(line))
-    ]
+    """Records from every step line of ``text``, and a note on what was read. A line of one metric alone
+    (``Average Reward: 0.71``, no step) joins a step line (`_lone_metrics`)."""
+    records, lone = [], []
+    for line in text.splitlines():
+        if ("=" in line or ":" in line) and not _DICT_LINE.search(line):
+            record = parse_line(line)
+            if record:
+                records.append(record)
+            elif (pair := _lone_metric(line)) is not None:
+                lone.append((len(records), pair))
     if not records:
         return [], []
-    return records, [f"text log: read {len(records)} step lines (`step ... key=value ...`)"]
+    notes = [f"text log: read {len(records)} step lines (`step ... key=value ...`)"]
+    joined = _join_lone_metrics(records, lone)
+    if joined:
+        notes.append(f"{joined} lines of one metric alone joined the step line {'after' if lone[0][0] == 0 else 'before'} each")
+    return records, notes
+
+
+def _lone_metric(line: str) -> tuple[str, str] | None:
+    """The one ``name: value`` pair of a line that holds nothing else a reader counts, when its name is a
+    training metric; None otherwise.
+
+    >>> _lone_metric("Average Reward: 0.714285671710968"), _lone_metric("Input batch size: 7")
+    (('Reward', '0.714285671710968'), None)
+    """
+    pairs = _PAIR.findall(line)
+    if len(pairs) != 1 or not names.is_metric(names.canonical(pairs[0][0])):
+        return None
+    key, value = pairs[0]
+    return key, value[:-1] if value.endswith("%") else value
+
+
+def _join_lone_metrics(records: list[dict], lone: list[tuple[int, tuple[str, str]]]) -> int:
+    """Join each lone metric line to a step line, in place; how many were joined. A loop that prints a batch's
+    metric and then the step's progress prints the first such line before any step line: each then belongs
+    to the step line after it; otherwise to the one before it. A name the step lines log themselves is left
+    to them; a step that would get the same name twice gets none (the lines are not one a step)."""
+    if not lone:
+        return 0
+    after = lone[0][0] == 0
+    targets: dict[int, dict] = {}
+    for position, (key, value) in lone:
+        index = position if after else position - 1
+        if not 0 <= index < len(records) or key in records[index]:
+            continue
+        if key in targets.setdefault(index, {}):
+            return 0
+        targets[index][key] = value
+    for index, pairs in targets.items():
+        records[index].update(pairs)
+    return sum(map(len, targets.values()))

@@ -61,8 +61,16 @@ def parse_text(text: str) -> tuple[list[dict], list[str], str]:
         candidates.append((*read_text_tables(text), "text table"))
     if head and _looks_like_csv(head[0]):
         candidates.append((*read_csv(text, ","), "csv"))
-    records, notes, fmt = max(candidates, key=lambda c: len(c[0]))
+    # the reading with the most records, among those that carry a reward when any does (a reading without one
+    # is unusable: a debug loop's per-sample lines outnumber its per-step reward reports)
+    records, notes, fmt = max(candidates, key=lambda c: (_carries_reward(c[0]), len(c[0])))
     return records, notes, fmt
+
+
+def _carries_reward(records) -> bool:
+    if isinstance(records, TextBlock):
+        return names.carries_reward(records.header)
+    return any(names.carries_reward(r) for r in records[:200])
 
 
 def _outnumbered(dicts, lines: list[dict]) -> bool:
