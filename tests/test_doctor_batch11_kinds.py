@@ -1,4 +1,4 @@
-"""The kinds of miss of blind batch 11, as generated scenarios (each fails on the doctor before its fix).
+"""The kinds of miss of blind batches 11 and 12, as generated scenarios (each fails on the doctor before its fix).
 
 - A weak rise whose typical step never moved: the reward is exactly 0 (every group identical) on most steps and a
   few early steps sit below it. The fitted trend rises, the medians of the early and late windows do not: no
@@ -9,6 +9,9 @@
   completions, so equal lengths are no fixed output, however much the other steps' lengths differ (before: "one
   fixed output", a false collapse, when the steps that differ differ by more than two tokens).
 - Guard: one repeated completion (one length, every group identical) is still a collapse.
+- (batch 12) Length that grew 50% or more and ran into the cap (a third of late completions truncated, more
+  than early) is a length failure whatever the reward did (before: a truncation warning when the reward did
+  not move with the length); a shadow correctness reward rising with it leaves it to the gaming rule.
 """
 
 from __future__ import annotations
@@ -99,3 +102,37 @@ def test_one_repeated_completion_whose_groups_are_identical_is_still_a_collapse(
         "completions/clipped_ratio": np.zeros(n),
     }, {})
     assert "collapse" in _failures(table), diagnose(table).headline
+
+
+# batch 12 (scored blind at ce5a893): a run whose completions grew 4.5x into the length cap, a third of them cut
+# there at the end, beside a score that rose a little and did not move with the length (r < 0.6): only a
+# truncation warning before. Growth of 50% or more that runs into the cap (late truncated share >= 0.3, above
+# its early level) is a length failure whatever the reward did, unless a shadow correctness reward rose with it.
+
+
+def _runaway_run(seed: int, shadow_follows: bool | None = None) -> MetricTable:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(100, 250))
+    t = np.arange(n) / n
+    length = 1000 + 3800 * np.clip(t * rng.uniform(1.1, 1.5), 0, 1) + rng.normal(0, 60, n)
+    clipped = np.clip(0.35 * np.clip((t - 0.2) / 0.7, 0, 1) + rng.normal(0, 0.01, n), 0, 1)
+    reward = -0.58 + 0.2 * t + 0.08 * np.sin(7 * t + seed) + rng.normal(0, 0.03, n)  # a slow rise, out of step
+    columns = {"reward": reward, "reward_std": np.full(n, 0.4), "completions/mean_length": length,
+               "completions/clipped_ratio": clipped, "entropy": np.linspace(0.25, 0.17, n)}
+    if shadow_follows is not None:
+        columns["rewards/correct/mean"] = 0.2 + (0.5 * t if shadow_follows else 0.0) + rng.normal(0, 0.02, n)
+        columns["rewards/fmt/mean"] = reward - columns["rewards/correct/mean"]
+    meta = {"shadow": ["correct"]} if shadow_follows is not None else {}
+    return MetricTable(np.arange(1, n + 1), columns, meta)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_length_that_runs_into_the_cap_is_a_failure_whatever_the_reward_did(seed):
+    table = _runaway_run(seed)
+    assert "length" in _failures(table), diagnose(table).headline
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_length_that_runs_into_the_cap_while_correctness_rises_with_it_is_left_to_the_gaming_rule(seed):
+    report = diagnose(_runaway_run(seed, shadow_follows=True))
+    assert "runaway" not in (report.get("length").verdict or "")

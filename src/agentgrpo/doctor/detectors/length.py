@@ -9,7 +9,9 @@ calls' share does not grow. Separately, truncation: a run whose completions (alm
 cap late in the run (clipped share >= ``TRUNCATION_FAIL``, or a mean terminated length of ~0) is a failure,
 whether or not the reward rises (it may be earned by text that never ends) and also when it holds from the
 first step: most of the reward is then computed on unfinished text, and the limits must change (the
-severity rule of docs/doctor.md); a run where a minority (``TRUNCATION_SOME``) hits the cap gets a warning.
+severity rule of docs/doctor.md); a run where a minority (``TRUNCATION_SOME``) hits the cap gets a warning,
+unless its length grew by ``LENGTH_RISE_UNCONFIRMED`` or more into the cap (``CLIPPED_GAMING`` of late completions
+truncated, more than early): runaway growth, a failure whatever the reward did (`_runaway_into_cap`).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ def detect(curves: Curves) -> Finding:
     return (
         (gaming if gaming is not None and gaming.status == FAILURE else None)
         or _never_end(curves, length, clipped)
+        or (_runaway_into_cap(curves, length.ramp(+1), clipped, growth) if tools is None else None)
         or gaming
         or _truncation_some(length, clipped)
         or _no_gaming(curves, length, clipped, growth, tools)
@@ -189,6 +192,33 @@ def _gaming(curves: Curves, rise: stats.Ramp, clipped, growth: float) -> Finding
         onset=onset,
         evidence=evidence,
         fix=FIX,
+        metrics=METRICS,
+    )
+
+
+def _runaway_into_cap(curves: Curves, rise, clipped, growth: float) -> Finding | None:
+    """A failure when the mean length grew by ``LENGTH_RISE_UNCONFIRMED`` or more and ran into the cap: the late
+    truncated share is ``CLIPPED_GAMING`` or more and above its early level, whatever the reward did (batch 12:
+    4.5x longer, a third cut at the cap, the score barely moving with it). A shadow correctness reward that
+    rose with the length says the longer text pays: then this is left to `_gaming`."""
+    if rise is None or growth < th.LENGTH_RISE_UNCONFIRMED or clipped is None:
+        return None
+    if not (clipped.late_mean >= th.CLIPPED_GAMING and clipped.late > clipped.early):
+        return None
+    if _shadow_curves(curves):
+        return None
+    return Finding(
+        detector=NAME,
+        status=FAILURE,
+        verdict="length: runaway growth into the length cap",
+        confidence=confidence(rise.t, th.T_CHANGE, [True]),
+        onset=_truncation_onset(clipped),  # where the completions began to hit the cap
+        evidence=[
+            moved("mean length", rise),
+            f"{pct(clipped.late_mean)} of late completions truncated ({pct(clipped.early)} early): the completions "
+            "grew into the cap, and the reward is computed on text cut short",
+        ],
+        fix=FIX_TRUNCATION,
         metrics=METRICS,
     )
 
