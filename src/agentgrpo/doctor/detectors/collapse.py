@@ -104,12 +104,13 @@ def _uniform(curves: Curves):
         return None
     spread = hi[ok] - lo[ok]
     k = steps_per_log(np.concatenate([lo[ok], hi[ok]]))
-    same = one_length_share(spread) == 1.0  # every step of the log had one length
+    share = one_length_share(spread)
+    same = share == 1.0  # every step of the log had one length
     if _tied_groups_differ(curves, ok, same, k) or (
         within_a_tie(spread) and _tied_samples_differ(curves, ok, same, k)
     ):
         return None
-    found = _fixed_output_ramp(curves.table.steps[ok], _not_truncated(curves, ok, one_length_share(spread)))
+    found = _fixed_output_ramp(curves.table.steps[ok], _not_truncated(curves, ok, share))
     if found is None:
         return None
     ramp, bins = found
@@ -178,9 +179,14 @@ def _tied_groups_differ(curves: Curves, ok, same, k: int = 1) -> bool:
     zero = curves.table.columns.get(names.FRAC_ZERO_STD)
     if zero is None:
         return False
-    tied = zero[ok][same]
-    tied = tied[np.isfinite(tied)]
+    tied = _on_tied(zero, ok, same)
     return len(tied) >= th.MIN_POINTS and float(np.mean(tied < 1.0 - 1e-9)) > 1.0 - 0.5**k
+
+
+def _on_tied(column: np.ndarray, ok, same) -> np.ndarray:
+    """The column's finite values on the logs whose completions share one length."""
+    tied = column[ok][same]
+    return tied[np.isfinite(tied)]
 
 
 def _tied_samples_differ(curves: Curves, ok, same, k: int = 1) -> bool:
@@ -195,8 +201,7 @@ def _tied_samples_differ(curves: Curves, ok, same, k: int = 1) -> bool:
         if hi is None or lo is None:
             return False
         spread = hi - lo
-    tied = spread[ok][same]
-    tied = tied[np.isfinite(tied)]
+    tied = _on_tied(spread, ok, same)
     return len(tied) >= th.MIN_POINTS and float(np.mean(tied <= 1e-9)) < 0.5**k
 
 

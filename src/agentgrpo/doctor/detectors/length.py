@@ -153,7 +153,7 @@ def _gaming(curves: Curves, rise: stats.Ramp, clipped, growth: float) -> Finding
     if not facts.learned or corr < th.LENGTH_REWARD_CORR:
         return None
     evidence = [moved("mean length", rise), f"length and reward move together (r = {corr:.2f})"]
-    truncating = clipped is not None and clipped.late_mean >= th.CLIPPED_GAMING and clipped.late > clipped.early
+    truncating = _truncating(clipped)
     if truncating:
         evidence.append(f"truncated share {num(clipped.early)} early → {num(clipped.late)} late")
     shadows = _shadow_curves(curves)
@@ -196,16 +196,17 @@ def _gaming(curves: Curves, rise: stats.Ramp, clipped, growth: float) -> Finding
     )
 
 
+def _truncating(clipped) -> bool:
+    """A late truncated share of ``CLIPPED_GAMING`` or more, above its early level."""
+    return clipped is not None and clipped.late_mean >= th.CLIPPED_GAMING and clipped.late > clipped.early
+
+
 def _runaway_into_cap(curves: Curves, rise, clipped, growth: float) -> Finding | None:
     """A failure when the mean length grew by ``LENGTH_RISE_UNCONFIRMED`` or more and ran into the cap: the late
     truncated share is ``CLIPPED_GAMING`` or more and above its early level, whatever the reward did (batch 12:
     4.5x longer, a third cut at the cap, the score barely moving with it). A shadow correctness reward that
     rose with the length says the longer text pays: then this is left to `_gaming`."""
-    if rise is None or growth < th.LENGTH_RISE_UNCONFIRMED or clipped is None:
-        return None
-    if not (clipped.late_mean >= th.CLIPPED_GAMING and clipped.late > clipped.early):
-        return None
-    if _shadow_curves(curves):
+    if rise is None or growth < th.LENGTH_RISE_UNCONFIRMED or not _truncating(clipped) or _shadow_curves(curves):
         return None
     return Finding(
         detector=NAME,

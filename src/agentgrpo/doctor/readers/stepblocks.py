@@ -24,13 +24,12 @@ from agentgrpo.doctor import names
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?i:nan|inf(?:inity)?)"
 _EPOCH = r"(?:epoch\s*[#:=]?\s*\d+\s*[,;|/]?\s*)?"  # ``epoch 0, `` before the step
-_HEADER = re.compile(
-    r"^[^\w]*" + _EPOCH + r"(?:global[ _])?(?:step|iteration|iter|update)\s*[#:=]?\s*(\d+)(?:\s*(?:/|of)\s*\d+)?[^\w]*$",
-    re.IGNORECASE,
-)
+_MARK = r"(?:global[ _])?(?:step|iteration|iter|update)\s*[#:=]?\s*"  # the step marker, before its number
+_HEADER = re.compile(r"^[^\w]*" + _EPOCH + _MARK + r"(\d+)(?:\s*(?:/|of)\s*\d+)?[^\w]*$", re.IGNORECASE)
 # a banner: a run of at least three = (or - or #) on both sides of a title that names the step in it
 # (``==== PHASE 9: POST-UPDATE PERFORMANCE (step 50) ====``)
-_BANNER = re.compile(r"^\s*([=#-])\1{2,}[^=#\n]*?\bstep\s*[#:=]?\s*(\d+)\b[^=#\n]*?\1{3,}\s*$", re.IGNORECASE)
+_BANNER_OPEN = r"^\s*([=#-])\1{2,}[^=#\n]*?\bstep\s*[#:=]?\s*"
+_BANNER = re.compile(_BANNER_OPEN + r"(\d+)\b[^=#\n]*?\1{3,}\s*$", re.IGNORECASE)
 # a log line's time stamp before its text (``15:11:51 | ``, ``[2025-01-02 15:11:51,123] ``), set aside
 _STAMP = re.compile(r"^\s*\[?(?:\d{4}-\d{2}-\d{2}[ T])?\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\]?\s*[|:-]?\s*")
 # one pair on the line: an optional bullet, a name (words, spaces, / . - allowed), ':' or '=', a number with
@@ -113,7 +112,4 @@ def read_step_blocks(text: str) -> tuple[list[dict], list[str]]:
     return records, [f"text log: read {len(records)} step reports (a `Step N` header, then `name: value` lines)"]
 
 
-_HEADER_ANYWHERE = re.compile(
-    r"(?im)^[^\w\n]*(?:epoch\s*[#:=]?\s*\d+\s*[,;|/]?\s*)?(?:global[ _])?(?:step|iteration|iter|update)\s*[#:=]?\s*\d+"
-    r"|^\s*([=#-])\1{2,}[^=#\n]*?\bstep\s*[#:=]?\s*\d+"
-)
+_HEADER_ANYWHERE = re.compile(r"^[^\w\n]*" + _EPOCH + _MARK + r"\d+|" + _BANNER_OPEN + r"\d+", re.IGNORECASE | re.MULTILINE)

@@ -63,14 +63,8 @@ def parse_text(text: str) -> tuple[list[dict], list[str], str]:
         candidates.append((*read_csv(text, ","), "csv"))
     # the reading with the most records, among those that carry a reward when any does (a reading without one
     # is unusable: a debug loop's per-sample lines outnumber its per-step reward reports)
-    records, notes, fmt = max(candidates, key=lambda c: (_carries_reward(c[0]), len(c[0])))
+    records, notes, fmt = max(candidates, key=lambda c: (_metric_dicts(c[0]), len(c[0])))
     return records, notes, fmt
-
-
-def _carries_reward(records) -> bool:
-    if isinstance(records, TextBlock):
-        return names.carries_reward(records.header)
-    return any(names.carries_reward(r) for r in records[:200])
 
 
 def _outnumbered(dicts, lines: list[dict]) -> bool:
