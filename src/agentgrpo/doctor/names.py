@@ -80,6 +80,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
         "mean_return",
         "return_mean",
         "avg_return",
+        "rollout/raw_reward",  # slime / miles: the task's score (their ``rollout/rewards`` is group-normalised)
     ),
     REWARD_STD: (
         "std_reward",
@@ -112,6 +113,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
         "env/all/ac_tokens_per_turn",
         "avg_completion_tokens",
         "mean_completion_tokens",
+        "rollout/response_lengths",  # slime / miles
     ),
     MAX_LENGTH: ("response_length/max", "max_gen_tokens", "completions/max_len", "max_completion_tokens"),
     MIN_LENGTH: ("response_length/min", "min_gen_tokens", "completions/min_len"),
@@ -133,6 +135,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
         "clipped_ratio",
         "completions/clip_ratio",
         "frac_clipped",
+        "rollout/truncated",  # slime / miles: the share of samples cut at the length limit
     ),
     GRAD_NORM: ("actor/grad_norm", "optim/grad_norm", "gradient_norm", "grad_norm_mean"),
     LOSS: ("training_loss", "actor/pg_loss", "policy_loss", "pg_loss"),

@@ -518,6 +518,17 @@ def _with_steps(text: str, bar_text: str, found: list[tuple[int, dict]], cut: in
         evals, is_step = [False] * len(records), [True] * len(records)
     offsets = [off for (off, _), keep in zip(found, is_step) if keep]
     step_records = [r for r, keep in zip(records, is_step) if keep]
+    stated = _stated_steps(text, [off for off, _ in found]) if bar_text is text else None
+    if stated is not None and None not in (n for n, keep in zip(stated, is_step) if keep):
+        for record, n in zip(records, stated):
+            if n is not None:
+                record["step"] = n
+        last = None
+        for record, n in zip(records, stated):  # an evaluation dict with no stated step: the step before it
+            if n is None and last is not None:
+                record["step"] = last
+            last = record.get("step", last)
+        return records, ["console log: steps read from the step number printed before each dict"] + cut_note
     steps, how = _steps_from_progress(bar_text, offsets)
     if steps is None:
         every, how = _logging_every(text, len(step_records), bar_text)
@@ -531,6 +542,29 @@ def _with_steps(text: str, bar_text: str, found: list[tuple[int, dict]], cut: in
         elif evaluation and last is not None:
             record["step"] = last
     return records, [f"console log: steps inferred from {how}"] + cut_note
+
+
+# a step number printed just before a dict on its line: ``step 12: {...}``, slime's and miles' ``rollout 12: {...}``
+# (a rollout's metrics; the train step's dict of the same number follows), ``eval 12: {...}``, ``Iter 12/100 | {...}``
+_STATED_STEP = re.compile(
+    r"(?i)(?<![\w/.])(?:global_step|train_step|step|iter(?:ation)?|update|rollout|eval)\s*[#:=]?\s*(\d+)(?:\s*/\s*\d+)?"
+    r"\s*[:|=>\-\]),]*\s*\Z"
+)
+
+
+def _stated_steps(text: str, offsets: list[int]) -> list[int | None]:
+    """Per dict (at ``offsets`` in ``text``), the step its line states just before it, else None.
+
+    >>> t = "x\\nrollout 3: {'a': 1}\\nstep 3: {'b': 2}\\n{'c': 3}\\n[rank0] train.py:9 - Step 12/50 | {'d': 4}"
+    >>> _stated_steps(t, [t.index("{'" + k) for k in "abcd"])
+    [3, 3, None, 12]
+    """
+    out = []
+    for offset in offsets:
+        start = max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
+        m = _STATED_STEP.search(text, max(start, offset - 200), offset)
+        out.append(int(m.group(1)) if m else None)
+    return out
 
 
 def _has_step(record: dict, seen: dict[tuple, bool]) -> bool:

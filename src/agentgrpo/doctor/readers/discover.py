@@ -99,8 +99,10 @@ def _kl(words):
 
 
 def _entropy(words):
+    """An entropy column; an entropy bonus logged as its loss term (slime's ``train/entropy_loss``) is the entropy
+    where its values are (non-negative; Stable-Baselines' negated one is not)."""
     hit = {"entropy", "ent"} & set(words)
-    return _rest(words, hit) if hit else None
+    return _rest(words, hit, NEUTRAL | {"loss"}) if hit else None
 
 
 def _grad_norm(words):

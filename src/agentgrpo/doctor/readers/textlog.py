@@ -15,6 +15,7 @@ from itertools import repeat
 
 from agentgrpo import fastjson
 from agentgrpo.doctor import names
+from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.readers.console import dict_lines, line_count, no_text_table, read_console
 from agentgrpo.doctor.readers.kvlines import read_kv_lines
 from agentgrpo.doctor.readers.stepblocks import read_step_blocks
@@ -51,8 +52,14 @@ def parse_text(text: str) -> tuple[list[dict], list[str], str]:
     # are such lines, step lines cannot read more (and the first reader wins a tie)
     more_lines = dicts is None or line_count(text) - dicts > len(candidates[0][0])
     stepless = (*read_kv_lines(text), "text metric lines") if more_lines else ([], [], "")
-    if _metric_dicts(candidates[0][0]) and not _outnumbered(candidates[0][0], stepless[0]):
-        return candidates[0]  # the trainer's per-step dicts are the rows: no other reading replaces them
+    if (
+        _metric_dicts(candidates[0][0])
+        and not _outnumbered(candidates[0][0], stepless[0])
+        and len(candidates[0][0]) >= th.MIN_POINTS
+    ):
+        # the trainer's per-step dicts are the rows: no other reading replaces them. A handful of dicts (fewer
+        # than a trend needs: an evaluation summary printed twice) pre-empts nothing; the readings compete
+        return candidates[0]
     candidates.append(stepless)
     if more_lines:
         candidates.append((*read_step_lines(text), "text step lines"))
