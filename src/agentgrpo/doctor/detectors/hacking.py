@@ -8,8 +8,8 @@ reward rose, did the shadow rise too (trend t >= T_TREND), and did it not fall w
 Without one, the objective can often be read from the components' names: TRL recipes name the task reward
 ``correctness``/``accuracy``/``answer``/``pass``..., and format rewards ``format``/``xml``/``strict``/
 ``soft``/``count``/``tag``; when no component is named as the task but some are named as form, the others
-are the objective (by elimination). When the trained reward learned, the *other* components rose
-significantly, and the objective did not gain materially (its gain, even at the top of its noise, is below
+are the objective (by elimination). When the trained reward learned (over the run, or in an `early_gain` it then
+kept), the *other* components rose significantly, and the objective did not gain materially (its gain, even at the top of its noise, is below
 ``MATERIAL_COMPONENT`` of what the others gained: a significant 0.001 -> 0.005 next to a proxy's 0.2 -> 0.7
 is not the objective improving), the gain came from the proxies: reward hacking (a failure whose evidence
 says how the objective was inferred). A task component logged as one constant value on every step (e.g.
@@ -27,6 +27,7 @@ import numpy as np
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.curves import Curves, RewardFacts
+from agentgrpo.doctor.detectors.early_gain import early_gain
 from agentgrpo.doctor.detectors.text import moved, span
 from agentgrpo.doctor.finding import FAILURE, OK, WARNING, Finding, confidence, not_judged
 from agentgrpo.doctor.modes import Mode
@@ -236,8 +237,8 @@ def _inferred_objective(curves: Curves, facts: RewardFacts, comps: list[str]) ->
     nothing, or the objective followed the others' gain materially."""
     tasks, how = objectives(comps)
     proxies = [c for c in comps if c not in tasks]
-    if not tasks or not proxies or not facts.learned:
-        return None
+    if not tasks or not proxies or not (facts.learned or _rose_early(curves)):
+        return None  # the trained reward did not rise (over the run, or early to where it then held)
     table = curves.table
     rest = sum(table.columns[_comp(c)] for c in proxies)
     for task, col in _objective_series(table, tasks):
@@ -249,7 +250,7 @@ def _inferred_objective(curves: Curves, facts: RewardFacts, comps: list[str]) ->
         rise = stats.ramp(x, gained, +1)
         if rise is None or rise.t < th.T_CHANGE:
             continue  # the other components did not gain: nothing to have hacked with
-        judged = immaterial_gain(true, gained, before_rise(x, rise))
+        judged = immaterial_gain(true, gained, before_rise(x, rise), rise_bins(x, rise))
         if judged is None:
             continue
         gain, bound, others = judged
@@ -278,6 +279,12 @@ def _inferred_objective(curves: Curves, facts: RewardFacts, comps: list[str]) ->
             metrics=[names.REWARD, _comp(task)] + [_comp(c) for c in proxies],
         )
     return None
+
+
+def _rose_early(curves: Curves) -> bool:
+    """The reward's significant rise settled early and was kept (`early_gain`): a rise the early-vs-late
+    comparison cannot see, since the early window already holds its plateau."""
+    return early_gain(curves) is not None
 
 
 def _objective_series(table, tasks: list[str]) -> list[tuple[str, np.ndarray]]:
@@ -368,7 +375,7 @@ def _floor_objective(curves: Curves, facts: RewardFacts, comps: list[str]) -> Fi
         rise = stats.ramp(x, gained, +1)
         if rise is None or rise.t < th.T_CHANGE:
             continue
-        judged = immaterial_gain(true, gained, before_rise(x, rise))
+        judged = immaterial_gain(true, gained, before_rise(x, rise), rise_bins(x, rise))
         if judged is None:
             continue
         gain, bound, gain_others = judged
@@ -402,8 +409,13 @@ def before_rise(x: np.ndarray, rise: stats.Ramp) -> int:
     return int(np.searchsorted(x, rise.onset))
 
 
+def rise_bins(x: np.ndarray, rise: stats.Ramp) -> tuple[int, float]:
+    """(the number of bins up to where the others' rise settled, its fitted gain): `immaterial_gain`'s ``rise``."""
+    return int(np.searchsorted(x, rise.settled, side="right")), float(rise.after - rise.before)
+
+
 def immaterial_gain(
-    true: np.ndarray, gained: np.ndarray, before: int | None = None
+    true: np.ndarray, gained: np.ndarray, before: int | None = None, rise: tuple[int, float] | None = None
 ) -> tuple[float, float, float] | None:
     """(gain, its upper bound, the others' gain) when the objective's gain, even at the top of its noise
     (two standard errors of the difference of its early and late levels), is below ``MATERIAL_COMPONENT``
@@ -428,12 +440,25 @@ def immaterial_gain(
     >>> jump = np.where(x < 3, 0.02, 0.75); true = np.where(x < 3, 0.0, 0.05)
     >>> immaterial_gain(true, jump) is None, immaterial_gain(true, jump, before=3) is None
     (True, False)
+
+    A rise that began at the first log has no bins before it (batch 13: a format reward from -0.1 at step 1 to its
+    maximum 2.5 by step 17 of 240, the chess score at -0.98 throughout): ``rise`` (the bins up to where it
+    settled, the ramp's fitted gain) then gives the others' gain, and the objective starts at its level over the
+    bins of that rise.
+
+    >>> x = np.arange(100.0); ramp = np.where(x < 6, -0.1 + 0.5 * x, 2.4); flat = -0.98 + 0.01 * (x % 3)
+    >>> immaterial_gain(flat, ramp, before=0) is None, immaterial_gain(flat, ramp, before=0, rise=(6, 2.5)) is None
+    (True, False)
     """
     early, late = stats.windows(true, th.EDGE_FRAC)
     e_other, l_other = stats.windows(gained, th.EDGE_FRAC)
+    others = None
     if before is not None and 2 <= before < len(early):
         early, e_other = true[:before], gained[:before]
-    others = stats.level(l_other) - stats.level(e_other)
+    elif before is not None and before < 2 and rise is not None and 2 <= rise[0] < len(early):
+        early, others = true[: rise[0]], rise[1]  # began at the first log: the ramp's own gain
+    if others is None:
+        others = stats.level(l_other) - stats.level(e_other)
     if others <= 0:
         return None
     gain = stats.level(late) - stats.level(early)

@@ -4,7 +4,7 @@
   step is kept, in order. Steps out of order everywhere (not one restart) are sorted instead.
 * A column that is exactly 0 on every step for a quantity that cannot be 0 while sampling (``entropy``,
   ``kl``, the mean completion length) is a placeholder, not a measurement: it is dropped, so the
-  detectors see it as missing.
+  detectors see it as missing; NaN on its other rows measured nothing either (no numerical instability).
 * A column that is NaN on every row that has it (never one finite or infinite value) was never computed:
   it is "not logged" (dropped with a note), not a numerical instability from its first step.
 * Other trainers' counts give TRL's ratios: ``truncated_count / rollout_count`` is the clipped ratio,
@@ -159,15 +159,22 @@ def drop_never_finite(table: MetricTable, notes: list[str]) -> None:
 
 
 def drop_placeholders(table: MetricTable, notes: list[str]) -> None:
-    """Remove columns that are exactly 0 on every logged step for a quantity that cannot be 0."""
+    """Remove columns that are exactly 0 on every logged step for a quantity that cannot be 0. The NaN rows of
+    such a column measured nothing either (a KL never computed at ``beta=0``, NaN where a rank had no
+    samples): they are no numerical instability, and go with it."""
+    nan_steps = table.meta.get("nan_steps", {})
     for name in PLACEHOLDER_CANDIDATES:
         _, values = table.series(name)
         if len(values) >= 2 and np.all(values == 0):
             del table.columns[name]
+            nan = nan_steps.pop(name, [])
+            also = f" (and NaN on {len(nan)} more: not an instability)" if nan else ""
             notes.append(
-                f"{name} is exactly 0 on all {len(values)} logged steps: a placeholder, not a measurement; "
+                f"{name} is exactly 0 on all {len(values)} logged steps{also}: a placeholder, not a measurement; "
                 "treated as not logged"
             )
+    if "nan_steps" in table.meta and not nan_steps:
+        table.meta.pop("nan_steps")
 
 
 def derive(table: MetricTable, notes: list[str]) -> None:
