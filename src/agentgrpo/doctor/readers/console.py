@@ -431,6 +431,40 @@ def _logging_every(text: str, n_records: int, bar_text: str | None = None) -> tu
     return 1, "record position (1, 2, ...)"
 
 
+def _epoch_restarts(epochs: list, steps: list[int], how: str) -> tuple[list[int], str]:
+    """Steps numbered by position, renumbered where the Trainer's ``epoch`` goes back: the records from there
+    are the history again (a run resumed from a checkpoint, or its whole log printed a second time), each at
+    the step of the first record with its epoch, so that the restart is resolved as any resumed log's is (the
+    last occurrence of each step kept). Unchanged when the epoch never goes back, or a restart's epoch is not
+    one logged before it.
+
+    >>> _epoch_restarts([0.1, 0.2, 0.3, 0.1, 0.2], [1, 2, 3, 4, 5], "position")
+    ([1, 2, 3, 1, 2], 'position, renumbered where the epoch went back (1 restart)')
+    >>> _epoch_restarts([0.5, 1.0, "1.5", 1.0, 1.5, 2.0], [2, 4, 6, 8, 10, 12], "x")[0]  # resumed from the 2nd
+    [2, 4, 6, 4, 6, 8]
+    >>> _epoch_restarts([0.1, 0.2, None, 0.3], [1, 2, 3, 4], "x")[0]
+    [1, 2, 3, 4]
+    """
+    try:
+        values = [float(e) for e in epochs]
+    except (TypeError, ValueError):
+        return steps, how
+    if len(values) < 2 or all(b >= a for a, b in zip(values, values[1:])):
+        return steps, how
+    out, first_step, restarts = list(steps), {}, 0
+    every = steps[1] - steps[0]
+    for i, epoch in enumerate(values):
+        if i and epoch < values[i - 1]:
+            if epoch not in first_step:
+                return steps, how
+            out[i] = first_step[epoch]
+            restarts += 1
+        elif i:
+            out[i] = out[i - 1] + every
+        first_step.setdefault(epoch, out[i])
+    return out, f"{how}, renumbered where the epoch went back ({restarts} restart{'s' if restarts > 1 else ''})"
+
+
 def _increasing(steps: list) -> bool:
     return bool(steps) and None not in steps and all(b > a for a, b in zip(steps, steps[1:]))
 
@@ -493,6 +527,8 @@ def _as_block(text: str, skeleton: str, lines: DictLines):
     if steps is None:
         every, how = _logging_every(text, count, skeleton)
         steps = [every * (i + 1) for i in range(count)]
+        if "epoch" in keys:
+            steps, how = _epoch_restarts(numbers[:, keys.index("epoch")].tolist(), steps, how)
     block = np.empty((count, len(keys) + 1))
     block[:, :-1] = numbers
     block[:, -1] = steps
@@ -533,6 +569,7 @@ def _with_steps(text: str, bar_text: str, found: list[tuple[int, dict]], cut: in
     if steps is None:
         every, how = _logging_every(text, len(step_records), bar_text)
         steps = [every * (i + 1) for i in range(len(step_records))]
+        steps, how = _epoch_restarts([r.get("epoch") for r in step_records], steps, how)
     step_of = iter(steps)
     last = None
     for record, keep, evaluation in zip(records, is_step, evals):
