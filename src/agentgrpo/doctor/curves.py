@@ -129,8 +129,8 @@ class Curves:
     @cached_property
     def heldout(self) -> list[str]:
         """Held-out task scores logged beside the reward: evaluation columns (``eval/``, ``val/``, ``val_``,
-        verl's ``val-core/``, ``test/``) named as the task's success (accuracy, success rate, exact match, pass@k), not its form,
-        whose values are rates in [0, 1], in name order.
+        verl's ``val-core/``, ``test/``) named as the task's success (accuracy, success rate, exact match, pass@k),
+        not its form, whose values are rates in [0, 1], in name order.
 
         >>> t = MetricTable(np.arange(1, 4), {"reward": np.ones(3), "val_accuracy": np.array([.1, np.nan, .3]),
         ...     "eval/rewards/format_accuracy/mean": np.ones(3), "eval/loss": np.ones(3)}, {})

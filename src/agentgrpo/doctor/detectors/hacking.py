@@ -7,17 +7,17 @@ With a shadow reward (weight 0: watched, not trained) the test is direct: over t
 reward rose, did the shadow rise too (trend t >= T_TREND), and did it not fall while the trained reward held?
 Without one, the objective can often be read from the components' names: TRL recipes name the task reward
 ``correctness``/``accuracy``/``answer``/``pass``..., and format rewards ``format``/``xml``/``strict``/
-``soft``/``count``/``tag``; when no component is named as the task but some are named as form, the others
-are the objective (by elimination). When the trained reward learned (over the run, or in an `early_gain` it then
-kept), the *other* components rose significantly, and the objective did not gain materially (its gain, even at the top of its noise, is below
-``MATERIAL_COMPONENT`` of what the others gained: a significant 0.001 -> 0.005 next to a proxy's 0.2 -> 0.7
-is not the objective improving), the gain came from the proxies: reward hacking (a failure whose evidence
-says how the objective was inferred). A task component logged as one constant value on every step (e.g.
-exactly 0: it never paid) is kept for this test: a true objective that never moves while another component
-rises is the strongest hacking evidence there is. Otherwise the weaker sign is among the trained
-components: one rises while another falls significantly (a shortcut), or all the gain is one saturated
-component; those are warnings, since nothing says which one is the objective, unless the one that fell pays
-in the reward and lost ``MATERIAL_COMPONENT`` of its level: a failure whatever the names (batch 6).
+``soft``/``count``/``tag``; when no component is named as the task but some are named as form, the others are the
+objective (by elimination). When the trained reward learned (over the run, or in an `early_gain` it then kept), the
+*other* components rose significantly, and the objective did not gain materially (its gain, even at the top of its
+noise, is below ``MATERIAL_COMPONENT`` of what the others gained: a significant 0.001 -> 0.005 next to a proxy's
+0.2 -> 0.7 is not the objective improving), the gain came from the proxies: reward hacking (a failure whose evidence
+says how the objective was inferred). A task component logged as one constant value on every step (e.g. exactly 0:
+it never paid) is kept for this test: a true objective that never moves while another component rises is the
+strongest hacking evidence there is. Otherwise the weaker sign is among the trained components: one rises while
+another falls significantly (a shortcut), or all the gain is one saturated component; those are warnings, since
+nothing says which one is the objective, unless the one that fell pays in the reward and lost ``MATERIAL_COMPONENT``
+of its level: a failure whatever the names (batch 6).
 """
 
 from __future__ import annotations
@@ -237,8 +237,8 @@ def _inferred_objective(curves: Curves, facts: RewardFacts, comps: list[str]) ->
     nothing, or the objective followed the others' gain materially."""
     tasks, how = objectives(comps)
     proxies = [c for c in comps if c not in tasks]
-    if not tasks or not proxies or not (facts.learned or _rose_early(curves)):
-        return None  # the trained reward did not rise (over the run, or early to where it then held)
+    if not tasks or not proxies or not (facts.learned or early_gain(curves) is not None):
+        return None  # the trained reward did not rise (over the run, or early to a level it then kept)
     table = curves.table
     rest = sum(table.columns[_comp(c)] for c in proxies)
     for task, col in _objective_series(table, tasks):
@@ -279,12 +279,6 @@ def _inferred_objective(curves: Curves, facts: RewardFacts, comps: list[str]) ->
             metrics=[names.REWARD, _comp(task)] + [_comp(c) for c in proxies],
         )
     return None
-
-
-def _rose_early(curves: Curves) -> bool:
-    """The reward's significant rise settled early and was kept (`early_gain`): a rise the early-vs-late
-    comparison cannot see, since the early window already holds its plateau."""
-    return early_gain(curves) is not None
 
 
 def _objective_series(table, tasks: list[str]) -> list[tuple[str, np.ndarray]]:

@@ -556,14 +556,11 @@ def _with_steps(text: str, bar_text: str, found: list[tuple[int, dict]], cut: in
     step_records = [r for r, keep in zip(records, is_step) if keep]
     stated = _stated_steps(text, [off for off, _ in found]) if bar_text is text else None
     if stated is not None and None not in (n for n, keep in zip(stated, is_step) if keep):
-        for record, n in zip(records, stated):
-            if n is not None:
-                record["step"] = n
         last = None
         for record, n in zip(records, stated):  # an evaluation dict with no stated step: the step before it
-            if n is None and last is not None:
+            last = n if n is not None else last
+            if last is not None:
                 record["step"] = last
-            last = record.get("step", last)
         return records, ["console log: steps read from the step number printed before each dict"] + cut_note
     steps, how = _steps_from_progress(bar_text, offsets)
     if steps is None:

@@ -112,4 +112,6 @@ def read_step_blocks(text: str) -> tuple[list[dict], list[str]]:
     return records, [f"text log: read {len(records)} step reports (a `Step N` header, then `name: value` lines)"]
 
 
-_HEADER_ANYWHERE = re.compile(r"^[^\w\n]*" + _EPOCH + _MARK + r"\d+|" + _BANNER_OPEN + r"\d+", re.IGNORECASE | re.MULTILINE)
+_HEADER_ANYWHERE = re.compile(
+    r"^[^\w\n]*" + _EPOCH + _MARK + r"\d+|" + _BANNER_OPEN + r"\d+", re.IGNORECASE | re.MULTILINE
+)

@@ -97,7 +97,8 @@ def read_step_lines(text: str) -> tuple[list[dict], list[str]]:
     notes = [f"text log: read {len(records)} step lines (`step ... key=value ...`)"]
     joined = _join_lone_metrics(records, lone)
     if joined:
-        notes.append(f"{joined} lines of one metric alone joined the step line {'after' if lone[0][0] == 0 else 'before'} each")
+        where = "after" if lone[0][0] == 0 else "before"
+        notes.append(f"{joined} lines of one metric alone joined the step line {where} each")
     return records, notes
 
 

@@ -173,8 +173,8 @@ def drop_placeholders(table: MetricTable, notes: list[str]) -> None:
                 f"{name} is exactly 0 on all {len(values)} logged steps{also}: a placeholder, not a measurement; "
                 "treated as not logged"
             )
-    if "nan_steps" in table.meta and not nan_steps:
-        table.meta.pop("nan_steps")
+    if not nan_steps:
+        table.meta.pop("nan_steps", None)
 
 
 def derive(table: MetricTable, notes: list[str]) -> None:
