@@ -28,6 +28,8 @@ ZERO_STD_RISE = 0.3  # frac_reward_zero_std rises by at least 0.3 ...
 ZERO_STD_COLLAPSED = 0.7  # ... to at least 0.7 (late mean)
 LENGTH_COLLAPSE = 0.3  # mean completion length falls below 30% of its early level
 LENGTH_TIE_TOKENS = 2.0  # batches whose lengths differ by at most this (median) share one length by chance
+LENGTH_STD_ONE = 0.05  # a batch's spread of lengths (std, tokens) at most this is one length: one completion a
+#                        token off in a batch of 400 already spreads it 1/sqrt(400) = 0.05 (so 0.33 over 48 differ)
 FIXED_OUTPUT = 0.5  # share of late batches whose shortest and longest completion have one length: one output
 ENTROPY_FROZEN = 0.01  # late entropy below 1% of its own start (a significant fall): sampling is deterministic,
 #                        a collapse on its own unless the reward converged (issue 36)

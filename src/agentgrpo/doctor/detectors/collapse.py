@@ -207,17 +207,18 @@ def _tied_samples_differ(curves: Curves, ok, same, k: int = 1) -> bool:
 
 def _no_spread(curves: Curves):
     """(ramp, evidence) when the batch's spread of completion lengths (``completions/std_length``) is zero
-    on most late logs (at most half a token, or 1% of the mean) and those batches were not truncated at a
-    cap: completions of different prompts never all share one length by chance, so every prompt got the
-    same (degenerate) answer, whatever the mean length does from step to step."""
-    spread, mean = curves.table.columns.get(names.STD_LENGTH), curves.table.columns.get(names.LENGTH)
+    on most late logs (at most ``LENGTH_STD_ONE``: less than one completion a token off would spread it) and
+    those batches were not truncated at a cap: completions of different prompts never all share one length by
+    chance, so every prompt got the same (degenerate) answer, whatever the mean length does from step to
+    step. A spread of a third of a token is a few completions a token longer: different answers of nearly
+    one length (a number in a fixed tag, batch 9), not one answer."""
+    spread = curves.table.columns.get(names.STD_LENGTH)
     if spread is None:
         return None
     ok = np.isfinite(spread)
     if ok.sum() < th.MIN_POINTS:
         return None
-    level = np.nan_to_num(mean[ok], nan=0.0) if mean is not None else np.zeros(int(ok.sum()))
-    same = spread[ok] <= np.maximum(0.5, 0.01 * level)
+    same = spread[ok] <= th.LENGTH_STD_ONE
     found = _fixed_output_ramp(curves.table.steps[ok], _not_truncated(curves, ok, same))
     if found is None:
         return None
