@@ -175,7 +175,7 @@ class Curves:
 
 
 # verl logs its validation scores under ``val-core/<data source>/<metric>/mean@k`` (and ``val-aux/`` for the rest)
-HELDOUT_PREFIXES = ("eval/", "val/", "val_", "val-core/", "test/", "valid/", "validation/")
+HELDOUT_PREFIXES = names.HELDOUT_PREFIXES
 HELDOUT_TASK_WORDS = ("acc", "success", "correct", "exact", "pass", "solve")
 HELDOUT_FORM_WORDS = ("format", "length", "tag", "style")
 TASK_RATE_NAMES = frozenset({"success_rate", "solve_rate", "solved_rate", "pass_rate", "task_success"})

@@ -186,6 +186,17 @@ _CUSTOM_COMPONENTS = frozenset(
     }
 )
 _PREFIXES = ("train/", "train_", "training/", "metrics/")
+# prefixes of a held-out evaluation's columns (a split the policy is not trained on)
+HELDOUT_PREFIXES = ("eval/", "val/", "val_", "val-core/", "test/", "valid/", "validation/")
+
+# A split named after the family: ``<family>/<mode>/<name>`` (Tunix, Google's JAX RL library, through its W&B or
+# TensorBoard backend: ``rewards/train/<reward fn>``, ``actor/train/kl``, ``completions/eval/mean_length``) is
+# ``<family>/<name>`` in that split. Under ``rewards/`` Tunix adds aggregates: ``score/{mean,max,min}`` and
+# ``sum``, a trajectory's total over the reward functions (the batch's mean, best and worst); ``mean``, the mean
+# over the functions (the total / their count: the reward only where no total is logged, `spelling_rank`).
+_MODE_SEGMENT = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)/(train|eval)/(.+)$")
+_MODE_REWARDS = {"score/mean": REWARD, "sum": REWARD, "mean": REWARD, "score/max": REWARD_MAX, "score/min": REWARD_MIN}
+_MODE_REWARD_SPREADS = frozenset({"min", "max"})  # over one trajectory's reward functions: not the batch's spread
 
 # Keys of the summary record the Trainer logs once at the end; a record with any of them is not a step.
 SUMMARY_KEYS = frozenset({"train_runtime", "train_samples_per_second", "train_steps_per_second", "train_loss"})
@@ -239,10 +250,21 @@ def canonical(key: str) -> str:
     ('reward', 'entropy', 'completions/mean_length')
     >>> canonical("completion_min_length"), canonical("completions_clipped_ratio")
     ('completions/min_length', 'completions/clipped_ratio')
+    >>> canonical("rewards/train/check_answer"), canonical("rewards/train/score/mean"), canonical("actor/eval/kl")
+    ('rewards/check_answer/mean', 'reward', 'eval/actor/kl')
     """
     key = normalise(key)
     if key in _RENAMES:
         return _RENAMES[key]
+    if (mode := _MODE_SEGMENT.match(key)) is not None:
+        family, split, name = mode.groups()
+        if family == "rewards" and name in _MODE_REWARDS:
+            name = _MODE_REWARDS[name]
+        elif family == "rewards" and name in _MODE_REWARD_SPREADS:
+            name = f"reward_functions/{name}"
+        else:
+            name = canonical(f"{family}/{name}")
+        return name if split == "train" else f"eval/{name}"
     for prefix in ("eval/", "eval_"):
         if key.startswith(prefix) and key not in SUMMARY_KEYS:
             return "eval/" + canonical(key[len(prefix) :])
@@ -260,6 +282,17 @@ def canonical(key: str) -> str:
     if key != key.lower() and (lower := canonical(key.lower())) in _KNOWN:
         return lower  # "Reward", "KL", "Entropy" from a custom loop
     return key
+
+
+def fallback_spelling(key: str) -> bool:
+    """Whether a key spells its metric only where no better spelling is logged: Tunix's ``rewards/<mode>/mean``
+    (the mean over the reward functions) is the reward only without the total (``score/mean``, ``sum``).
+
+    >>> fallback_spelling("rewards/train/mean"), fallback_spelling("rewards/train/sum"), fallback_spelling("reward")
+    (True, False, False)
+    """
+    mode = _MODE_SEGMENT.match(normalise(key))
+    return mode is not None and mode.group(1) == "rewards" and mode.group(3) == "mean"
 
 
 def is_metric(name: str) -> bool:

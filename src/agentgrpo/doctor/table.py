@@ -211,10 +211,10 @@ class ColumnBlock(TextBlock):
 
 def _spelling_rank(key: str, name: str) -> tuple:
     """Order of trust among keys that spell one metric: the step keys by `names.STEP_KEYS`, else the
-    canonical spelling first, then the others by name."""
+    canonical spelling first, then the others by name, a fallback spelling (`names.fallback_spelling`) last."""
     if name == "step":
         return (names.STEP_KEYS.index(key) if key in names.STEP_KEYS else len(names.STEP_KEYS), key)
-    return (key != name, key)
+    return (key != name, names.fallback_spelling(key), key)
 
 
 def _raw_columns(records: list[Mapping]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:

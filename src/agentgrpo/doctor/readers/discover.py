@@ -36,7 +36,7 @@ NEUTRAL = frozenset(
         "mean", "avg", "average", "median", "value", "batch", "step", "per", "token", "tok", "tokens", "seq",
         "sample", "samples", "policy", "actor", "train", "training", "objective", "ref", "reference", "approx",
         "approximate", "est", "estimate", "rollout", "rollouts", "metrics", "metric", "ppo", "grpo", "pi",
-        "old", "new", "all", "total", "overall", "global", "agg", "stats", "stat", "curr", "current",
+        "old", "new", "all", "total", "overall", "global", "agg", "stats", "stat", "curr", "current", "latest",
     }
 )  # fmt: skip
 LENGTH_WORDS = frozenset({"length", "len", "tokens", "ntokens", "num_tokens"})
@@ -197,6 +197,37 @@ def discover(table: MetricTable, notes: list[str]) -> None:
             f"{'' if quantity in MAY_BE_CONSTANT else ', not constant'}){others}; "
             f"override with --metric {quantity}=KEY"
         )
+
+
+def heldout_reward(table: MetricTable, notes: list[str]) -> None:
+    """Where the log holds no training reward at all (none under any name, none summed from components), the
+    held-out reward (an evaluation prefix, `names.HELDOUT_PREFIXES`, before a reward's name: ``eval/reward``,
+    ``val/reward_mean``) is the run's only outcome curve: the run is judged by it, and a note says so. A held-out
+    component or form score is not the reward.
+
+    >>> t = MetricTable(np.arange(20), {"eval/reward": np.linspace(0, 1, 20), "eval/format_reward": np.ones(20)}, {})
+    >>> notes = []; heldout_reward(t, notes); t.meta["sources"]["reward"]
+    'eval/reward'
+    """
+    if table.has(names.REWARD):
+        return
+    found = []
+    for column in table.columns:
+        prefix = next((p for p in names.HELDOUT_PREFIXES if column.lower().startswith(p)), None)
+        rest = column[len(prefix) :] if prefix else ""
+        if not rest or (names.canonical(rest) != names.REWARD and not is_reward_name(rest)):
+            continue
+        if len(table.series(column)[1]) >= th.MIN_POINTS:
+            found.append((len(tokens(rest)), column))
+    if not found:
+        return
+    column = min(found)[1]
+    table.columns[names.REWARD] = table.columns[column].copy()
+    table.meta.setdefault("sources", {})[names.REWARD] = column
+    notes.append(
+        f"no training reward is logged: the run is judged by its held-out reward {column!r} (an evaluation, "
+        f"{len(table.series(column)[1])} points); override with --metric reward=KEY"
+    )
 
 
 # Reward components logged under names no pattern knows (``ndcg_mean`` and ``cold_bonus_mean`` beside

@@ -188,6 +188,10 @@ def _read_file(path: Path, mapping, run_name: str | None = None) -> Run:
     if not text or text.isspace():  # (no stripped copy of a 100 MB text)
         raise UserError(f"{path}: no text in it ({how or 'empty'}); no training step was logged")
     records, notes, fmt = formats.parse_file(path.with_suffix("") if kind == "gzip" else path, text)
+    if isinstance(records, list):
+        records, long_notes = tidy.long_to_wide(records, path, run_name)
+        notes += long_notes
+        run_name = None if long_notes else run_name  # the long table's run was chosen there
     if fmt == "csv" or run_name is not None:
         records, run_notes = tidy.one_export_run(records, path, run_name)
         notes += run_notes
@@ -321,6 +325,7 @@ def _finish(table: MetricTable, notes: list[str]) -> None:
     discover.discover_components(table, notes)
     if not table.has(names.REWARD):
         _reward_from_components(table, notes)
+    discover.heldout_reward(table, notes)
 
 
 def _block_table(block: TextBlock, source, fmt: str, mapping) -> MetricTable | None:

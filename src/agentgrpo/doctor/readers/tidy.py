@@ -223,6 +223,65 @@ def _no_signal_steps(table: MetricTable, notes: list[str]) -> None:
     )
 
 
+# A long ("tidy") table: one row per (step, metric) with the metric's name in one column and its value in another
+# (W&B's ``run_name,metric,step,value`` history dump, tbparse's ``step,tag,value``, MLflow-style key/value rows).
+LONG_NAME_KEYS = ("metric", "metric_name", "metric_key", "key", "tag", "name", "series")
+LONG_VALUE_KEYS = ("value", "metric_value", "val", "scalar")
+LONG_RUN_KEYS = ("run", "run_name", "run_id", "experiment", "experiment_name")
+LONG_TIME_KEYS = ("wall_time", "walltime", "timestamp", "time", "_timestamp", "_runtime", "relative_time")
+
+
+def long_to_wide(records: list[dict], source, run: str | None) -> tuple[list[dict], list[str]]:
+    """One record per step from a long table (`LONG_NAME_KEYS`, `LONG_VALUE_KEYS` and a step key on every row,
+    besides at most a run and a time column): ``{step: s, <name>: <value>, ...}``, a later row winning for a
+    repeated (step, name). Several runs and no ``run`` chosen is an error naming them, as for a wide export.
+    Any other table is returned as it is.
+
+    >>> long_to_wide([{"step": "1", "metric": "reward", "value": "0.5"}, {"step": "1", "metric": "kl",
+    ...     "value": "0.01"}, {"step": "2", "metric": "reward", "value": "0.7"}], "x.csv", None)[0]
+    [{'step': '1', 'reward': '0.5', 'kl': '0.01'}, {'step': '2', 'reward': '0.7'}]
+    """
+    if not records or not isinstance(records[0], dict):
+        return records, []
+    keys = set(records[0])
+    lower = {str(k).strip().lower(): k for k in keys}
+    name_key = next((lower[k] for k in LONG_NAME_KEYS if k in lower), None)
+    value_key = next((lower[k] for k in LONG_VALUE_KEYS if k in lower), None)
+    step_key = next((k for k in keys if names.canonical(str(k)) == "step"), None)
+    run_key = next((lower[k] for k in LONG_RUN_KEYS if k in lower), None)
+    known = {name_key, value_key, step_key, run_key} | {lower[k] for k in LONG_TIME_KEYS if k in lower}
+    if name_key is None or value_key is None or step_key is None or not keys <= known:
+        return records, []
+    if any(not isinstance(r, dict) or set(r) - known or name_key not in r for r in records):
+        return records, []
+    if any(to_float(r[name_key]) is not None for r in records[:200]):
+        return records, []  # a numeric "name" column: not a long table
+    runs = sorted({str(r.get(run_key, "")) for r in records}) if run_key else []
+    notes = []
+    if len(runs) > 1:
+        if run is None:
+            raise UserError(
+                f"{source}: a long table (one row per step and metric) of {len(runs)} runs ({', '.join(runs[:12])}); "
+                f"the doctor reads one run: pass {source}#RUN (e.g. {source}#{runs[0]})"
+            )
+        if run not in runs:
+            raise UserError(f"{source}: no run {run!r} in this table (runs: {', '.join(runs[:12])})")
+        records = [r for r in records if str(r.get(run_key, "")) == run]
+        notes.append(f"long table of {len(runs)} runs: read run {run!r}")
+    wide: dict[str, dict] = {}  # by the step as written
+    for r in records:
+        step = str(r.get(step_key, "")).strip()
+        if step:
+            wide.setdefault(step, {step_key: r[step_key]})[str(r[name_key])] = r[value_key]
+    metrics = sorted({str(r[name_key]) for r in records})
+    notes.append(
+        f"a long table (one row per step and metric: {name_key!r}, {value_key!r}): {len(metrics)} metric(s) "
+        f"({', '.join(metrics[:8])}) over {len(wide)} steps"
+    )
+    rows = sorted(wide.values(), key=lambda r: (to_float(r[step_key]) is None, to_float(r[step_key]) or 0.0))
+    return rows, notes  # in step order: a long table groups its rows by metric, not by step
+
+
 def one_export_run(records: list[dict], source, run: str | None) -> tuple[list[dict], list[str]]:
     """The columns of one run of a tracker's CSV export (W&B: ``"<run> - train/reward"``, one set per run
     shown when it was exported). Several runs and no ``run`` chosen is an error naming them (their metrics
