@@ -500,19 +500,29 @@ def objective_immaterial(n: int, seed: int, onset_frac: float):
     return "hacking", start + 1, assemble(sim, comps, weights, **curves), _cfg(weights), "failure"
 
 
-def kl_spike(n: int, seed: int, onset_frac: float, size: float = 1e5):
-    """A learning run whose KL (and loss) jumps by ``size`` times its scale at one step, then recovers."""
+def kl_spike(n: int, seed: int, onset_frac: float, size: float = 1e5, count: int = 2):
+    """A learning run whose KL (and loss) jumps by ``size`` times its scale at ``count`` steps (from the onset,
+    a tenth of the run apart), recovering after each: recurring huge spikes are a blow-up; one spike, or
+    bumps under 10^3x, are not."""
     expect, _, records, rewards, level = healthy(n, seed, onset_frac)
     at = int(onset_frac * n)
-    kl = records[at]["kl"]
-    records[at]["kl"] = max(kl * size, 1.5)
-    records[at]["loss"] = records[at]["loss"] * size
-    return ("kl", at + 1, records, rewards, "failure") if size >= 1e3 else (None, None, records, rewards, level)
+    for i in range(count):
+        k = min(at + i * max(n // 10, 2), n - 4)
+        records[k]["kl"] = max(records[k]["kl"] * size, 1.5)
+        records[k]["loss"] = records[k]["loss"] * size
+    failure = size >= 1e3 and count >= 2
+    return ("kl", at + 1, records, rewards, "failure") if failure else (None, None, records, rewards, level)
 
 
 def kl_bump(n: int, seed: int, onset_frac: float):
     """A learning run with one KL bump of 30x its scale: within what healthy runs show, not a blow-up."""
-    return kl_spike(n, seed, onset_frac, size=30.0)
+    return kl_spike(n, seed, onset_frac, size=30.0, count=1)
+
+
+def kl_lone_spike(n: int, seed: int, onset_frac: float):
+    """A learning run with ONE KL spike of 10^5x its scale (loss with it) that it comes back from at once (batch
+    15: a spike of 10,253 at step 833 of 1,000, the reward unchanged around it): an outlier, not a blow-up."""
+    return kl_spike(n, seed, onset_frac, size=1e5, count=1)
 
 
 def kl_creep_takeoff(n: int, seed: int, onset_frac: float):
@@ -1146,6 +1156,7 @@ SCENARIOS: dict[str, Callable] = {
     "objective_immaterial": objective_immaterial,
     "kl_spike": kl_spike,
     "kl_bump": kl_bump,
+    "kl_lone_spike": kl_lone_spike,
     "kl_creep_takeoff": kl_creep_takeoff,
     "fixed_output": fixed_output,
     "objective_unnamed_floor": objective_unnamed_floor,

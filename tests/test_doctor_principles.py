@@ -27,6 +27,7 @@ PRINCIPLES = [
     "objective_immaterial",
     "kl_spike",
     "kl_bump",
+    "kl_lone_spike",
     "kl_creep_takeoff",
     "fixed_output",
     "objective_unnamed_floor",

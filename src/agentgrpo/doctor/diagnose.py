@@ -175,6 +175,11 @@ def stalled_before(table: MetricTable, step: float) -> bool:
     return abs(stats.trend(bx, by).t) < th.T_FLAT
 
 
+def _from_the_start(onset: int | None, table: MetricTable, near: float) -> bool:
+    """An onset within ``near`` (onsets are known to within it) of the run's first logged step."""
+    return onset is not None and len(table.steps) > 0 and onset <= int(table.steps[0]) + near
+
+
 def _explain(findings: list[Finding], span: float, table: MetricTable | None = None) -> None:
     failed = {f.detector: f for f in findings if f.status == FAILURE}
 
@@ -186,6 +191,10 @@ def _explain(findings: list[Finding], span: float, table: MetricTable | None = N
         a, b = f.onset, failed[cause].onset
         if f.detector != "stall" and f.state == THROUGHOUT:
             return False  # at full strength from the first log: no cause was seen before it
+        if f.detector != "stall" and table is not None and _from_the_start(a, table, near) and _from_the_start(
+            b, table, near
+        ):
+            return False  # both there from the first logs: neither developed, so neither is seen causing the other
         if a is not None and b is not None and b > a + near:
             # a cause never comes after its effect (onsets are known to within `near`). A stall is dated at the
             # first step by definition: it is the later failure's doing unless the reward was flat before it

@@ -27,7 +27,9 @@ import numpy as np
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.curves import Curves, RewardFacts
+from agentgrpo.doctor.detectors.component_names import is_task, objectives
 from agentgrpo.doctor.detectors.early_gain import early_gain
+from agentgrpo.doctor.detectors.objective import unpaid
 from agentgrpo.doctor.detectors.text import moved, span
 from agentgrpo.doctor.finding import FAILURE, OK, WARNING, Finding, confidence, not_judged
 from agentgrpo.doctor.modes import Mode
@@ -193,45 +195,6 @@ def _smooth(y):
     return rolling_median(y, max(3, len(y) // 20) | 1)
 
 
-TASK_WORDS = ("correct", "accura", "answer", "pass", "solve", "success", "exact_match", "task")
-FORMAT_WORDS = ("format", "xml", "strict", "soft", "count", "tag", "style", "length", "len_", "think")
-
-
-def is_task(name: str) -> bool:
-    """A component whose name says it scores the task (not the form).
-
-    >>> is_task("correctness_reward_func"), is_task("match_format_exactly"), is_task("check_answer")
-    (True, False, True)
-    """
-    low = name.lower()
-    return any(w in low for w in TASK_WORDS) and not any(w in low for w in FORMAT_WORDS)
-
-
-def is_form(name: str) -> bool:
-    """A component whose name says it scores the form (format, tags, length, ...).
-
-    >>> is_form("cleaning_json_format_reward"), is_form("cleaning_env_reward")
-    (True, False)
-    """
-    return any(w in name.lower() for w in FORMAT_WORDS)
-
-
-def objectives(comps: list[str]) -> tuple[list[str], str]:
-    """The components taken as the objective, and how: named as the task, else (when some are named as
-    form) the components not named as form; ([], "") when names say nothing.
-
-    >>> objectives(["xmlcount", "correctness"]), objectives(["env_reward", "json_format"])
-    ((['correctness'], 'its name'), (['env_reward'], 'elimination: the other components are named as form'))
-    """
-    tasks = [c for c in comps if is_task(c)]
-    if tasks:
-        return tasks, "its name"
-    forms = [c for c in comps if is_form(c)]
-    if forms and len(forms) < len(comps):
-        return [c for c in comps if c not in forms], "elimination: the other components are named as form"
-    return [], ""
-
-
 def _inferred_objective(curves: Curves, facts: RewardFacts, comps: list[str]) -> Finding | None:
     """Reward hacking judged against the components the names say are the objective; None when names say
     nothing, or the objective followed the others' gain materially."""
@@ -251,12 +214,15 @@ def _inferred_objective(curves: Curves, facts: RewardFacts, comps: list[str]) ->
         if rise is None or rise.t < th.T_CHANGE:
             continue  # the other components did not gain: nothing to have hacked with
         judged = immaterial_gain(true, gained, before_rise(x, rise), rise_bins(x, rise))
-        if judged is None:
+        never = None if judged is not None else unpaid(curves)  # its rare payouts: no tight bound
+        if judged is None and never is None:
             continue
-        gain, bound, others = judged
+        gain, bound, others = judged or (0.0, 0.0, 0.0)
         early, late = stats.windows(true, th.EDGE_FRAC)
         moved_text = span("", stats.level(early), stats.level(late)).strip()
-        if float(np.ptp(true)) == 0.0:
+        if never is not None:
+            why = never  # too sparse for its gain to be bounded, but it almost never paid: nothing was gained
+        elif float(np.ptp(true)) == 0.0:
             why = f"{task} never moved: {true[0]:.3g} on every logged step (it never paid)"
         else:
             why = (

@@ -7,9 +7,11 @@ differs between recipes, so a fixed limit alone says nothing. A blow-up is eithe
   ``KL_GROWTH`` times the run's baseline (the smaller of its early level and its median): the early level
   catches growth, the median catches a run whose first logs are already the explosion; or
 * at least ``SPIKES_MIN`` logged steps where KL and grad_norm both spike (``SPIKE`` times their medians); or
-* one isolated huge spike: a logged KL of at least ``KL_BLOWUP`` and ``KL_SPIKE_HUGE`` times the run's own
-  scale (its median KL), an event the rolling median would smooth away even when it is 10^9 times the
-  scale; reported with its step and size, and the loss and grad_norm at that step against their medians.
+* isolated huge spikes: logged KLs of at least ``KL_BLOWUP`` and ``KL_SPIKE_HUGE`` times the run's own
+  scale (its median KL), events the rolling median would smooth away even when 10^9 times the scale, that
+  recur (``SPIKES_MIN``), or one the run did not come back from; reported with step and size, and the loss and
+  grad_norm at that step against their medians. ONE such spike that KL came back from at once is an outlier (a
+  warning naming it, state ``spike``): a blow-up's spikes recur, as the other two kinds' must (batch 15).
 
 The onset is the change of regime: where the rate of growth of log KL increased (a hinge fit) before the
 first crossing, so a KL that creeps from the first step and takes off later is dated at the take-off; a
@@ -21,8 +23,8 @@ KL that is high from the start but flat is a warning with context, not a blow-up
 
 KL is also judged against what the reward did with it (materiality, issue 36): KL that rose significantly to
 a high level (``KL_BLOWUP``, and ``KL_DRIFT`` times its early level) while the reward did not learn, or gained
-less than ``MATERIAL_GROUP`` of the spread within groups, is drift bought with nothing, a failure below the blow-up factor too; growth that is steady (no take-off of its log,
-no spikes, below ``KL_STEADY_MAX``) while the reward, and every shadow objective, learned and did not fall
+less than ``MATERIAL_GROUP`` of the spread within groups, is drift bought with nothing, a failure below the
+blow-up factor too; growth that is steady (no take-off of its log, no spikes, below ``KL_STEADY_MAX``) while the reward, and every shadow objective, learned and did not fall
 is drift bought with reward: a warning (state ``drift``), not a blow-up.
 """
 
@@ -282,8 +284,17 @@ def read(curves: Curves, curve) -> Reading:
         f"peaked at {num(smooth[peak])} at step {x[peak]:.0f} ({num(curve.early)} early, {num(curve.late)} late)"
     )
     single, nats = huge_spikes(curves), nats_spikes(curves)
-    huge = single or (nats if len(nats) >= th.SPIKES_MIN else [])  # the events: the largest kind logged
+    recurs = len(single) >= th.SPIKES_MIN or (single and not _recovered(curve, single[0][0]))
+    # the events: the largest kind logged, recurring (one spike the run came back from at once is an outlier)
+    huge = single if recurs else (nats if len(nats) >= th.SPIKES_MIN else [])
     return Reading(curve, smooth, peak, base, quoted, raw, _spikes(curves, base), single, huge, start_level(curves))
+
+
+def _recovered(curve, step: int) -> bool:
+    """KL came back after the spike at ``step``: at least ``KL_SMOOTH`` logs after it, their median below
+    ``KL_BLOWUP`` (a run that ends on the spike, or stays high after it, did not)."""
+    after = curve.y[curve.x > step]
+    return len(after) >= th.KL_SMOOTH and float(np.median(after)) < th.KL_BLOWUP
 
 
 def detect(curves: Curves) -> Finding:
@@ -297,6 +308,7 @@ def detect(curves: Curves) -> Finding:
         _drift_bought_with_reward(curves, kl)
         or _drift_bought_with_nothing(curves, kl)
         or _high_but_flat(kl)
+        or _lone_spike(curves, kl)
         or _stable(kl)
         or _blowup(curves, kl)
     )
@@ -355,6 +367,29 @@ def _high_but_flat(kl: Reading) -> Finding | None:
         fix=FIX_HIGH,
         metrics=[names.KL],
         state="high_flat",
+    )
+
+
+def _lone_spike(curves: Curves, kl: Reading) -> Finding | None:
+    """One huge spike (`huge_spikes`) that KL came back from at once, with nothing else wrong: an outlier to look
+    at (a warning with its step and size), not a blow-up; a blow-up's spikes recur (``SPIKES_MIN``)."""
+    if not kl.quiet or len(kl.single) != 1:
+        return None
+    step, value, times = kl.single[0]
+    evidence = [kl.quoted, f"one kl spike to {num(value)} at step {step}: {times:.3g}x the run's median kl"]
+    evidence += [t for t in (_at_step(curves, m, step) for m in (names.LOSS, names.GRAD_NORM)) if t]
+    evidence.append(f"kl back to its level after it, and no other spike: an outlier, not a blow-up (a blow-up's "
+                    f"spikes recur: {th.SPIKES_MIN} or more)")
+    return Finding(
+        detector=NAME,
+        status=WARNING,
+        verdict=f"one isolated KL spike at step {step}, recovered",
+        confidence=0.5,
+        evidence=evidence,
+        fix="look at the samples of that step (a token the reference gives ~0 probability: a sampler or "
+        "tokenizer glitch); if spikes recur, lower the learning rate or clip gradients",
+        metrics=[names.KL],
+        state="spike",
     )
 
 

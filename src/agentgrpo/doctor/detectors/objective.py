@@ -5,7 +5,7 @@ almost never pays: the total rose a little, then held, far below what the reward
 the run's own range that is convergence; judged against the reward's attainable scale it is a stall.
 
 The objective is the shadow rewards (weight 0), else the components the names say are the task (see
-`hacking.objectives`), else a task success rate logged beside the reward (`Curves.task_rates`: one at exactly 0
+`component_names.objectives`), else a task success rate logged beside the reward (`Curves.task_rates`: one at exactly 0
 on every step never paid). The reward's attainable range is at least the widest of: the spread of its logged
 step means, sqrt(2) times the largest within-group ``reward_std`` (samples in a range R have a standard
 deviation of at most R / 2, and TRL's unbiased group std at most sqrt(n / (n - 1)) times that, R / sqrt(2) for
@@ -24,7 +24,7 @@ import numpy as np
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.curves import Curves
-from agentgrpo.doctor.detectors.hacking import objectives
+from agentgrpo.doctor.detectors.component_names import objectives
 from agentgrpo.doctor.detectors.text import num, pct
 
 

@@ -24,6 +24,7 @@ from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.curves import Curves, RewardFacts
 from agentgrpo.doctor.detectors.early_gain import early_gain
+from agentgrpo.doctor.detectors.component_names import objectives
 from agentgrpo.doctor.detectors.objective import unpaid
 from agentgrpo.doctor.detectors.spread import group_spread
 from agentgrpo.doctor.detectors.text import num, pct, span
@@ -111,16 +112,26 @@ def stalled_after_early_gain(curves: Curves) -> str | None:
 
 
 def objective_rose_after(curves: Curves, start: float) -> bool:
-    """Whether a task objective logged beside the reward (a shadow reward, or a held-out score,
-    `Curves.heldout`) kept rising from ``start`` on: a significant trend (``t >= T_TREND``) over at least
-    ``MIN_POINTS`` // 2 of its points there. The policy was then still improving at the task."""
-    columns = [f"rewards/{s}/mean" for s in curves.shadows] + curves.heldout
+    """Whether a task objective logged beside the reward (a shadow reward, a held-out score, `Curves.heldout`,
+    or the evaluation of the reward's task components, else of the reward: `heldout_rewards`) kept rising from
+    ``start`` on: a significant trend (``t >= T_TREND``) over at least ``MIN_POINTS`` // 2 of its points there.
+    The policy was then still improving at the task."""
+    columns = [f"rewards/{s}/mean" for s in curves.shadows] + curves.heldout + heldout_rewards(curves)
     for column in columns:
         x, y = curves.table.series(column)
         on = x >= start
         if int(on.sum()) >= th.MIN_POINTS // 2 and stats.trend(x[on], y[on]).t >= th.T_TREND:
             return True
     return False
+
+
+def heldout_rewards(curves: Curves) -> list[str]:
+    """The evaluation's columns of the trained reward's task components (``eval/rewards/<task>/mean``, the task
+    as `objectives` reads the names), else of the reward itself (``eval/reward``): the reward's own terms scored
+    on prompts the policy is not trained on (Tunix, TRL's eval rows)."""
+    tasks, _ = objectives(curves.table.components())
+    columns = [f"eval/rewards/{t}/mean" for t in tasks] or [f"eval/{names.REWARD}"]
+    return [c for c in columns if curves.table.has(c)]
 
 
 def _moved(facts) -> str:
