@@ -24,8 +24,9 @@ KL that is high from the start but flat is a warning with context, not a blow-up
 KL is also judged against what the reward did with it (materiality, issue 36): KL that rose significantly to
 a high level (``KL_BLOWUP``, and ``KL_DRIFT`` times its early level) while the reward did not learn, or gained
 less than ``MATERIAL_GROUP`` of the spread within groups, is drift bought with nothing, a failure below the
-blow-up factor too; growth that is steady (no take-off of its log, no spikes, below ``KL_STEADY_MAX``) while the reward, and every shadow objective, learned and did not fall
-is drift bought with reward: a warning (state ``drift``), not a blow-up.
+blow-up factor too; growth that is steady (no take-off of its log, no spikes, below ``KL_STEADY_MAX``) while the
+reward, and every shadow objective, learned and did not fall is drift bought with reward: a warning (state
+``drift``), not a blow-up.
 """
 
 from __future__ import annotations

@@ -23,8 +23,8 @@ import numpy as np
 from agentgrpo.doctor import names, stats
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.curves import Curves, RewardFacts
-from agentgrpo.doctor.detectors.early_gain import early_gain
 from agentgrpo.doctor.detectors.component_names import objectives
+from agentgrpo.doctor.detectors.early_gain import early_gain
 from agentgrpo.doctor.detectors.objective import unpaid
 from agentgrpo.doctor.detectors.spread import group_spread
 from agentgrpo.doctor.detectors.text import num, pct, span
