@@ -12,6 +12,7 @@ from pathlib import Path
 
 from agentgrpo import fastjson
 from agentgrpo.doctor import names
+from agentgrpo.doctor.readers.discover import is_reward_name
 from agentgrpo.doctor.readers.jsontext import recover_log_history
 from agentgrpo.doctor.readers.notebook import read_notebook
 from agentgrpo.doctor.readers.textlog import one_json_value, parse_text, read_csv, starts_with
@@ -141,10 +142,34 @@ def _records_in_object(data: dict) -> tuple[list[dict], list[str], str] | None:
     if lists:
         key, value = max(lists, key=lambda kv: (*_reward_rank({k for r in kv[1][:50] for k in r}), len(kv[1])))
         return value, [f"read the records of the JSON object's {key!r} list"], "JSON step logs"
+    by_step = _records_by_step(data)
+    if by_step is not None:
+        return by_step, ["read the JSON object's records keyed by their step"], "JSON step logs"
+    # equal-length columns; a list left empty (a component never logged) is no column
     columns = {k: v for k, v in data.items() if isinstance(v, list) and v and not isinstance(v[0], (dict, list))}
+    if "steps" in columns and not any(k in names.STEP_KEYS for k in columns):
+        columns["step"] = columns.pop("steps")  # the plural of a columns object ({"steps": [...], "rewards": [...]})
     lengths = {len(v) for v in columns.values()}
-    if len(columns) >= 2 and len(lengths) == 1 and any(names.is_metric(names.canonical(k)) for k in columns):
+    metric = any(names.is_metric(names.canonical(k)) or is_reward_name(k) for k in columns)
+    if len(columns) >= 2 and len(lengths) == 1 and metric:
         n = lengths.pop()
         records = [{k: v[i] for k, v in columns.items()} for i in range(n)]
         return records, ["read the JSON object's equal-length lists as metric columns"], "JSON columns"
     return None
+
+
+def _records_by_step(data: dict) -> list[dict] | None:
+    """Metric records keyed by their step (``{"0": {...}, "1": {...}}``: a loop that stores its history in a dict
+    by step), in step order, the key as the step where a record has none; None when not every key is a whole
+    number or not every value a metric record.
+
+    >>> _records_by_step({"1": {"reward": 0.5}, "0": {"reward": 0.25}})
+    [{'step': 0, 'reward': 0.25}, {'step': 1, 'reward': 0.5}]
+    """
+    from agentgrpo.doctor.readers.console import is_metric_record
+
+    if len(data) < 2 or not all(str(k).strip().isdigit() and isinstance(v, dict) for k, v in data.items()):
+        return None
+    if sum(map(is_metric_record, list(data.values())[:50])) < min(len(data), 50) // 2:
+        return None
+    return [{"step": int(k), **v} if "step" not in v else v for k, v in sorted(data.items(), key=lambda kv: int(kv[0]))]

@@ -277,8 +277,9 @@ def records_to_table(
     rename = _check_mapping(mapping or {}, steps_rows, source)
     if not any(_has_step(r) for r in steps_rows) and "step" not in (mapping or {}):
         steps_rows = _numbered(steps_rows, notes)
+    steps_rows, zero_notes = tidy.drop_zeroed_repeats(steps_rows)
     steps_rows, restart_notes = tidy.drop_superseded(steps_rows)
-    notes += restart_notes
+    notes += zero_notes + restart_notes
     table = MetricTable.from_records(steps_rows, meta={"source": str(source), "format": fmt}, rename=rename)
     if len(table) == 0:
         sample = next((f"{k}={r[k]!r}" for r in steps_rows for k in r if names.canonical(str(k)) == "step"), None)

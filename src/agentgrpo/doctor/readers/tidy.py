@@ -282,6 +282,35 @@ def long_to_wide(records: list[dict], source, run: str | None) -> tuple[list[dic
     return rows, notes  # in step order: a long table groups its rows by metric, not by step
 
 
+def drop_zeroed_repeats(records: list[dict]) -> tuple[list[dict], list[str]]:
+    """Records that repeat a logged step with a completion length of 0 (no completion sampled) and every other
+    metric the doctor knows exactly 0 (a loop's closing record written with zeros) measured nothing: dropped, so
+    they do not replace the step's measured values (a repeated step's later values win). A reward of 0 beside a
+    sampled length is a measurement (kept), and so is a record of zeros at a new step.
+
+    >>> drop_zeroed_repeats([{"step": 1, "reward": -9.5, "completion_length": 90}, {"step": 1, "reward": 0,
+    ...     "completion_length": 0, "elapsed": 3.2}])[0]
+    [{'step': 1, 'reward': -9.5, 'completion_length': 90}]
+    """
+    seen: set[float] = set()
+    kept = []
+    for r in records:
+        step = step_of(r) if isinstance(r, dict) else None
+        if step is not None and step in seen and _all_zero(r):
+            continue
+        if step is not None:
+            seen.add(step)
+        kept.append(r)
+    dropped = len(records) - len(kept)
+    note = f"{dropped} record(s) repeating a logged step with every metric 0 (nothing measured): dropped"
+    return kept, [note] if dropped else []
+
+
+def _all_zero(record: dict) -> bool:
+    known = {names.canonical(str(k)): v for k, v in record.items() if names.is_metric(names.canonical(str(k)))}
+    return names.LENGTH in known and all(to_float(v) == 0.0 for v in known.values())
+
+
 def one_export_run(records: list[dict], source, run: str | None) -> tuple[list[dict], list[str]]:
     """The columns of one run of a tracker's CSV export (W&B: ``"<run> - train/reward"``, one set per run
     shown when it was exported). Several runs and no ``run`` chosen is an error naming them (their metrics
