@@ -8,7 +8,7 @@ from agentgrpo.doctor import detectors
 from agentgrpo.doctor import thresholds as th
 from agentgrpo.doctor.curves import Curves
 from agentgrpo.doctor.finding import CONVERGED as CONVERGED_STATE
-from agentgrpo.doctor.finding import FAILURE, STATUS_ORDER, THROUGHOUT, TOO_SHORT, WARNING, Finding
+from agentgrpo.doctor.finding import FAILURE, FALLING, STATUS_ORDER, THROUGHOUT, TOO_SHORT, WARNING, Finding
 from agentgrpo.doctor.finding import SATURATED as SATURATED_STATE
 from agentgrpo.doctor.table import MetricTable
 
@@ -198,7 +198,9 @@ def _explain(findings: list[Finding], span: float, table: MetricTable | None = N
         if a is not None and b is not None and b > a + near:
             # a cause never comes after its effect (onsets are known to within `near`). A stall is dated at the
             # first step by definition: it is the later failure's doing unless the reward was flat before it
-            return f.detector == "stall" and table is not None and not stalled_before(table, b)
+            return f.detector == "stall" and f.state != FALLING and table is not None and not stalled_before(
+                table, b
+            )
         if (f.detector, cause) not in TOGETHER:
             return True
         return a is not None and b is not None and abs(a - b) <= near

@@ -32,6 +32,7 @@ SATURATED = "saturated"  # convergence: at its plateau and most groups identical
 TOO_SHORT = "too_short"  # not judged: too few logged steps
 MISSING = "missing"  # not judged: an input metric is not logged
 THROUGHOUT = "throughout"  # a failure at full strength from the first log (no later failure caused it)
+FALLING = "falling"  # stall: the reward fell materially from where the fall began (a later cause explains nothing)
 
 
 @dataclass(kw_only=True)

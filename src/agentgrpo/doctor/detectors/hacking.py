@@ -206,7 +206,10 @@ def _inferred_objective(curves: Curves, facts: RewardFacts, comps: list[str]) ->
     rest = sum(table.columns[_comp(c)] for c in proxies)
     for task, col in _objective_series(table, tasks):
         ok = np.isfinite(rest) & np.isfinite(col)
-        if ok.sum() < th.MIN_POINTS or always_paid(col[ok]):
+        spread = _spread_of(table, task)
+        if ok.sum() < th.MIN_POINTS or always_paid(col[ok]) or (
+            spread is not None and at_its_best(col[ok], spread[ok])
+        ):
             continue
         x, gained = stats.bin_means(table.steps[ok], rest[ok])
         _, true = stats.bin_means(table.steps[ok], col[ok])
@@ -300,6 +303,30 @@ def always_paid(values: np.ndarray) -> bool:
     (True, False, False)
     """
     return bool(len(values) and np.ptp(values) == 0.0 and values[0] > 0)
+
+
+def at_its_best(values: np.ndarray, spread: np.ndarray) -> bool:
+    """The objective sits at the most it ever paid, with every sample of the step paying it (its logged spread
+    ``rewards/<f>/std`` 0), on most late logs (``FIXED_OUTPUT`` of them), having started below it: it learned the
+    task and has nothing left to gain, however noisy its start (batch 16: a correct-answer reward 0.59 early, 1.0
+    with spread 0 on most late steps, whose three logs before the proxies' rise happened to be high). A hacked
+    objective does not sit at its best; a plateau at a low rate still has samples that differ.
+
+    >>> best, spread = np.r_[np.full(8, 0.5), np.ones(4), [0.9]], np.r_[np.full(8, 0.5), np.zeros(4), [0.3]]
+    >>> low, low_spread = np.r_[np.zeros(8), np.full(5, 0.05)], np.r_[np.zeros(8), np.full(5, 0.2)]
+    >>> at_its_best(best, spread), at_its_best(low, low_spread)
+    (True, False)
+    """
+    top = float(np.max(values))
+    (early, late), (_, late_spread) = stats.windows(values, th.EDGE_FRAC), stats.windows(spread, th.EDGE_FRAC)
+    full = (late >= top - 1e-9 * max(1.0, abs(top))) & (np.nan_to_num(late_spread, nan=1.0) == 0.0)
+    return float(np.mean(full)) >= th.FIXED_OUTPUT and stats.level(early) < top
+
+
+def _spread_of(table, task: str) -> np.ndarray | None:
+    """The logged spread of one task component's samples (``rewards/<f>/std``); None for a sum of several or
+    when not logged."""
+    return table.columns.get(f"rewards/{task}/std")
 
 
 def at_floor(values: np.ndarray) -> bool:

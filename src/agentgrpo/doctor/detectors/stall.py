@@ -28,13 +28,17 @@ from agentgrpo.doctor.detectors.early_gain import early_gain
 from agentgrpo.doctor.detectors.objective import unpaid
 from agentgrpo.doctor.detectors.spread import group_spread
 from agentgrpo.doctor.detectors.text import num, pct, span
-from agentgrpo.doctor.finding import FAILURE, OK, WARNING, Finding, confidence
+from agentgrpo.doctor.finding import FAILURE, FALLING, OK, WARNING, Finding, confidence
 from agentgrpo.doctor.modes import Mode
 
 NAME = Mode.STALL
 FIX_FLAT = (
     "raise the learning rate or train longer; check the reward actually separates good from bad completions "
     "(look at samples); a larger group (num_generations) or higher temperature gives more signal"
+)
+FIX_FALLING = (
+    "the policy got worse at its reward: look at the samples where the fall began; lower the learning rate or raise "
+    "beta, and resume from a checkpoint before the onset"
 )
 FIX_UNPAID = (
     "the reward's gain is its shaping terms: the task reward almost never pays. Make it denser (partial credit), "
@@ -147,7 +151,7 @@ def detect(curves: Curves) -> Finding:
         or _after_early_gain(curves, facts)
         or _learning(facts)
         or _early_ceiling(curves, facts)
-        or _falling(facts)
+        or _falling(curves, facts)
         or _objective_learned(curves)
         or _inconclusive(curves, facts)
         or _late_above_early(curves, facts)
@@ -257,19 +261,31 @@ def _objective_learned(curves: Curves) -> Finding | None:
     return None
 
 
-def _falling(facts) -> Finding | None:
+def _falling(curves: Curves, facts) -> Finding | None:
+    """A significantly falling reward (trend ``t <= -T_TREND``): the policy got worse at what it is trained on.
+    A failure when the fall is material (the late level below the early one by ``MATERIAL_GROUP`` of the spread
+    within groups, or, without one, by ``MATERIAL_RISE`` of the per-step noise), dated where the fall began (a
+    significant falling ramp, else the first step; state ``falling``: a failure that begins after it explains
+    nothing); else a warning. The regression detector has the run that gained first."""
     trend = facts.curve.trend
     if trend.t > -th.T_TREND:
         return None
+    fall = facts.curve.early - facts.curve.late
+    within, _ = group_spread(curves)
+    material = fall >= (th.MATERIAL_GROUP * within if within > 0 else th.MATERIAL_RISE * stats.noise(facts.curve.y))
+    ramp = facts.curve.ramp(-1)
+    onset = ramp.onset if ramp is not None and ramp.t <= -th.T_CHANGE else float(facts.curve.x[0])
     return Finding(
         detector=NAME,
-        status=WARNING,
-        verdict="reward falling",
+        status=FAILURE if material else WARNING,
+        verdict="stall: reward falling" if material else "reward falling",
         confidence=confidence(trend.t, th.T_TREND, []),
-        onset=int(facts.curve.x[0]),
-        evidence=[f"{_moved(facts)} (trend t = {trend.t:.1f})"],
-        fix=FIX_FLAT,
+        onset=int(round(onset)),
+        evidence=[f"{_moved(facts)} (trend t = {trend.t:.1f})"]
+        + ([f"it lost {num(fall)}: the policy got worse at what it is trained on"] if material else []),
+        fix=FIX_FALLING,
         metrics=[names.REWARD],
+        state=FALLING if material else "",
     )
 
 
