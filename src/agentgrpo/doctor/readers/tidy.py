@@ -292,10 +292,14 @@ def drop_zeroed_repeats(records: list[dict]) -> tuple[list[dict], list[str]]:
     ...     "completion_length": 0, "elapsed": 3.2}])[0]
     [{'step': 1, 'reward': -9.5, 'completion_length': 90}]
     """
+    if not records or not all(isinstance(r, dict) for r in records):
+        return records, []
+    steps = steps_of(records)
+    if set(map(type, steps)) <= {float} and np.all(np.diff(np.asarray(steps, dtype=float)) > 0):
+        return records, []  # no step repeats (nearly every log): one pass of numpy, nothing to drop
     seen: set[float] = set()
     kept = []
-    for r in records:
-        step = step_of(r) if isinstance(r, dict) else None
+    for r, step in zip(records, steps):
         if step is not None and step in seen and _all_zero(r):
             continue
         if step is not None:
