@@ -418,7 +418,8 @@ def read_signs(curves: Curves, facts) -> Signs:
     """The signs, and whether they make a collapse: an entropy explosion beside a falling or crashed reward
     (or other signs below the peak); one fixed output; entropy frozen near zero; a fall of entropy with a
     sign that groups stopped differing; without entropy, groups that stopped differing, two other signs, or
-    one with a falling reward."""
+    one with a falling reward, unless the only signs are groups agreeing (``frac_reward_zero_std`` up,
+    ``reward_std`` down) while the reward rises and does not fall: prompts being solved look the same."""
     supports, formatted = _supports(curves)
     signs = Signs(_fall(curves, names.ENTROPY, th.ENTROPY_DROP), False, supports, formatted,
                   curves.curve(names.ENTROPY) is not None)
@@ -433,6 +434,10 @@ def read_signs(curves: Curves, facts) -> Signs:
         signs.collapsed = bool(signs.entropy and present)
     else:
         zero = supports[names.FRAC_ZERO_STD]
+        agree = {names.FRAC_ZERO_STD, names.REWARD_STD}  # signs that the groups agree: solved prompts do too
+        rising = facts.curve.trend.t >= th.T_FLAT and not facts.fell
+        if rising and all(metric in agree for metric, v in supports.items() if v):
+            return signs  # groups agreeing while the reward rises: prompts being solved, not one output
         signs.collapsed = bool(zero or len(present) >= 2 or (present and facts.fell))
     return signs
 
