@@ -20,7 +20,8 @@ from agentgrpo.doctor.table import MetricTable
 
 def _two_task_parts(n: int, seed: int, main_gain: float, fallback_weight: float,
                     form_weight: float = 0.1) -> MetricTable:
-    """A form bonus (``boxed_format``, paid at ``form_weight``) rising 0.3 → 0.85; the main task part (``exact_match_boxed``) rising by
+    """A form bonus (``boxed_format``, paid at ``form_weight``) rising 0.3 → 0.85; the main task part
+    (``exact_match_boxed``) rising by
     ``main_gain``; the fallback task part (``exact_match_relaxed_only``, paid at ``fallback_weight``) falling
     0.25 → 0.02 as answers move from the fallback parser to the main one. The total is their weighted sum."""
     rng = np.random.default_rng(seed)

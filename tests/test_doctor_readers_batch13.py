@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import pprint
 import random
-import re
 
 import numpy as np
 import pytest
@@ -120,7 +119,8 @@ def test_a_logged_entropy_wins_over_an_entropy_loss(tmp_path, seed):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(15, 80))
     rows = [
-        {"step": i + 1, "reward": float(rng.random()), "entropy": 0.5 + i / n, "entropy_loss": 2.0 + float(rng.random())}
+        {"step": i + 1, "reward": float(rng.random()), "entropy": 0.5 + i / n,
+         "entropy_loss": 2.0 + float(rng.random())}
         for i in range(n)
     ]
     path = tmp_path / "metrics.jsonl"
@@ -146,7 +146,8 @@ def test_a_few_summary_dicts_do_not_preempt_the_step_lines_that_carry_the_reward
         reward = round(rng.random(), 3)
         truth[i * every] = reward
         step_lines.append(f"[mem][step {i * every}] used=9.96GiB (31%) step_t=14.33s tok/s~1143")
-        step_lines.append(f"[log][step {i * every}] loss={rng.gauss(0, 0.01):.4f} reward={reward} kl={rng.random():.4f}")
+        loss, kl = rng.gauss(0, 0.01), rng.random()
+        step_lines.append(f"[log][step {i * every}] loss={loss:.4f} reward={reward} kl={kl:.4f}")
     before, after = _summary(rng, 50), _summary(rng, 100)
     if where == "log":
         path = tmp_path / "run.log"

@@ -42,7 +42,8 @@ def test_a_history_that_starts_over_is_read_once(tmp_path, seed, how):
         second = _dicts(random.Random(seed + 100), n, start=resume)
         oracle = {i + 1: float(d["reward"]) for i, d in enumerate(first[: resume - 1])}
         oracle |= {resume + i: float(d["reward"]) for i, d in enumerate(second)}
-    lines = ["==((====))==  Unsloth - 2x faster free finetuning", *map(str, first), "Training complete.", *map(str, second)]
+    banner = "==((====))==  Unsloth - 2x faster free finetuning"
+    lines = [banner, *map(str, first), "Training complete.", *map(str, second)]
     path = tmp_path / "training_full_log.txt"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     x, y = read_run(path).table.series(names.REWARD)

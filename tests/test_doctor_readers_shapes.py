@@ -262,12 +262,15 @@ def test_trl_completion_metrics_exported_without_slashes_read_as_trl_names(tmp_p
 
     def write(path, rename):
         keys = ["step", *(rename(k) for k in columns)]
-        lines = [",".join(keys)] + [",".join([str(i + 1), *(repr(float(c[i])) for c in columns.values())]) for i in range(n)]
+        rows = [",".join([str(i + 1), *(repr(float(c[i])) for c in columns.values())]) for i in range(n)]
+        lines = [",".join(keys)] + rows
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         return read_run(path).table
 
     slashed = write(tmp_path / "slashed.csv", lambda k: k)
-    flat = write(tmp_path / "flat.csv", lambda k: k.replace("completions/", stem) if k.startswith("completions/") else k)
+    flat = write(
+        tmp_path / "flat.csv", lambda k: k.replace("completions/", stem) if k.startswith("completions/") else k
+    )
     assert sorted(flat.columns) == sorted(slashed.columns) and set(TRL_COMPLETIONS) <= set(flat.columns)
     for name in slashed.columns:
         assert np.array_equal(flat[name], slashed[name]), name
@@ -365,7 +368,9 @@ def test_a_report_json_nests_its_grpo_curve_beside_others(tmp_path, seed):
     records carry the reward, even when another list is longer or first. Oracle: the records written."""
     rng = random.Random(seed)
     grpo = [{"epoch": i / 10, "reward": rng.random(), "kl": rng.random() / 10} for i in range(rng.randint(15, 80))]
-    dpo = [{"step": 5 * (i + 1), "loss": rng.random(), "acc": rng.random()} for i in range(len(grpo) + rng.randint(1, 30))]
+    dpo = [
+        {"step": 5 * (i + 1), "loss": rng.random(), "acc": rng.random()} for i in range(len(grpo) + rng.randint(1, 30))
+    ]
     curves = {"dpo": dpo, "grpo": grpo} if seed % 2 else {"grpo": grpo, "dpo": dpo}
     path = tmp_path / "metrics.json"
     path.write_text(json.dumps({"eval": {"grpo": {"acc": 0.7}}, "curves": curves}), encoding="utf-8")
@@ -384,11 +389,16 @@ def test_a_debug_loop_with_step_banners_time_stamps_and_per_sample_lines(tmp_pat
     lines, oracle = [], {}
     for step in range(1, rng.randint(15, 60)):
         for gen in range(1, 9):
-            lines.append(f"{stamp}    Gen {gen}: Train_LP= {-rng.uniform(10, 600):.1f}, Ref_LP= {-rng.uniform(10, 50):.1f}")
+            train_lp, ref_lp = -rng.uniform(10, 600), -rng.uniform(10, 50)
+            lines.append(f"{stamp}    Gen {gen}: Train_LP= {train_lp:.1f}, Ref_LP= {ref_lp:.1f}")
         lines.append("=" * 20 + f" PHASE 9: POST-UPDATE PERFORMANCE (step {step}) " + "=" * 20)
         oracle[step] = round(rng.random(), 4)
-        lines += [f"{stamp}  Prompt 1: avg reward = {rng.random():.3f}", f"{stamp}📊 POST-UPDATE (step {step}) Performance:",
-                  f"{stamp}  Average reward: {oracle[step]:.4f}", f"{stamp}  Positive ratio: 87.5%"]
+        lines += [
+            f"{stamp}  Prompt 1: avg reward = {rng.random():.3f}",
+            f"{stamp}📊 POST-UPDATE (step {step}) Performance:",
+            f"{stamp}  Average reward: {oracle[step]:.4f}",
+            f"{stamp}  Positive ratio: 87.5%",
+        ]
     path = tmp_path / "debug.log"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     table = read_run(path).table
@@ -405,7 +415,7 @@ def test_a_metric_printed_alone_before_each_step_line_joins_that_step(tmp_path, 
     lines, oracle = [], {}
     for step in range(1, total + 1):
         oracle[step] = (rng.random(), rng.random())
-        lines += [f"Input batch size: 7, Device before model: cuda:0", f"Average Reward: {oracle[step][0]!r}",
+        lines += ["Input batch size: 7, Device before model: cuda:0", f"Average Reward: {oracle[step][0]!r}",
                   f"Iteration 1/1, Step {step}/{total}, GRPO iter 1/1, loss: {oracle[step][1]:.4f}"]
     path = tmp_path / "loop.log"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -120,7 +120,7 @@ def _use(value) -> None:
         lambda: value in expected, lambda: hash(value), lambda: {value: 1}, lambda: len(value),
         lambda: sorted(value), lambda: set(value), lambda: bool(value), lambda: str(value), lambda: repr(value),
         lambda: list(value), lambda: value[0], lambda: value.x, lambda: abs(value - 1) < 1e-9,
-        lambda: isinstance(value, (int, str)), lambda: value < 3, lambda: value(1),
+        lambda: isinstance(value, int | str), lambda: value < 3, lambda: value(1),
     ):
         try:
             op()

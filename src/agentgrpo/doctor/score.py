@@ -74,7 +74,7 @@ def load_labels(path: str | Path) -> dict[str, Label]:
         if not isinstance(entry, dict) or not isinstance(entry.get("label"), str):
             raise UserError(f"{source}: {file}: expected {{'label': str, 'accept': [...], 'onset': step|null}}")
         onset = entry.get("onset")
-        if onset is not None and (isinstance(onset, bool) or not isinstance(onset, (int, float))):
+        if onset is not None and (isinstance(onset, bool) or not isinstance(onset, int | float)):
             raise UserError(f"{source}: {file}: 'onset' must be a step number or null, got {onset!r}")
         labels[file] = Label(
             file,

@@ -30,7 +30,7 @@ def to_float(value) -> float | None:
     """
     if isinstance(value, bool):
         return float(value)
-    if isinstance(value, (int, float)):
+    if isinstance(value, int | float):
         return float(value)
     if isinstance(value, str):
         try:

@@ -109,10 +109,10 @@ def render(a, b, report_a, report_b, rows: list[dict]) -> str:
 
 def _rate(entry: dict) -> str:
     rate, ci = entry.get("success_rate"), entry.get("ci95")
-    if not isinstance(rate, (int, float)):
+    if not isinstance(rate, int | float):
         return "n/a"
     text = f"{100 * rate:.1f}%"
-    if isinstance(ci, (list, tuple)) and len(ci) == 2:
+    if isinstance(ci, list | tuple) and len(ci) == 2:
         text += f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
     return text + (f" (n={entry['n']})" if entry.get("n") is not None else "")
 

@@ -206,7 +206,7 @@ def _inferred_objective(curves: Curves, facts: RewardFacts, comps: list[str]) ->
     rest = sum(table.columns[_comp(c)] for c in proxies)
     for task, col in _objective_series(table, tasks):
         ok = np.isfinite(rest) & np.isfinite(col)
-        spread = _spread_of(table, task)
+        spread = table.columns.get(f"rewards/{task}/std")  # None for a sum of several, or when not logged
         if ok.sum() < th.MIN_POINTS or always_paid(col[ok]) or (
             spread is not None and at_its_best(col[ok], spread[ok])
         ):
@@ -322,11 +322,6 @@ def at_its_best(values: np.ndarray, spread: np.ndarray) -> bool:
     full = (late >= top - 1e-9 * max(1.0, abs(top))) & (np.nan_to_num(late_spread, nan=1.0) == 0.0)
     return float(np.mean(full)) >= th.FIXED_OUTPUT and stats.level(early) < top
 
-
-def _spread_of(table, task: str) -> np.ndarray | None:
-    """The logged spread of one task component's samples (``rewards/<f>/std``); None for a sum of several or
-    when not logged."""
-    return table.columns.get(f"rewards/{task}/std")
 
 
 def at_floor(values: np.ndarray) -> bool:

@@ -376,11 +376,9 @@ def _lone_spike(curves: Curves, kl: Reading) -> Finding | None:
     at (a warning with its step and size), not a blow-up; a blow-up's spikes recur (``SPIKES_MIN``)."""
     if not kl.quiet or len(kl.single) != 1:
         return None
-    step, value, times = kl.single[0]
-    evidence = [kl.quoted, f"one kl spike to {num(value)} at step {step}: {times:.3g}x the run's median kl"]
-    evidence += [t for t in (_at_step(curves, m, step) for m in (names.LOSS, names.GRAD_NORM)) if t]
-    evidence.append(f"kl back to its level after it, and no other spike: an outlier, not a blow-up (a blow-up's "
-                    f"spikes recur: {th.SPIKES_MIN} or more)")
+    step = kl.single[0][0]
+    evidence = [kl.quoted, *_event_evidence(curves, kl.curve, kl.single)]
+    evidence.append(f"no other spike: an outlier, not a blow-up (a blow-up's spikes recur: {th.SPIKES_MIN} or more)")
     return Finding(
         detector=NAME,
         status=WARNING,
@@ -416,7 +414,7 @@ def _blowup(curves: Curves, kl: Reading) -> Finding:
         onsets.append(float(kl.spikes[0]))
     if kl.huge:
         onsets.append(float(kl.huge[0][0]))
-        evidence += _event_evidence(curves, kl)
+        evidence += _event_evidence(curves, kl.curve, kl.huge)
     if kl.spikes:
         evidence.append(
             f"kl and grad_norm spiked together ({th.SPIKE:.0f}x their medians) at steps "
@@ -447,11 +445,11 @@ def _sustained_onset(curves: Curves, kl: Reading) -> float:
     return float(x[first]) if began is None else began
 
 
-def _event_evidence(curves: Curves, kl: Reading) -> list[str]:
+def _event_evidence(curves: Curves, curve, spikes: list[tuple[int, float, float]]) -> list[str]:
     """The largest spike event: its size against the median, loss and grad_norm there, whether KL came back."""
-    x, y = kl.curve.x, kl.curve.y
-    step, value, times = max(kl.huge, key=lambda h: h[2])
-    more = f" ({len(kl.huge)} such spikes, the first at step {kl.huge[0][0]})" if len(kl.huge) > 1 else ""
+    x, y = curve.x, curve.y
+    step, value, times = max(spikes, key=lambda h: h[2])
+    more = f" ({len(spikes)} such spikes, the first at step {spikes[0][0]})" if len(spikes) > 1 else ""
     out = [f"kl spiked to {num(value)} at step {step}: {times:.3g}x the run's median kl{more}"]
     out += [t for t in (_at_step(curves, m, step) for m in (names.LOSS, names.GRAD_NORM)) if t]
     after = y[x > step]

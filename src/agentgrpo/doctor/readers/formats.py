@@ -146,7 +146,7 @@ def _records_in_object(data: dict) -> tuple[list[dict], list[str], str] | None:
     if by_step is not None:
         return by_step, ["read the JSON object's records keyed by their step"], "JSON step logs"
     # equal-length columns; a list left empty (a component never logged) is no column
-    columns = {k: v for k, v in data.items() if isinstance(v, list) and v and not isinstance(v[0], (dict, list))}
+    columns = {k: v for k, v in data.items() if isinstance(v, list) and v and not isinstance(v[0], dict | list)}
     if "steps" in columns and not any(k in names.STEP_KEYS for k in columns):
         columns["step"] = columns.pop("steps")  # the plural of a columns object ({"steps": [...], "rewards": [...]})
     lengths = {len(v) for v in columns.values()}

@@ -69,7 +69,7 @@ def _means(sums: dict) -> dict:
         return {}
     out = {}
     for key, value in sums.items():
-        if str(key).startswith("total_") and key not in counts and isinstance(value, (int, float)):
+        if str(key).startswith("total_") and key not in counts and isinstance(value, int | float):
             out[str(key)[len("total_") :]] = value / count
     return out
 

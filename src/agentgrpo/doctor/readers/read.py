@@ -394,7 +394,7 @@ def _reward_from_samples(records: list[dict], notes: list[str]) -> list[dict]:
     list: none that step), with a note. Records that log a scalar reward (or components) are returned as they
     are: a list beside them is not read."""
     sample = records[:50]
-    scalar = {k for r in sample for k, v in r.items() if not isinstance(v, (list, tuple, dict))}
+    scalar = {k for r in sample for k, v in r.items() if not isinstance(v, list | tuple | dict)}
     if any(names.carries_reward([k]) or discover.is_reward_name(str(k)) for k in scalar):
         return records
     listed = [

@@ -84,7 +84,7 @@ def sample_curves(path: Path, max_bytes: int = 50_000_000) -> tuple[dict[int, fl
     records = read_jsonl(path)
     groups: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
-        if not isinstance(r.get("step"), (int, float)) or "completion" not in r:
+        if not isinstance(r.get("step"), int | float) or "completion" not in r:
             continue
         groups[int(r["step"])][_text(r.get("prompt"))].append(_text(r["completion"]))
     distinct, same = {}, {}

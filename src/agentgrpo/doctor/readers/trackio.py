@@ -83,6 +83,6 @@ def read_trackio(db: Path, run: str | None, label: str) -> tuple[list[dict], lis
             bad += 1
             continue
         if isinstance(values, dict):
-            records.append({**{k: v for k, v in values.items() if not isinstance(v, (dict, list))}, "step": step})
+            records.append({**{k: v for k, v in values.items() if not isinstance(v, dict | list)}, "step": step})
     notes = [f"trackio: {bad} unreadable metrics row(s) skipped"] if bad else []
     return records, notes + [f"trackio run {run!r} of {db.name}"], "trackio"

@@ -348,7 +348,7 @@ def _value(text: str):
         value = json.loads(text)
     except (json.JSONDecodeError, ValueError):
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return value
 
