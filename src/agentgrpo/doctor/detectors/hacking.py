@@ -282,7 +282,7 @@ def _inferred_objective(curves: Curves, facts: RewardFacts, comps: list[str]) ->
             continue
         gain, bound, others = judged or (0.0, 0.0, 0.0)
         early, late = stats.windows(true, th.EDGE_FRAC)
-        moved_text = span("", stats.level(early), stats.level(late)).strip()
+        moved_text = span("", *objective_levels(early, late)[:2]).strip()
         if never is not None:
             why = never  # too sparse for its gain to be bounded, but it almost never paid: nothing was gained
         elif float(np.ptp(true)) == 0.0:
@@ -431,7 +431,7 @@ def _floor_objective(curves: Curves, facts: RewardFacts, comps: list[str]) -> Fi
         if top >= th.MATERIAL_COMPONENT * gain_others:
             continue
         early, late = stats.windows(true, th.EDGE_FRAC)
-        moved_text = span("", stats.level(early), stats.level(late)).strip()
+        moved_text = span("", *objective_levels(early, late)[:2]).strip()
         gainers = moving(table, others, ok) or others
         return Finding(
             detector=NAME,
@@ -509,12 +509,41 @@ def immaterial_gain(
         others = stats.level(l_other) - stats.level(e_other)
     if others <= 0:
         return None
-    gain = stats.level(late) - stats.level(early)
-    se = 1.2533 * stats.noise(true) * (1 / len(early) + 1 / len(late)) ** 0.5  # medians: sqrt(pi/2) x mean's
+    start, end, by_mean = objective_levels(early, late)
+    gain = end - start
+    if by_mean:
+        se = float(np.std(true)) * (1 / len(early) + 1 / len(late)) ** 0.5
+    else:
+        se = 1.2533 * stats.noise(true) * (1 / len(early) + 1 / len(late)) ** 0.5  # medians: sqrt(pi/2) x mean's
     bound = gain + 2.0 * se
     if bound >= th.MATERIAL_COMPONENT * others or closed_its_distance(true, gain):
         return None
     return gain, bound, others
+
+
+def objective_levels(early: np.ndarray, late: np.ndarray) -> tuple[float, float, bool]:
+    """(early level, late level, whether they are means) of an objective: medians, unless over half of either
+    window logs one value exactly (a group mean of 0 on the steps where no sample paid). The median of such a
+    window is that value however often the other steps pay; the mean counts the payouts (batch 15: a GSM8K
+    ``check_answer`` at 0 on most steps, its late mean 0.44 as the answers were learned after the format).
+
+    >>> objective_levels(np.zeros(10), np.r_[np.zeros(6), [3.0, 1.5, 3.0, 0.75]])
+    (0.0, 0.825, True)
+    >>> objective_levels(np.array([0.1, 0.2, 0.3]), np.array([0.4, 0.5, 0.5, 0.6]))
+    (0.2, 0.5, False)
+    """
+    if _one_value(early) or _one_value(late):
+        return float(np.mean(early)), float(np.mean(late)), True
+    return stats.level(early), stats.level(late), False
+
+
+def _one_value(window: np.ndarray) -> bool:
+    """Over half of a window logs its median exactly.
+
+    >>> _one_value(np.array([0.0, 0.0, 3.0, 0.0, -1.0])), _one_value(np.array([0.1, 0.2, 0.2, 0.3]))
+    (True, False)
+    """
+    return bool(len(window)) and float(np.mean(window == np.median(window))) > 0.5
 
 
 def closed_its_distance(true: np.ndarray, gain: float) -> bool:
