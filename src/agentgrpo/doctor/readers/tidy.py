@@ -1,7 +1,8 @@
 """What every reader does after parsing: restarted steps, placeholder columns, metrics derived from counts.
 
 * A run resumed from a checkpoint logs its steps again from the checkpoint on: the last occurrence of each
-  step is kept, in order. Steps out of order everywhere (not one restart) are sorted instead.
+  step is kept, in order. A run started over from its first step (attempts stopped at different points) is
+  its last attempt, however many came before. Steps out of order everywhere are sorted instead.
 * A column that is exactly 0 on every step for a quantity that cannot be 0 while sampling (``entropy``,
   ``kl``, the mean completion length) is a placeholder, not a measurement: it is dropped, so the
   detectors see it as missing; NaN on its other rows measured nothing either (no numerical instability).
@@ -73,7 +74,9 @@ def drop_superseded(records: list[dict]) -> tuple[list[dict], list[str]]:
     epochs = [_epoch_of(r) for r in records]
     if all(_lt(epochs[i - 1], epochs[i]) for i in restarts):
         return _number_across_epochs(records, steps, set(restarts))
-    if len(restarts) > _MAX_RESTARTS:
+    start = next(s for s in steps if s is not None)
+    anew = [i for i in restarts if steps[i] == start]  # back to the first step: the run started over
+    if len(restarts) - len(anew) > _MAX_RESTARTS:
         return records, [f"steps out of order at {len(restarts)} places: sorted by step"]
     kept: list[int] = []
     dropped = 0
@@ -86,10 +89,12 @@ def drop_superseded(records: list[dict]) -> tuple[list[dict], list[str]]:
     first = restarts[0]
     where = f"at record {first + 1}: step {_fmt(_prev(steps, first))} then {_fmt(steps[first])}"
     times = "once" if len(restarts) == 1 else f"{len(restarts)} times"
-    note = (
-        f"steps restart {times} ({where}), as a resumed run logs them: kept the last occurrence of each step, "
-        f"{dropped} earlier record(s) superseded"
+    how = (
+        "the run started over from its first step: kept its last attempt"
+        if len(anew) == len(restarts)
+        else "as a resumed run logs them: kept the last occurrence of each step"
     )
+    note = f"steps restart {times} ({where}), {how}, {dropped} earlier record(s) superseded"
     return [records[i] for i in kept], [note]
 
 

@@ -22,6 +22,7 @@ from agentgrpo.doctor.table import to_float
 
 KIND_KEYS = ("type", "event", "kind", "split", "mode", "phase", "record_type", "event_type")
 EVAL_KINDS = frozenset({"eval", "evaluation", "val", "valid", "validation", "test", "testing", "dev"})
+_BATCH = ("batch_index", "batch_idx", "batch_num", "batch_number")  # a loop's count of batches, if no step is named
 _SAMPLE = 2000  # records looked at to decide (a log's kinds show up early)
 
 
@@ -71,12 +72,21 @@ def named_step(records: list[dict]) -> str | None:
     True
     >>> named_step([{"rl_step": 9}, {"rl_step": 2}, {"rl_step": 1}]) is None  # not in file order
     True
+
+    Without such a key, a custom loop's batch counter (``batch_index``: one update per batch) is the step.
+
+    >>> named_step([{"batch_index": 1, "reward_mean": 0.1}, {"batch_index": 2, "reward_mean": 0.2}])
+    'batch_index'
     """
     sample = records[:_SAMPLE]
+    keys = [k for k in dict.fromkeys(k for r in sample for k in r) if isinstance(k, str)]
+    return _counter(sample, [k for k in keys if _is_step_key(k)]) or _counter(sample, [k for k in keys if k in _BATCH])
+
+
+def _counter(sample: list[dict], candidates: list[str]) -> str | None:
+    """The candidate key with the most whole-number values that rarely fall in file order, or None."""
     best, best_count = None, 0
-    for key in dict.fromkeys(k for r in sample for k in r):
-        if not (isinstance(key, str) and _is_step_key(key)):
-            continue
+    for key in candidates:
         values = [to_float(r[key]) for r in sample if key in r]
         count = len(values)
         if count * 10 < len(sample) * 9 or count < 2 or any(v is None or not float(v).is_integer() for v in values):
