@@ -5,10 +5,7 @@ counter on the line (the loop counts rollouts elsewhere), often a printed dict a
 record when its key sequence is the most common of the log's sequences of at least ``MIN_KEYS`` keys, one a
 known training measurement, printed ``MIN_LINES`` times or more; a line of evaluation keys only (``eval_acc: 0.48``)
 printed between them joins the step before it; the records are numbered in file
-order. A progress bar's postfix (tqdm's ``Dr. CPPO:  3%|▎  | 1379/50000 [12:49:54<458:01:43, 33.91s/it, H=2.33,
-loss=0.298, reward=3.41]``) is a record at the bar's counter: tqdm prints the bar as the counter moves (with the
-previous step's postfix) and again when the step's postfix is set, so the last line of each counter is its step's.
-A dict printed as a value joins the record under its key (``reward_data/total_reward``); a dict of sums
+order. A dict printed as a value joins the record under its key (``reward_data/total_reward``); a dict of sums
 with their count (``total_num: 256``, ``total_reward: 144.0``) also gives each sum's mean under
 the sum's own name (``reward = 144 / 256``): sums over a batch are means times a count.
 """
@@ -26,27 +23,18 @@ MIN_LINES = 10  # a key sequence printed fewer times is not a per-step log
 MIN_KEYS = 3  # fewer pairs on a line are a status print, not a step's metrics
 # a count of the items a dict's sums are over: ``total_num``, ``num``, ``count``, ``n``, ``total_count``
 _COUNT_KEY = re.compile(r"^(?:total_)?(?:num|count|n)(?:_samples|_items)?$")
-# a tqdm bar: ``|<bar>| n/total [elapsed<remaining, rate, postfix]``; the postfix's pairs are the step's metrics
-_BAR = re.compile(r"\|\s*(\d+)/\d+\s*\[([^\]]*)\]")
 _DICT_VALUE = re.compile(r"(?<![\w/.])([A-Za-z_][\w/.\-]*)\s*[:=]\s*(\{[^{}\n]*\})")
 
 
 def _record(line: str) -> dict | None:
     """The ``key: value`` pairs of one line, with its printed dict values joined under their keys and the means
     of their sums (`_means`) beside them; None when the line names a step (the step-line reader's) or holds no
-    pair. A progress bar's line is its postfix's pairs at the bar's counter.
-
-    >>> _record("Dr. CPPO:   3%|▎  | 1379/50000 [12:49:54<458:01:43, 33.91s/it, H=2.33, loss=0.298, reward=3.41]")
-    {'H': '2.33', 'loss': '0.298', 'reward': '3.41', 'step': 1379}
+    pair.
 
     >>> _record("INFO - rl_loss: -0.5, l2_norm: 0.1, reward_data: {'total_num': 4, 'total_reward': 3.0}")
     {'rl_loss': '-0.5', 'l2_norm': '0.1', 'reward_data/total_num': 4, 'reward_data/total_reward': 3.0, \
 'reward': 0.75}
     """
-    bar = _BAR.search(line)
-    if bar is not None:  # a progress bar: only its postfix holds metrics, its counter is the step
-        pairs = dict(_PAIR.findall(bar.group(2)))
-        return {**pairs, "step": int(bar.group(1))} if pairs else None
     record: dict = {}
     means: dict = {}
     rest = line
@@ -100,11 +88,6 @@ def read_kv_lines(text: str) -> tuple[list[dict], list[str]]:
     if not sequences:
         return [], []
     keys = sequences[0][0]
-    if "step" in keys:  # progress-bar postfixes: the last line of each counter is its step's
-        bars = [r for r in found if tuple(r) == keys]
-        records = [r for r, after in zip(bars, bars[1:] + [None]) if after is None or after["step"] != r["step"]]
-        note = f"text log: read {len(records)} steps from a progress bar's postfix (`n/total [..., key=value]`)"
-        return records, [note]
     records: list[dict] = []
     evals = 0
     for record in found:

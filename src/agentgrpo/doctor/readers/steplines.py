@@ -1,7 +1,9 @@
 """Plain-text step lines that custom loops print: ``12/100 | loss=0.31 | reward=0.5``, ``step 12: reward 0.5``.
 
 A line is a record when it names its step (``N/M``, ``step N``, ``iter N``, ``[N/M]``, or a ``step=N`` pair;
-an ``Epoch e/E`` before a ``n/T`` counter makes the step ``(e - 1) * T + n``)
+an ``Epoch e/E`` before a ``n/T`` counter makes the step ``(e - 1) * T + n``; a tqdm bar's ``n/total [...]`` counter
+with its postfix's pairs, not its description's: tqdm prints the bar when the counter moves, still showing the
+previous step's postfix, then again once the step's postfix is set, so each counter's last line is its step's)
 and holds at least one ``key=value`` (or ``key: value``) pair whose key is a training metric. Lines from
 anything else (download bars, environment prints) do not qualify and are ignored.
 """
@@ -24,6 +26,8 @@ _SOURCE_FILE = re.compile(r"\.(?:py|pyx|c|cc|cpp|h|rs|go|js|ts)$")  # logging's 
 _EPOCH_BEFORE = re.compile(r"\bepoch\W{0,3}$", re.IGNORECASE)  # an epoch word just before a fraction
 _STEP_ONLY = re.compile(r"\b(?:global_)?step\s*[#:=]?\s*(\d+)\b", re.IGNORECASE)
 _STEP_WORD = re.compile(r"\b(?:step|iter(?:ation)?|update|global_step)\s*[#:=]?\s*(\d+)\b", re.IGNORECASE)
+# a tqdm bar, ``desc: pct%|<bar>| n/total [elapsed<remaining, rate, postfix]``: the postfix's pairs are the step's
+_BAR = re.compile(r"\|\s*(\d+)/\d+\s*\[([^\]]*)\]")
 
 
 def parse_line(line: str) -> dict | None:
@@ -41,11 +45,19 @@ def parse_line(line: str) -> dict | None:
     {'loss': '0.0', 'step': 7}
     >>> parse_line("19:53:03-train_grpo.py:700-INFO >> Step: 3/200, Loss: 0.1, Avg Reward: 1.45")
     {'Loss': '0.1', 'Reward': '1.45', 'step': 3}
+    >>> parse_line("Dr. CPPO:   3%|▎  | 1379/50000 [12:49:54<458:01:43, 33.91s/it, H=2.33, loss=0.298, reward=3.41]")
+    {'H': '2.33', 'loss': '0.298', 'reward': '3.41', 'step': 1379}
     >>> parse_line("step 4 of 10") is None
     True
     >>> parse_line("model.safetensors: 100% 1.14G/1.14G [00:08<00:00, 133MB/s]") is None
     True
     """
+    bar = _BAR.search(line)
+    if bar is not None:  # a progress bar: its counter is the step, its postfix the metrics (not its description)
+        pairs = dict(_PAIR.findall(bar.group(2)))
+        if not any(names.is_metric(names.canonical(k)) for k in pairs):
+            return None
+        return {**{k: v for k, v in pairs.items() if names.canonical(k) != "step"}, "step": int(bar.group(1))}
     pairs = {}
     for key, value in _PAIR.findall(line):
         if _SOURCE_FILE.search(key):
@@ -90,16 +102,27 @@ def read_step_lines(text: str) -> tuple[list[dict], list[str]]:
     """Records from every step line of ``text``, and a note on what was read. A line of one metric alone
     (``Average Reward: 0.71``, no step) joins a step line (`_lone_metrics`)."""
     records, lone = [], []
+    redrawn, last_bar = 0, None
     for line in text.splitlines():
         if ("=" in line or ":" in line) and not _DICT_LINE.search(line):
             record = parse_line(line)
             if record:
-                records.append(record)
+                bar = _BAR.search(line) is not None
+                if bar and last_bar is not None and records and last_bar == len(records) - 1 and (
+                    records[-1]["step"] == record["step"]
+                ):
+                    records[-1] = record  # the bar redrawn at its counter: the last drawing is the step's (a NaN too)
+                    redrawn += 1
+                else:
+                    records.append(record)
+                last_bar = len(records) - 1 if bar else None
             elif (pair := _lone_metric(line)) is not None:
                 lone.append((len(records), pair))
     if not records:
         return [], []
     notes = [f"text log: read {len(records)} step lines (`step ... key=value ...`)"]
+    if redrawn:
+        notes.append(f"{redrawn} progress-bar lines redrew a step's counter: each counter's last line kept")
     joined = _join_lone_metrics(records, lone)
     if joined:
         where = "after" if lone[0][0] == 0 else "before"
