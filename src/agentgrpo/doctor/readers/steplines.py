@@ -102,20 +102,18 @@ def read_step_lines(text: str) -> tuple[list[dict], list[str]]:
     """Records from every step line of ``text``, and a note on what was read. A line of one metric alone
     (``Average Reward: 0.71``, no step) joins a step line (`_lone_metrics`)."""
     records, lone = [], []
-    redrawn, last_bar = 0, None
+    redrawn, after_bar = 0, False
     for line in text.splitlines():
         if ("=" in line or ":" in line) and not _DICT_LINE.search(line):
             record = parse_line(line)
             if record:
                 bar = _BAR.search(line) is not None
-                if bar and last_bar is not None and records and last_bar == len(records) - 1 and (
-                    records[-1]["step"] == record["step"]
-                ):
+                if bar and after_bar and records[-1]["step"] == record["step"]:
                     records[-1] = record  # the bar redrawn at its counter: the last drawing is the step's (a NaN too)
                     redrawn += 1
                 else:
                     records.append(record)
-                last_bar = len(records) - 1 if bar else None
+                after_bar = bar
             elif (pair := _lone_metric(line)) is not None:
                 lone.append((len(records), pair))
     if not records:
