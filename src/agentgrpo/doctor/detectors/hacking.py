@@ -511,11 +511,8 @@ def immaterial_gain(
         return None
     start, end, by_mean = objective_levels(early, late)
     gain = end - start
-    if by_mean:
-        se = float(np.std(true)) * (1 / len(early) + 1 / len(late)) ** 0.5
-    else:
-        se = 1.2533 * stats.noise(true) * (1 / len(early) + 1 / len(late)) ** 0.5  # medians: sqrt(pi/2) x mean's
-    bound = gain + 2.0 * se
+    spread = float(np.std(true)) if by_mean else 1.2533 * stats.noise(true)  # a median's: sqrt(pi/2) x a mean's
+    bound = gain + 2.0 * spread * (1 / len(early) + 1 / len(late)) ** 0.5  # two standard errors above the gain
     if bound >= th.MATERIAL_COMPONENT * others or closed_its_distance(true, gain):
         return None
     return gain, bound, others
